@@ -1,0 +1,279 @@
+package dev.cairn.chunkserver;
+
+import static dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
+import static dev.cairn.core.chunk.ChunkFormat.DATA_OFFSET;
+import static dev.cairn.core.chunk.ChunkFormat.MAX_CHUNK_SIZE;
+import static dev.cairn.core.chunk.ChunkFormat.SLOT_SIZE;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.async.SerialQueue;
+import dev.cairn.core.chunk.ChunkFormat;
+import dev.cairn.core.chunk.ChunkFormat.Header;
+import dev.cairn.core.env.Log;
+import dev.cairn.core.env.Volume;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.CodecException;
+import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.ChunkReport;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * The chunk copies on this server's volumes. Operations on one chunk run one at a time (a queue per
+ * chunk); different chunks proceed independently. In memory each chunk keeps its version, length and
+ * block checksums, which include writes not yet synced; on disk only a synced header is believed.
+ */
+final class ChunkStore {
+    /** One chunk copy. */
+    static final class Chunk {
+        final long id;
+        final Volume volume;
+        final String file;
+        final SerialQueue ops = new SerialQueue();
+        long version;
+        long length;
+        int[] crcs = new int[0];
+        long seq;
+        /** The slot holding the newest durable header, or -1 if none is durable yet. */
+        int durableSlot = -1;
+        boolean nameDurable;
+        boolean deleted;
+
+        Chunk(long id, Volume volume) {
+            this.id = id;
+            this.volume = volume;
+            this.file = ChunkFormat.fileName(id);
+        }
+
+        Header header() {
+            return new Header(id, version, length, seq, Arrays.copyOf(crcs, ChunkFormat.blocks(length)));
+        }
+
+        /** Never overwrite the newest durable slot: a torn write there would leave no valid header. */
+        int nextSlot() { return durableSlot == 0 ? 1 : 0; }
+    }
+
+    private final List<Volume> volumes;
+    private final Log log;
+    private final TreeMap<Long, Chunk> chunks = new TreeMap<>();
+
+    ChunkStore(List<Volume> volumes, Log log) {
+        this.volumes = volumes;
+        this.log = log;
+    }
+
+    // ---------------------------------------------------------------- recovery
+
+    /** Rebuilds the in-memory table from the headers on disk; trusts nothing that was not synced. */
+    Promise<Integer> recover() {
+        List<Promise<Void>> all = new ArrayList<>();
+        for (Volume v : volumes) all.add(v.list().flatMap(names -> recoverVolume(v, names)));
+        return Promise.all(all).map(x -> chunks.size());
+    }
+
+    private Promise<Void> recoverVolume(Volume v, List<String> names) {
+        List<Promise<Void>> all = new ArrayList<>();
+        for (String name : names) {
+            long id = ChunkFormat.chunkIdOf(name);
+            if (id < 0) continue;
+            all.add(v.read(name, 0, DATA_OFFSET).flatMap(bytes -> {
+                Header best = null;
+                int bestSlot = -1;
+                for (int slot = 0; slot < 2; slot++) {
+                    int from = slot * SLOT_SIZE;
+                    if (bytes.length < from + SLOT_SIZE) continue;
+                    try {
+                        Header h = ChunkFormat.decodeHeader(Arrays.copyOfRange(bytes, from, from + SLOT_SIZE), id);
+                        if (best == null || h.seq() > best.seq()) { best = h; bestSlot = slot; }
+                    } catch (CodecException e) {
+                        // torn or never synced; the other slot may still be good
+                    }
+                }
+                if (best == null) {
+                    log.warn("chunk file {} on {} has no valid header (never committed): removing it", name, v.name());
+                    return v.delete(name);
+                }
+                Chunk c = new Chunk(id, v);
+                c.version = best.version();
+                c.length = best.length();
+                c.crcs = Arrays.copyOf(best.crcs(), ChunkFormat.MAX_BLOCKS);
+                c.seq = best.seq();
+                c.durableSlot = bestSlot;
+                c.nameDurable = true;
+                chunks.put(id, c);
+                return Promise.completed(null);
+            }));
+        }
+        return Promise.all(all).map(x -> null);
+    }
+
+    List<ChunkReport> report() {
+        List<ChunkReport> out = new ArrayList<>(chunks.size());
+        for (Chunk c : chunks.values()) out.add(new ChunkReport(c.id, c.version, c.length));
+        return out;
+    }
+
+    int count() { return chunks.size(); }
+
+    long usedBytes() {
+        long used = 0;
+        for (Chunk c : chunks.values()) used += DATA_OFFSET + c.length;
+        return used;
+    }
+
+    // ---------------------------------------------------------------- operations
+
+    Promise<Void> create(long id, long version) {
+        Chunk existing = chunks.get(id);
+        if (existing != null) {
+            // a retried create is fine; anything else is a master bug or a stale copy
+            if (existing.version == version && existing.length == 0) return Promise.completed(null);
+            return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
+        }
+        Chunk c = new Chunk(id, pickVolume());
+        c.version = version;
+        chunks.put(id, c);
+        return c.ops.submit(() -> writeHeader(c));
+    }
+
+    Promise<Void> bump(long id, long from, long to) {
+        Chunk c = find(id);
+        return c.ops.submit(() -> {
+            if (c.version != from) {
+                return Promise.failed(new CairnException(Status.STALE, "chunk " + id + " is at v" + c.version + ", not v" + from));
+            }
+            c.version = to;
+            return writeHeader(c); // durable with the next sync; until then a power loss leaves this copy stale
+        });
+    }
+
+    Promise<Void> write(long id, long version, long offset, byte[] data) {
+        Chunk c = find(id);
+        if (offset < 0 || offset + data.length > MAX_CHUNK_SIZE) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, "write of " + data.length + " at " + offset + " outside the chunk"));
+        }
+        return c.ops.submit(() -> {
+            checkVersion(c, version);
+            return writeLocked(c, offset, data);
+        });
+    }
+
+    /** Syncs data, then the header (with checksums and length) into the non-durable slot, then the directory entry. */
+    Promise<Void> sync(long id, long version) {
+        Chunk c = find(id);
+        return c.ops.submit(() -> {
+            checkVersion(c, version);
+            int slot = c.nextSlot();
+            c.seq++;
+            byte[] header = ChunkFormat.encodeHeader(c.header());
+            return c.volume.write(c.file, ChunkFormat.slotOffset(slot), header)
+                    .flatMap(v -> c.volume.sync(c.file))
+                    .flatMap(v -> c.nameDurable ? Promise.<Void>completed(null) : c.volume.syncDirectory())
+                    .map(v -> {
+                        c.durableSlot = slot;
+                        c.nameDurable = true;
+                        return null;
+                    });
+        });
+    }
+
+    /** Reads and verifies every block the range touches; CORRUPT if any checksum fails. */
+    Promise<byte[]> read(long id, long version, long offset, int length) {
+        Chunk c = find(id);
+        return c.ops.submit(() -> {
+            checkVersion(c, version);
+            if (offset < 0 || length < 0) throw new CairnException(Status.BAD_REQUEST, "negative offset or length");
+            long end = Math.min(c.length, offset + length);
+            if (offset >= end) return Promise.completed(new byte[0]);
+            long from = alignDown(offset);
+            long to = Math.min(alignUp(end), c.length);
+            return c.volume.read(c.file, DATA_OFFSET + from, (int) (to - from)).map(bytes -> {
+                byte[] full = bytes.length == to - from ? bytes : Arrays.copyOf(bytes, (int) (to - from));
+                for (long b = from; b < to; b += BLOCK_SIZE) {
+                    int n = (int) Math.min(BLOCK_SIZE, to - b);
+                    int blk = (int) (b / BLOCK_SIZE);
+                    if (ChunkFormat.crc(full, (int) (b - from), n) != c.crcs[blk]) {
+                        throw new CairnException(Status.CORRUPT, "chunk " + id + " block " + blk + " fails its checksum");
+                    }
+                }
+                return Arrays.copyOfRange(full, (int) (offset - from), (int) (end - from));
+            });
+        });
+    }
+
+    Promise<Void> delete(long id) {
+        Chunk c = chunks.remove(id);
+        if (c == null) return Promise.completed(null);
+        return c.ops.submit(() -> {
+            c.deleted = true;
+            return c.volume.delete(c.file);
+        });
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    /**
+     * Writes {@code data} at {@code offset}. Checksums cover whole 64 KiB blocks, so a write that starts
+     * or ends inside a block (or leaves a hole after a partial last block) first reads the old bytes of
+     * those blocks and rewrites them whole.
+     */
+    private Promise<Void> writeLocked(Chunk c, long offset, byte[] data) {
+        long oldLength = c.length;
+        long end = offset + data.length;
+        long newLength = Math.max(oldLength, end);
+        // past the end, start at the old partial last block so it and the hole get their checksums
+        long from = offset > oldLength ? alignDown(oldLength) : alignDown(offset);
+        long to = Math.min(alignUp(end), newLength);
+        boolean needOld = (from < offset && from < oldLength) || (end < to && end < oldLength);
+        Promise<byte[]> old = needOld
+                ? c.volume.read(c.file, DATA_OFFSET + from, (int) (Math.min(to, oldLength) - from))
+                : Promise.completed(new byte[0]);
+        return old.flatMap(oldBytes -> {
+            if (c.deleted) throw new CairnException(Status.NOT_FOUND, "chunk " + c.id + " deleted");
+            byte[] region = new byte[(int) (to - from)];
+            System.arraycopy(oldBytes, 0, region, 0, Math.min(oldBytes.length, region.length));
+            System.arraycopy(data, 0, region, (int) (offset - from), data.length);
+            return c.volume.write(c.file, DATA_OFFSET + from, region).map(v -> {
+                c.length = newLength;
+                for (long b = from; b < to; b += BLOCK_SIZE) {
+                    int n = (int) Math.min(BLOCK_SIZE, to - b);
+                    c.crcs[(int) (b / BLOCK_SIZE)] = ChunkFormat.crc(region, (int) (b - from), n);
+                }
+                return null;
+            });
+        });
+    }
+
+    private Promise<Void> writeHeader(Chunk c) {
+        if (c.crcs.length < ChunkFormat.MAX_BLOCKS) c.crcs = Arrays.copyOf(c.crcs, ChunkFormat.MAX_BLOCKS);
+        c.seq++;
+        return c.volume.write(c.file, ChunkFormat.slotOffset(c.nextSlot()), ChunkFormat.encodeHeader(c.header()));
+    }
+
+    private Chunk find(long id) {
+        Chunk c = chunks.get(id);
+        if (c == null) throw new CairnException(Status.NOT_FOUND, "no chunk " + id + " here");
+        return c;
+    }
+
+    private static void checkVersion(Chunk c, long version) {
+        if (c.deleted) throw new CairnException(Status.NOT_FOUND, "chunk " + c.id + " deleted");
+        if (c.version != version) throw new CairnException(Status.STALE, "chunk " + c.id + " is at v" + c.version + ", asked v" + version);
+    }
+
+    /** The volume with the fewest chunks (first in configured order on a tie). */
+    private Volume pickVolume() {
+        if (volumes.size() == 1) return volumes.get(0);
+        int[] counts = new int[volumes.size()];
+        for (Chunk c : chunks.values()) counts[volumes.indexOf(c.volume)]++;
+        int best = 0;
+        for (int i = 1; i < counts.length; i++) if (counts[i] < counts[best]) best = i;
+        return volumes.get(best);
+    }
+
+    private static long alignDown(long v) { return v / BLOCK_SIZE * BLOCK_SIZE; }
+
+    private static long alignUp(long v) { return (v + BLOCK_SIZE - 1) / BLOCK_SIZE * BLOCK_SIZE; }
+}

@@ -1,0 +1,144 @@
+package dev.cairn.client;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.env.Env;
+import dev.cairn.core.env.Log;
+import dev.cairn.core.env.MessageHandler;
+import dev.cairn.core.env.Node;
+import dev.cairn.core.proto.Ack;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.ChunkProtocol.ChainReply;
+import dev.cairn.core.proto.ChunkProtocol.DataReply;
+import dev.cairn.core.proto.ChunkProtocol.ReadData;
+import dev.cairn.core.proto.ChunkProtocol.SyncChunk;
+import dev.cairn.core.proto.ChunkProtocol.WriteData;
+import dev.cairn.core.proto.MasterProtocol.AttrReply;
+import dev.cairn.core.proto.MasterProtocol.ChunksReply;
+import dev.cairn.core.proto.MasterProtocol.CommitLength;
+import dev.cairn.core.proto.MasterProtocol.Create;
+import dev.cairn.core.proto.MasterProtocol.GetChunks;
+import dev.cairn.core.proto.MasterProtocol.LeaseReply;
+import dev.cairn.core.proto.MasterProtocol.ListDir;
+import dev.cairn.core.proto.MasterProtocol.ListReply;
+import dev.cairn.core.proto.MasterProtocol.Lookup;
+import dev.cairn.core.proto.MasterProtocol.Mkdir;
+import dev.cairn.core.proto.MasterProtocol.Remove;
+import dev.cairn.core.proto.MasterProtocol.WriteLease;
+import dev.cairn.core.proto.Message;
+import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.DirEntry;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.ServerRef;
+import dev.cairn.core.rpc.Rpc;
+import java.util.List;
+import java.util.function.LongFunction;
+
+/**
+ * The cluster client: namespace calls to the master, and files written through {@link FileWriter} and
+ * read through {@link FileReader}. A client session is a node like any other: one scheduler, its Env.
+ */
+public final class CairnClient implements Node, MessageHandler {
+    static final long MASTER_CALL_NANOS = 10_000_000_000L;
+    /** A chain write or sync covers three disks and their fsyncs; give it room before calling it dead. */
+    static final long CHAIN_CALL_NANOS = 60_000_000_000L;
+    static final long READ_CALL_NANOS = 10_000_000_000L;
+
+    private final Env env;
+    private final Address master;
+    private final Log log;
+    private final Rpc rpc;
+
+    public CairnClient(Env env, Address master) {
+        this.env = env;
+        this.master = master;
+        this.log = env.log(CairnClient.class);
+        this.rpc = new Rpc(env);
+    }
+
+    @Override public void start() { env.transport().start(null, this); }
+
+    @Override public void stop() { rpc.failAll("client closing"); }
+
+    @Override public void onMessage(Address from, Message m) {
+        if (!rpc.onMessage(from, m)) log.debug("unexpected {} from {}", m.getClass().getSimpleName(), from);
+    }
+
+    @Override public void onDisconnect(Address peer) { rpc.onDisconnect(peer); }
+
+    Env env() { return env; }
+
+    Log log() { return log; }
+
+    // ---------------------------------------------------------------- namespace
+
+    public Promise<FileAttr> lookup(String path) {
+        return master(rid -> new Lookup(rid, path), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
+    public Promise<FileAttr> mkdir(String path) {
+        return master(rid -> new Mkdir(rid, path), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
+    /** Creates an empty file; chunkSize and goal 0 take the master's defaults. */
+    public Promise<FileAttr> create(String path, int chunkSize, int goal) {
+        return master(rid -> new Create(rid, path, chunkSize, goal), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
+    public Promise<List<DirEntry>> list(String path) {
+        return master(rid -> new ListDir(rid, path), ListReply.class).map(r -> check(r.status(), r.detail(), r.entries()));
+    }
+
+    public Promise<Void> remove(String path) {
+        return master(rid -> new Remove(rid, path), Ack.class).map(r -> check(r.status(), r.detail(), null));
+    }
+
+    /** A writer appending to an empty file created with {@link #create}. */
+    public FileWriter writer(FileAttr file) { return new FileWriter(this, file); }
+
+    public FileReader reader(FileAttr file) { return new FileReader(this, file); }
+
+    // ---------------------------------------------------------------- calls used by writer and reader
+
+    Promise<LeaseReply> lease(long inode, int index, List<String> exclude) {
+        return master(rid -> new WriteLease(rid, inode, index, exclude), LeaseReply.class).map(r -> check(r.status(), r.detail(), r));
+    }
+
+    Promise<Void> commitLength(long inode, long length) {
+        return master(rid -> new CommitLength(rid, inode, length), Ack.class).map(r -> check(r.status(), r.detail(), null));
+    }
+
+    Promise<ChunksReply> chunks(long inode, int from, int count) {
+        return master(rid -> new GetChunks(rid, inode, from, count), ChunksReply.class).map(r -> check(r.status(), r.detail(), r));
+    }
+
+    /** Sends a write down the chain; the answer is the chain's (never a failed promise). */
+    Promise<ChainReply> writeData(List<ServerRef> chain, long chunkId, long version, long offset, byte[] data) {
+        return chainCall(chain, rid -> new WriteData(rid, chunkId, version, offset, data, chain.subList(1, chain.size())));
+    }
+
+    Promise<ChainReply> syncChunk(List<ServerRef> chain, long chunkId, long version) {
+        return chainCall(chain, rid -> new SyncChunk(rid, chunkId, version, chain.subList(1, chain.size())));
+    }
+
+    Promise<DataReply> readData(ServerRef server, long chunkId, long version, long offset, int length) {
+        return rpc.call(server.address(), rid -> new ReadData(rid, chunkId, version, offset, length), DataReply.class, READ_CALL_NANOS);
+    }
+
+    private Promise<ChainReply> chainCall(List<ServerRef> chain, LongFunction<Message> req) {
+        ServerRef head = chain.get(0);
+        Promise<ChainReply> out = new Promise<>();
+        rpc.call(head.address(), req, ChainReply.class, CHAIN_CALL_NANOS).onComplete((r, e) ->
+                out.complete(e == null ? r : new ChainReply(0, CairnException.statusOf(e), head.id(), String.valueOf(e.getMessage()))));
+        return out;
+    }
+
+    private <R extends Message> Promise<R> master(LongFunction<Message> req, Class<R> reply) {
+        return rpc.call(master, req, reply, MASTER_CALL_NANOS);
+    }
+
+    private static <T> T check(Status s, String detail, T value) {
+        if (s != Status.OK) throw new CairnException(s, detail);
+        return value;
+    }
+}

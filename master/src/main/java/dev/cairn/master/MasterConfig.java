@@ -1,0 +1,18 @@
+package dev.cairn.master;
+
+import dev.cairn.core.env.Address;
+
+/**
+ * The master's settings.
+ *
+ * @param listen where clients and chunkservers reach it
+ * @param defaultGoal copies of each chunk when a file does not say (capped by live servers)
+ * @param heartbeatTimeoutNanos a chunkserver silent this long (on the master's monotonic clock) is dead
+ */
+public record MasterConfig(Address listen, int defaultGoal, long heartbeatTimeoutNanos) {
+    public static final long DEFAULT_HEARTBEAT_TIMEOUT_NANOS = 5_000_000_000L;
+
+    public static MasterConfig defaults(Address listen) {
+        return new MasterConfig(listen, 3, DEFAULT_HEARTBEAT_TIMEOUT_NANOS);
+    }
+}

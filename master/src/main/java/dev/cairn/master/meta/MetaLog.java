@@ -1,0 +1,13 @@
+package dev.cairn.master.meta;
+
+import dev.cairn.core.async.Promise;
+
+/**
+ * The seam between the master and its replicated log. A submitted command is applied to the state
+ * machine and its promise completes only once the command is durable in the log (committed); until then
+ * no reply that depends on it may leave the master. The single-master implementation is
+ * {@link LocalMetaLog}; the Apache Ratis group implements the same contract.
+ */
+public interface MetaLog {
+    <R> Promise<R> submit(MetaCommand<R> command);
+}

@@ -1,0 +1,57 @@
+package dev.cairn.sim;
+
+import dev.cairn.chunkserver.ChunkServer;
+import dev.cairn.chunkserver.ChunkServerConfig;
+import dev.cairn.client.CairnClient;
+import dev.cairn.core.env.Address;
+import dev.cairn.master.Master;
+import dev.cairn.master.MasterConfig;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.runtime.SimWorld;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The simulated cluster: one master, N chunkservers, one client host, each on its own host with its own clock. */
+public final class SimCluster {
+    public static final int MASTER_PORT = 7100;
+    public static final int CHUNK_PORT = 7200;
+    /** Wall clocks of hosts are spread over this much either side (skew must be harmless). */
+    static final long MAX_WALL_SKEW_MILLIS = 2 * 3600_000L;
+    static final long CAPACITY_BYTES = 1L << 40;
+
+    private final SimWorld world;
+    private final SimHost master;
+    private final List<SimHost> chunkservers = new ArrayList<>();
+    private final SimHost client;
+
+    public SimCluster(SimWorld world, int chunkserverCount) {
+        this.world = world;
+        Address masterAddr = new Address("master", MASTER_PORT);
+        this.master = world.addHost("master", masterAddr, skew(), env -> new Master(env, MasterConfig.defaults(masterAddr)));
+        for (int i = 1; i <= chunkserverCount; i++) {
+            String id = "cs" + i;
+            Address a = new Address(id, CHUNK_PORT);
+            chunkservers.add(world.addHost(id, a, skew(),
+                    env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, List.of("disk0"), CAPACITY_BYTES))));
+        }
+        this.client = world.addHost("client", new Address("client", 7300), skew(), env -> new CairnClient(env, masterAddr));
+    }
+
+    private long skew() {
+        return world.sim().random().nextLong(-MAX_WALL_SKEW_MILLIS, MAX_WALL_SKEW_MILLIS + 1);
+    }
+
+    public void startAll() {
+        master.start();
+        for (SimHost h : chunkservers) h.start();
+        client.start();
+    }
+
+    public SimHost master() { return master; }
+
+    public List<SimHost> chunkservers() { return chunkservers; }
+
+    public SimHost clientHost() { return client; }
+
+    public CairnClient client() { return (CairnClient) client.node(); }
+}

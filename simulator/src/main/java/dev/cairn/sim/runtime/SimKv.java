@@ -1,0 +1,68 @@
+package dev.cairn.sim.runtime;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.KvBatch;
+import dev.cairn.core.env.KvStore;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BiPredicate;
+
+/**
+ * The key-value store's contract in simulation: batches are visible at once; a synced batch is durable
+ * with every batch before it when its promise completes; a power loss keeps exactly the durable prefix.
+ */
+final class SimKv implements KvStore {
+    static final long MIN_SYNC_NANOS = 300_000;
+    static final long SYNC_SPREAD_NANOS = 1_700_000;
+
+    private record Pending(long seq, KvBatch batch) {}
+
+    private final SimHost host;
+    private TreeMap<byte[], byte[]> current = new TreeMap<>(Arrays::compareUnsigned);
+    private final TreeMap<byte[], byte[]> durable = new TreeMap<>(Arrays::compareUnsigned);
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private long seq;
+
+    SimKv(SimHost host) { this.host = host; }
+
+    @Override public byte[] get(byte[] key) {
+        byte[] v = current.get(key);
+        return v == null ? null : v.clone();
+    }
+
+    @Override public void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor) {
+        for (Map.Entry<byte[], byte[]> e : current.tailMap(prefix, true).entrySet()) {
+            byte[] k = e.getKey();
+            if (k.length < prefix.length || !Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length)) break;
+            if (!visitor.test(k.clone(), e.getValue().clone())) break;
+        }
+    }
+
+    @Override public Promise<Void> write(KvBatch batch, boolean sync) {
+        apply(current, batch);
+        long mySeq = ++seq;
+        pending.add(new Pending(mySeq, batch));
+        if (!sync) return Promise.completed(null);
+        Promise<Void> p = new Promise<>();
+        long delay = MIN_SYNC_NANOS + host.sim().random().nextLong(SYNC_SPREAD_NANOS);
+        host.sim().at(delay, host, Simulation.Kind.KV, mySeq, () -> {
+            while (!pending.isEmpty() && pending.peek().seq <= mySeq) apply(durable, pending.poll().batch);
+            p.complete(null);
+        });
+        return p;
+    }
+
+    void powerLoss() {
+        pending.clear();
+        current = new TreeMap<>(Arrays::compareUnsigned);
+        for (Map.Entry<byte[], byte[]> e : durable.entrySet()) current.put(e.getKey(), e.getValue());
+    }
+
+    private static void apply(TreeMap<byte[], byte[]> map, KvBatch batch) {
+        for (KvBatch.Op op : batch.ops()) {
+            if (op.value() == null) map.remove(op.key()); else map.put(op.key(), op.value());
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package dev.cairn.sim.runtime;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Volume;
+import java.util.List;
+import java.util.function.Supplier;
+
+/** A node's view of a simulated disk: each call completes on the host's scheduler when the disk gets to it. */
+final class SimVolume implements Volume {
+    private final SimHost host;
+    private final SimDisk disk;
+
+    SimVolume(SimHost host, SimDisk disk) {
+        this.host = host;
+        this.disk = disk;
+    }
+
+    @Override public String name() { return disk.name(); }
+
+    @Override public Promise<Void> write(String file, long offset, byte[] data) {
+        byte[] copy = data.clone();
+        return op(disk.transferNanos(data.length), file.hashCode() ^ offset, () -> {
+            disk.write(file, offset, copy);
+            return null;
+        });
+    }
+
+    @Override public Promise<byte[]> read(String file, long offset, int length) {
+        return op(disk.transferNanos(length), file.hashCode() ^ offset, () -> {
+            byte[] b = disk.read(file, offset, length);
+            if (b == null) throw new NoSuchFile(file);
+            return b;
+        });
+    }
+
+    @Override public Promise<Void> sync(String file) {
+        return op(disk.syncNanos(), file.hashCode(), () -> {
+            if (!disk.sync(file)) throw new NoSuchFile(file);
+            return null;
+        });
+    }
+
+    @Override public Promise<Void> syncDirectory() {
+        return op(disk.syncNanos(), 1, () -> {
+            disk.syncDirectory();
+            return null;
+        });
+    }
+
+    @Override public Promise<Void> rename(String from, String to) {
+        return op(SimDisk.OP_NANOS, from.hashCode(), () -> {
+            if (!disk.rename(from, to)) throw new NoSuchFile(from);
+            return null;
+        });
+    }
+
+    @Override public Promise<Void> delete(String file) {
+        return op(SimDisk.OP_NANOS, file.hashCode(), () -> {
+            disk.delete(file);
+            return null;
+        });
+    }
+
+    @Override public Promise<List<String>> list() {
+        return op(SimDisk.OP_NANOS, 2, disk::list);
+    }
+
+    private <T> Promise<T> op(long cost, long digest, Supplier<T> action) {
+        Promise<T> p = new Promise<>();
+        host.sim().at(disk.completion(cost), host, Simulation.Kind.DISK, digest, () -> {
+            T v;
+            try {
+                v = action.get();
+            } catch (RuntimeException e) {
+                p.fail(e);
+                return;
+            }
+            p.complete(v);
+        });
+        return p;
+    }
+}

@@ -1,0 +1,131 @@
+package dev.cairn.sim.runtime;
+
+import dev.cairn.core.env.Cancellable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+
+/**
+ * The deterministic world: one event queue ordered by (virtual time, sequence number), run on the
+ * caller's thread. Every host task, message delivery, disk completion and fault is an event here, and
+ * each one executed is folded into the {@link TraceHash}. Same seed, same events, same hash.
+ */
+public final class Simulation {
+    /** Event kinds folded into the trace. */
+    public enum Kind { TASK, TIMER, DELIVER, DISCONNECT, DISK, KV, FAULT, CHECK }
+
+    private static final class Event implements Comparable<Event>, Cancellable {
+        final long time;
+        final long seq;
+        final SimHost host;
+        final int incarnation;
+        final Kind kind;
+        final long digest;
+        final Runnable action;
+        boolean cancelled;
+
+        Event(long time, long seq, SimHost host, Kind kind, long digest, Runnable action) {
+            this.time = time;
+            this.seq = seq;
+            this.host = host;
+            this.incarnation = host == null ? 0 : host.incarnation();
+            this.kind = kind;
+            this.digest = digest;
+            this.action = action;
+        }
+
+        @Override public int compareTo(Event o) {
+            int c = Long.compare(time, o.time);
+            return c != 0 ? c : Long.compare(seq, o.seq);
+        }
+
+        @Override public void cancel() { cancelled = true; }
+    }
+
+    /** Wall-clock origin of every simulated host (2026-01-01T00:00:00Z) before its own offset. */
+    public static final long EPOCH_MILLIS = 1_767_225_600_000L;
+
+    private final long seed;
+    private final SplittableRandom random;
+    private final PriorityQueue<Event> queue = new PriorityQueue<>();
+    private final TraceHash trace = new TraceHash();
+    private final List<SimHost> hosts = new ArrayList<>();
+    private final List<String> violations = new ArrayList<>();
+    private Consumer<String> traceSink;
+    private long now;
+    private long seq;
+    private boolean stopped;
+
+    public Simulation(long seed) {
+        this.seed = seed;
+        this.random = new SplittableRandom(seed);
+    }
+
+    public long seed() { return seed; }
+
+    public long now() { return now; }
+
+    public TraceHash trace() { return trace; }
+
+    /** The world's own random source (faults, latencies); hosts get their own split streams. */
+    public SplittableRandom random() { return random; }
+
+    public List<String> violations() { return violations; }
+
+    public void violation(String what) {
+        violations.add(String.format(java.util.Locale.ROOT, "t=%.3fs %s", now / 1e9, what));
+    }
+
+    /** Writes one line per executed event (for --trace). */
+    public void traceTo(Consumer<String> sink) { this.traceSink = sink; }
+
+    SimHost addHost(SimHost h) {
+        hosts.add(h);
+        return h;
+    }
+
+    public List<SimHost> hosts() { return hosts; }
+
+    /** Schedules {@code action} on {@code host} (null: the world) after {@code delay} virtual nanos. */
+    public Cancellable at(long delay, SimHost host, Kind kind, long digest, Runnable action) {
+        if (delay < 0) throw new IllegalArgumentException("negative delay");
+        Event e = new Event(now + delay, seq++, host, kind, digest, action);
+        queue.add(e);
+        return e;
+    }
+
+    /** Runs events until the queue is empty, {@link #stop()} is called, or virtual time passes {@code until}. */
+    public void runUntil(long until) {
+        while (!stopped) {
+            Event e = queue.peek();
+            if (e == null || e.time > until) break;
+            queue.poll();
+            if (e.cancelled) continue;
+            // a host's events die with its incarnation: a crash loses every pending task and completion
+            if (e.host != null && (e.incarnation != e.host.incarnation() || !e.host.isUp())) continue;
+            assert e.time >= now : "time went backwards";
+            now = e.time;
+            int hostIdx = e.host == null ? -1 : e.host.index();
+            trace.fold(now, hostIdx, e.kind.ordinal(), e.digest);
+            if (traceSink != null) {
+                traceSink.accept(String.format(java.util.Locale.ROOT, "%d %s %s %016x",
+                        now, e.host == null ? "world" : e.host.name(), e.kind, e.digest));
+            }
+            try {
+                e.action.run();
+            } catch (RuntimeException | AssertionError ex) {
+                violation("uncaught " + ex + " on " + (e.host == null ? "world" : e.host.name()) + " in " + e.kind
+                        + " at " + (ex.getStackTrace().length > 0 ? ex.getStackTrace()[0] : "?"));
+            }
+        }
+        if (!stopped && now < until) now = until;
+    }
+
+    public void stop() { stopped = true; }
+
+    public boolean stopped() { return stopped; }
+
+    public int pendingEvents() { return queue.size(); }
+}

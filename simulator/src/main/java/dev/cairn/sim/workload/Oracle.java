@@ -1,0 +1,61 @@
+package dev.cairn.sim.workload;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * What the cluster acknowledged, kept outside the system under test: every file whose close (sync) was
+ * acknowledged, with the seed that generates its bytes. The durability check reads them all back.
+ */
+public final class Oracle {
+    /** A committed file's content, regenerated from its seed. */
+    public record Expected(long contentSeed, int size) {
+        public byte[] bytes() { return content(contentSeed, size); }
+    }
+
+    private final TreeMap<String, Expected> committed = new TreeMap<>();
+    private final TreeSet<String> removed = new TreeSet<>();
+    private final TreeSet<String> busy = new TreeSet<>();
+
+    public static byte[] content(long seed, int size) {
+        byte[] b = new byte[size];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+
+    public void committed(String path, long seed, int size) { committed.put(path, new Expected(seed, size)); }
+
+    public Expected expected(String path) { return committed.get(path); }
+
+    /** A committed file not being removed, chosen by {@code pick} (an index draw). */
+    public String pick(int draw) {
+        List<String> candidates = new ArrayList<>();
+        for (String p : committed.keySet()) if (!busy.contains(p)) candidates.add(p);
+        return candidates.isEmpty() ? null : candidates.get(Math.floorMod(draw, candidates.size()));
+    }
+
+    public void removing(String path) { busy.add(path); }
+
+    public void removed(String path) {
+        busy.remove(path);
+        committed.remove(path);
+        removed.add(path);
+    }
+
+    /** A remove whose outcome is unknown (timeout): the path is no longer checked either way. */
+    public void uncertain(String path) {
+        busy.remove(path);
+        committed.remove(path);
+    }
+
+    public boolean isCommitted(String path) { return committed.containsKey(path) && !busy.contains(path); }
+
+    public List<String> committedPaths() { return new ArrayList<>(committed.keySet()); }
+
+    public List<String> removedPaths() { return new ArrayList<>(removed); }
+
+    public int committedCount() { return committed.size(); }
+}

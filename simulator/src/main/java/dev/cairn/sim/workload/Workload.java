@@ -1,0 +1,213 @@
+package dev.cairn.sim.workload;
+
+import dev.cairn.client.CairnClient;
+import dev.cairn.client.FileWriter;
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Scheduler;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Status;
+import dev.cairn.sim.runtime.Simulation;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * The client workload: a few workers that create, write (in uneven pieces), close, read back and remove
+ * files, checking every read against the oracle; then a final pass that reads back every file whose
+ * close was acknowledged. A mismatch is a violation; an error is one too once the faults have stopped.
+ */
+public final class Workload {
+    /** Small chunks so that files of a few hundred KiB span several chunks. */
+    public static final int CHUNK_SIZE = 128 << 10;
+    static final int WORKERS = 2;
+    static final int DIRS = 4;
+    static final int MAX_PIECE = 200 << 10;
+    static final long MAX_THINK_NANOS = 50_000_000L;
+    static final int VERIFY_ATTEMPTS = 4;
+    static final long VERIFY_RETRY_NANOS = 2_000_000_000L;
+
+    /** Counters for the run summary. */
+    public static final class Stats {
+        public long writesStarted, commits, writeFailures, bytesCommitted;
+        public long reads, readErrors, removes, removeFailures;
+        public long verified;
+    }
+
+    private final Simulation sim;
+    private final CairnClient client;
+    private final Scheduler scheduler;
+    private final Oracle oracle;
+    private final SplittableRandom rnd;
+    private final long endNanos;
+    private final Stats stats = new Stats();
+    private int fileCounter;
+    private int activeWorkers;
+    private Runnable onQuiet;
+
+    public Workload(Simulation sim, CairnClient client, Scheduler scheduler, Oracle oracle, SplittableRandom rnd, long endNanos) {
+        this.sim = sim;
+        this.client = client;
+        this.scheduler = scheduler;
+        this.oracle = oracle;
+        this.rnd = rnd;
+        this.endNanos = endNanos;
+    }
+
+    public Stats stats() { return stats; }
+
+    /** Makes the directories, then runs the workers until the end time; {@code onQuiet} runs when the last one stops. */
+    public void start(Runnable whenWorkersStop) {
+        this.onQuiet = whenWorkersStop;
+        mkdirs(0);
+    }
+
+    private void mkdirs(int i) {
+        if (i == DIRS) {
+            activeWorkers = WORKERS;
+            for (int w = 0; w < WORKERS; w++) next();
+            return;
+        }
+        client.mkdir("/d" + i).onComplete((a, e) -> {
+            if (e != null && CairnException.statusOf(e) != Status.EXISTS) {
+                scheduler.schedule(VERIFY_RETRY_NANOS, () -> mkdirs(i));
+                return;
+            }
+            mkdirs(i + 1);
+        });
+    }
+
+    private void next() {
+        if (sim.now() >= endNanos) {
+            if (--activeWorkers == 0 && onQuiet != null) onQuiet.run();
+            return;
+        }
+        scheduler.schedule(rnd.nextLong(MAX_THINK_NANOS), () -> {
+            int dice = rnd.nextInt(100);
+            Promise<Void> op;
+            if (dice < 50) op = writeFile();
+            else if (dice < 85) op = readFile();
+            else op = removeFile();
+            op.onComplete((v, e) -> next());
+        });
+    }
+
+    private int pickSize() {
+        int dice = rnd.nextInt(100);
+        if (dice < 5) return 0;
+        if (dice < 20) return 1 + rnd.nextInt(4096);
+        if (dice < 75) return 1 + rnd.nextInt(CHUNK_SIZE);
+        return 1 + rnd.nextInt(4 * CHUNK_SIZE + CHUNK_SIZE / 2);
+    }
+
+    private Promise<Void> writeFile() {
+        int n = fileCounter++;
+        String path = "/d" + (n % DIRS) + "/f" + n;
+        long seed = rnd.nextLong();
+        int size = pickSize();
+        byte[] data = Oracle.content(seed, size);
+        stats.writesStarted++;
+        return client.create(path, CHUNK_SIZE, 0).flatMap(attr -> {
+            FileWriter w = client.writer(attr);
+            return writePieces(w, data, 0).flatMap(v -> w.close());
+        }).then((v, e) -> {
+            if (e == null) {
+                oracle.committed(path, seed, size);
+                stats.commits++;
+                stats.bytesCommitted += size;
+            } else {
+                stats.writeFailures++;
+            }
+            return Promise.completed(null);
+        });
+    }
+
+    private Promise<Void> writePieces(FileWriter w, byte[] data, int off) {
+        if (off >= data.length) return Promise.completed(null);
+        int len = Math.min(data.length - off, 1 + rnd.nextInt(MAX_PIECE));
+        return w.write(data, off, len).flatMap(v -> writePieces(w, data, off + len));
+    }
+
+    private Promise<Void> readFile() {
+        String path = oracle.pick(rnd.nextInt());
+        if (path == null) return writeFile();
+        stats.reads++;
+        return read(path).then((bytes, e) -> {
+            if (!oracle.isCommitted(path)) return Promise.completed(null); // removed meanwhile
+            if (e != null) {
+                stats.readErrors++;
+                if (CairnException.statusOf(e) == Status.NOT_FOUND) sim.violation("committed file " + path + " vanished: " + e.getMessage());
+            } else {
+                checkContent(path, bytes);
+            }
+            return Promise.completed(null);
+        });
+    }
+
+    private Promise<Void> removeFile() {
+        String path = oracle.pick(rnd.nextInt());
+        if (path == null) return writeFile();
+        oracle.removing(path);
+        stats.removes++;
+        return client.remove(path).then((v, e) -> {
+            if (e == null) {
+                oracle.removed(path);
+            } else {
+                stats.removeFailures++;
+                if (CairnException.statusOf(e) == Status.NOT_FOUND) sim.violation("committed file " + path + " vanished before its remove");
+                oracle.uncertain(path);
+            }
+            return Promise.completed(null);
+        });
+    }
+
+    private Promise<byte[]> read(String path) {
+        return client.lookup(path).flatMap(attr -> client.reader(attr).readAll());
+    }
+
+    private boolean checkContent(String path, byte[] got) {
+        Oracle.Expected want = oracle.expected(path);
+        if (got.length != want.size()) {
+            sim.violation("read of " + path + " returned " + got.length + " bytes, committed " + want.size());
+            return false;
+        }
+        byte[] expect = want.bytes();
+        if (!Arrays.equals(got, expect)) {
+            int i = Arrays.mismatch(got, expect);
+            sim.violation("read of " + path + " returned bytes never written (first difference at offset " + i + ")");
+            return false;
+        }
+        return true;
+    }
+
+    /** Reads back every acknowledged file and checks removed ones stay removed; then runs {@code done}. */
+    public void verifyAll(Runnable done) {
+        List<String> paths = oracle.committedPaths();
+        verify(paths, 0, 1, () -> verifyRemoved(oracle.removedPaths(), 0, done));
+    }
+
+    private void verify(List<String> paths, int i, int attempt, Runnable done) {
+        if (i == paths.size()) { done.run(); return; }
+        String path = paths.get(i);
+        read(path).onComplete((bytes, e) -> {
+            if (e != null) {
+                if (attempt < VERIFY_ATTEMPTS) {
+                    scheduler.schedule(VERIFY_RETRY_NANOS, () -> verify(paths, i, attempt + 1, done));
+                    return;
+                }
+                sim.violation("acknowledged file " + path + " cannot be read back: " + e.getMessage());
+            } else if (checkContent(path, bytes)) {
+                stats.verified++;
+            }
+            verify(paths, i + 1, 1, done);
+        });
+    }
+
+    private void verifyRemoved(List<String> paths, int i, Runnable done) {
+        if (i == paths.size()) { done.run(); return; }
+        client.lookup(paths.get(i)).onComplete((a, e) -> {
+            if (e == null) sim.violation("removed file " + paths.get(i) + " is back");
+            else if (CairnException.statusOf(e) != Status.NOT_FOUND) sim.violation("lookup of removed " + paths.get(i) + " failed: " + e.getMessage());
+            verifyRemoved(paths, i + 1, done);
+        });
+    }
+}

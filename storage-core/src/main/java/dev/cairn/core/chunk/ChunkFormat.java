@@ -1,0 +1,103 @@
+package dev.cairn.core.chunk;
+
+import dev.cairn.core.proto.CodecException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
+/**
+ * The on-disk format of one chunk copy:
+ * <pre>
+ *   [header slot 0: 8 KiB][header slot 1: 8 KiB][data: up to 64 MiB]
+ * </pre>
+ * A header slot holds the chunk id, version, committed length, a sequence number, the CRC32C of every
+ * 64 KiB data block, and a CRC32C of the slot itself. A commit writes the slot that is <em>not</em> the
+ * newest durable one and fsyncs, so a power loss during a commit always leaves one valid slot; recovery
+ * takes the valid slot with the highest sequence. Bytes past the committed length were never
+ * acknowledged as durable and are ignored.
+ */
+public final class ChunkFormat {
+    public static final int BLOCK_SIZE = 64 << 10;
+    public static final int MAX_CHUNK_SIZE = 64 << 20;
+    public static final int MAX_BLOCKS = MAX_CHUNK_SIZE / BLOCK_SIZE;
+    public static final int SLOT_SIZE = 8 << 10;
+    public static final int DATA_OFFSET = 2 * SLOT_SIZE;
+    private static final int MAGIC = 0x4341_4b31; // "CAK1"
+    private static final int FIXED = 4 + 8 + 8 + 8 + 8 + 4; // magic, id, version, length, seq, blocks
+
+    static {
+        assert FIXED + 4 * MAX_BLOCKS + 4 <= SLOT_SIZE : "header slot too small for the CRC table";
+    }
+
+    private ChunkFormat() {}
+
+    /** A decoded header slot. {@code crcs} has one entry per block up to {@code length}. */
+    public record Header(long chunkId, long version, long length, long seq, int[] crcs) {
+        public Header {
+            if (length < 0 || length > MAX_CHUNK_SIZE) throw new IllegalArgumentException("length " + length);
+            if (crcs.length != blocks(length)) throw new IllegalArgumentException("crc table size");
+        }
+
+        @Override public boolean equals(Object o) {
+            return o instanceof Header h && h.chunkId == chunkId && h.version == version && h.length == length
+                    && h.seq == seq && Arrays.equals(h.crcs, crcs);
+        }
+
+        @Override public int hashCode() { return Long.hashCode(chunkId * 31 + version); }
+    }
+
+    public static int blocks(long length) {
+        return (int) ((length + BLOCK_SIZE - 1) / BLOCK_SIZE);
+    }
+
+    public static long slotOffset(int slot) {
+        assert slot == 0 || slot == 1;
+        return (long) slot * SLOT_SIZE;
+    }
+
+    public static byte[] encodeHeader(Header h) {
+        ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE);
+        b.putInt(MAGIC).putLong(h.chunkId).putLong(h.version).putLong(h.length).putLong(h.seq).putInt(h.crcs.length);
+        for (int c : h.crcs) b.putInt(c);
+        int end = b.position();
+        b.putInt(crc(b.array(), 0, end));
+        return b.array();
+    }
+
+    /** Decodes a slot, or throws if it is blank, torn or belongs to another chunk. */
+    public static Header decodeHeader(byte[] slot, long expectedChunkId) throws CodecException {
+        if (slot.length < FIXED + 4) throw new CodecException("short header slot");
+        ByteBuffer b = ByteBuffer.wrap(slot);
+        if (b.getInt() != MAGIC) throw new CodecException("no header magic");
+        long id = b.getLong(), version = b.getLong(), length = b.getLong(), seq = b.getLong();
+        int n = b.getInt();
+        if (n < 0 || n > MAX_BLOCKS || FIXED + 4L * n + 4 > slot.length) throw new CodecException("bad block count " + n);
+        int[] crcs = new int[n];
+        for (int i = 0; i < n; i++) crcs[i] = b.getInt();
+        int end = b.position();
+        if (b.getInt() != crc(slot, 0, end)) throw new CodecException("header checksum mismatch");
+        if (id != expectedChunkId) throw new CodecException("header names chunk " + id + ", expected " + expectedChunkId);
+        if (length < 0 || length > MAX_CHUNK_SIZE || n != blocks(length)) throw new CodecException("bad length " + length);
+        return new Header(id, version, length, seq, crcs);
+    }
+
+    public static int crc(byte[] data, int off, int len) {
+        CRC32C c = new CRC32C();
+        c.update(data, off, len);
+        return (int) c.getValue();
+    }
+
+    public static String fileName(long chunkId) {
+        return String.format(java.util.Locale.ROOT, "chunk_%016x.ck", chunkId);
+    }
+
+    /** The chunk id named by a chunk file, or -1 for any other file. */
+    public static long chunkIdOf(String fileName) {
+        if (!fileName.startsWith("chunk_") || !fileName.endsWith(".ck") || fileName.length() != 6 + 16 + 3) return -1;
+        try {
+            return Long.parseUnsignedLong(fileName.substring(6, 22), 16);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package dev.cairn.core.env;
+
+import dev.cairn.core.async.Promise;
+import java.util.function.BiPredicate;
+
+/**
+ * An ordered key-value store. A written batch is visible to reads at once; with {@code sync} the returned
+ * promise completes only when the batch (and every batch before it) is durable. A power loss drops
+ * unsynced batches, never a prefix-breaking subset: what survives is every batch up to some point.
+ */
+public interface KvStore {
+    byte[] get(byte[] key);
+
+    /** Visits keys starting with {@code prefix} in ascending order while the visitor returns true. */
+    void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor);
+
+    Promise<Void> write(KvBatch batch, boolean sync);
+}

@@ -1,0 +1,37 @@
+package dev.cairn.core.env;
+
+import dev.cairn.core.async.Promise;
+import java.util.List;
+
+/**
+ * One data directory (a disk) with a flat set of files. Writes, creates, renames and deletes are
+ * volatile until synced: {@link #sync} makes one file's data durable, {@link #syncDirectory} makes the
+ * set of names durable. A power loss may drop anything not yet synced. All completions run on the
+ * owning node's scheduler.
+ */
+public interface Volume {
+    String name();
+
+    /** Writes at {@code offset}, creating the file if it does not exist. */
+    Promise<Void> write(String file, long offset, byte[] data);
+
+    /** Reads up to {@code length} bytes; fewer at end of file; fails with NoSuchFile if the file is absent. */
+    Promise<byte[]> read(String file, long offset, int length);
+
+    Promise<Void> sync(String file);
+
+    Promise<Void> syncDirectory();
+
+    Promise<Void> rename(String from, String to);
+
+    /** Deletes the file; succeeds if it does not exist. */
+    Promise<Void> delete(String file);
+
+    /** File names, sorted. */
+    Promise<List<String>> list();
+
+    /** Raised (as a failed promise) when a file does not exist. */
+    final class NoSuchFile extends RuntimeException {
+        public NoSuchFile(String file) { super("no such file: " + file); }
+    }
+}

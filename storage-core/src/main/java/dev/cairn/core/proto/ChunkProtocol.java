@@ -1,0 +1,29 @@
+package dev.cairn.core.proto;
+
+import dev.cairn.core.proto.Types.ServerRef;
+import java.util.List;
+
+/** Data path: client to chunkserver and chunkserver to chunkserver along a replica chain. */
+public sealed interface ChunkProtocol extends Message {
+
+    /**
+     * Writes bytes into a chunk copy and forwards them to the rest of the chain. Answered with ChainReply once
+     * this copy and every copy after it have the bytes (not yet durable). A failure names the failed server.
+     */
+    record WriteData(long rid, long chunkId, long version, long offset, byte[] data, List<ServerRef> forward)
+            implements ChunkProtocol {}
+
+    /** Makes the chunk durable (data, checksums, header, directory entry) on this copy and the rest of the chain. */
+    record SyncChunk(long rid, long chunkId, long version, List<ServerRef> forward) implements ChunkProtocol {}
+
+    /** Answer to WriteData and SyncChunk; on failure {@code failedServer} names the copy that failed (empty if unknown). */
+    record ChainReply(long rid, Status status, String failedServer, String detail) implements ChunkProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    record ReadData(long rid, long chunkId, long version, long offset, int length) implements ChunkProtocol {}
+
+    record DataReply(long rid, Status status, String detail, byte[] data) implements ChunkProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+}

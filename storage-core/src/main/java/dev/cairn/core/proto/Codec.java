@@ -1,0 +1,271 @@
+package dev.cairn.core.proto;
+
+import dev.cairn.core.env.Address;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Type;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The binary wire (and metadata) format: a message is its type tag (one byte) followed by its record
+ * components in declaration order. Integers are big-endian fixed width, strings and byte arrays are
+ * length-prefixed, lists are count-prefixed, enums are their ordinal, nested records are inlined.
+ * Decoding checks every length against explicit limits and the bytes actually present, so a hostile
+ * frame cannot make the reader allocate more than the frame itself.
+ */
+public final class Codec {
+    /** Largest frame a node accepts; anything larger is refused before it is buffered. */
+    public static final int MAX_FRAME_BYTES = 4 << 20;
+    /** Largest data payload of one WriteData or DataReply. */
+    public static final int MAX_DATA_BYTES = 1 << 20;
+    public static final int MAX_STRING_BYTES = 8 << 10;
+    public static final int MAX_LIST_ELEMENTS = 1 << 20;
+
+    /** Message tags, append only: the index is the tag on the wire. */
+    private static final List<Class<? extends Message>> TAGS = List.of(
+            Ack.class,
+            MasterProtocol.Register.class,
+            MasterProtocol.RegisterReply.class,
+            MasterProtocol.Heartbeat.class,
+            MasterProtocol.HeartbeatReply.class,
+            MasterProtocol.ReportBad.class,
+            MasterProtocol.Lookup.class,
+            MasterProtocol.Mkdir.class,
+            MasterProtocol.Create.class,
+            MasterProtocol.AttrReply.class,
+            MasterProtocol.ListDir.class,
+            MasterProtocol.ListReply.class,
+            MasterProtocol.Remove.class,
+            MasterProtocol.WriteLease.class,
+            MasterProtocol.LeaseReply.class,
+            MasterProtocol.CommitLength.class,
+            MasterProtocol.GetChunks.class,
+            MasterProtocol.ChunksReply.class,
+            MasterProtocol.CreateChunk.class,
+            MasterProtocol.BumpVersion.class,
+            MasterProtocol.DeleteChunk.class,
+            ChunkProtocol.WriteData.class,
+            ChunkProtocol.SyncChunk.class,
+            ChunkProtocol.ReadData.class,
+            ChunkProtocol.DataReply.class,
+            ChunkProtocol.ChainReply.class);
+
+    private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
+
+    static {
+        for (int i = 0; i < TAGS.size(); i++) TAG_OF.put(TAGS.get(i), i);
+        assert TAGS.size() < 256 : "tags are one byte";
+    }
+
+    private static final Map<Class<?>, RecordShape> SHAPES = new ConcurrentHashMap<>();
+
+    private Codec() {}
+
+    public static byte[] encode(Message m) {
+        Integer tag = TAG_OF.get(m.getClass());
+        if (tag == null) throw new IllegalArgumentException("no wire tag for " + m.getClass().getName());
+        Out out = new Out();
+        out.byte1(tag);
+        writeRecord(out, m);
+        return out.bytes();
+    }
+
+    public static Message decode(byte[] frame) throws CodecException {
+        return decode(ByteBuffer.wrap(frame));
+    }
+
+    public static Message decode(ByteBuffer frame) throws CodecException {
+        try {
+            if (!frame.hasRemaining()) throw new CodecException("empty frame");
+            int tag = frame.get() & 0xff;
+            if (tag >= TAGS.size()) throw new CodecException("unknown message tag " + tag);
+            Message m = (Message) readRecord(frame, TAGS.get(tag));
+            if (frame.hasRemaining()) throw new CodecException(frame.remaining() + " trailing bytes after " + TAGS.get(tag).getSimpleName());
+            return m;
+        } catch (BufferUnderflowException e) {
+            throw new CodecException("truncated frame", e);
+        }
+    }
+
+    /** Encodes any supported record without a tag (metadata records in the key-value store). */
+    public static byte[] encodeRecord(Record r) {
+        Out out = new Out();
+        writeRecord(out, r);
+        return out.bytes();
+    }
+
+    public static <T extends Record> T decodeRecord(byte[] bytes, Class<T> type) throws CodecException {
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        try {
+            T r = type.cast(readRecord(in, type));
+            if (in.hasRemaining()) throw new CodecException("trailing bytes after " + type.getSimpleName());
+            return r;
+        } catch (BufferUnderflowException e) {
+            throw new CodecException("truncated " + type.getSimpleName(), e);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    private record RecordShape(RecordComponent[] components, MethodHandle[] getters, MethodHandle ctor) {}
+
+    private static RecordShape shape(Class<?> type) {
+        return SHAPES.computeIfAbsent(type, t -> {
+            if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
+            RecordComponent[] cs = t.getRecordComponents();
+            MethodHandle[] getters = new MethodHandle[cs.length];
+            Class<?>[] types = new Class<?>[cs.length];
+            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+            try {
+                for (int i = 0; i < cs.length; i++) {
+                    getters[i] = lookup.unreflect(cs[i].getAccessor());
+                    types[i] = cs[i].getType();
+                }
+                MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(types));
+                return new RecordShape(cs, getters, ctor);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
+            }
+        });
+    }
+
+    private static void writeRecord(Out out, Object r) {
+        RecordShape s = shape(r.getClass());
+        for (int i = 0; i < s.components.length; i++) {
+            Object v;
+            try {
+                v = s.getters[i].invoke(r);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            writeValue(out, s.components[i].getGenericType(), v);
+        }
+    }
+
+    private static void writeValue(Out out, Type type, Object v) {
+        Class<?> raw = rawClass(type);
+        if (raw == long.class || raw == Long.class) out.long8((Long) requireNonNull(v, type));
+        else if (raw == int.class || raw == Integer.class) out.int4((Integer) requireNonNull(v, type));
+        else if (raw == boolean.class || raw == Boolean.class) out.byte1((Boolean) requireNonNull(v, type) ? 1 : 0);
+        else if (raw == String.class) {
+            byte[] b = ((String) requireNonNull(v, type)).getBytes(StandardCharsets.UTF_8);
+            if (b.length > MAX_STRING_BYTES) throw new IllegalArgumentException("string over " + MAX_STRING_BYTES + " bytes");
+            out.int4(b.length);
+            out.bytes(b);
+        } else if (raw == byte[].class) {
+            byte[] b = (byte[]) requireNonNull(v, type);
+            out.int4(b.length);
+            out.bytes(b);
+        } else if (raw.isEnum()) {
+            out.byte1(((Enum<?>) requireNonNull(v, type)).ordinal());
+        } else if (raw == List.class) {
+            List<?> list = (List<?>) requireNonNull(v, type);
+            if (list.size() > MAX_LIST_ELEMENTS) throw new IllegalArgumentException("list over " + MAX_LIST_ELEMENTS);
+            Type elem = ((ParameterizedType) type).getActualTypeArguments()[0];
+            out.int4(list.size());
+            for (Object e : list) writeValue(out, elem, e);
+        } else if (raw.isRecord()) {
+            writeRecord(out, requireNonNull(v, type));
+        } else {
+            throw new IllegalArgumentException("unsupported field type " + type);
+        }
+    }
+
+    private static Object readRecord(ByteBuffer in, Class<?> type) throws CodecException {
+        RecordShape s = shape(type);
+        Object[] args = new Object[s.components.length];
+        for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.components[i].getGenericType());
+        try {
+            return s.ctor.invokeWithArguments(args);
+        } catch (IllegalArgumentException e) {
+            throw new CodecException("invalid " + type.getSimpleName() + ": " + e.getMessage(), e);
+        } catch (Throwable t) {
+            throw new CodecException("cannot build " + type.getSimpleName() + ": " + t, t);
+        }
+    }
+
+    private static Object readValue(ByteBuffer in, Type type) throws CodecException {
+        Class<?> raw = rawClass(type);
+        if (raw == long.class || raw == Long.class) return in.getLong();
+        if (raw == int.class || raw == Integer.class) return in.getInt();
+        if (raw == boolean.class || raw == Boolean.class) {
+            int b = in.get();
+            if (b != 0 && b != 1) throw new CodecException("bad boolean " + b);
+            return b == 1;
+        }
+        if (raw == String.class) {
+            int n = length(in, MAX_STRING_BYTES, "string");
+            byte[] b = new byte[n];
+            in.get(b);
+            return new String(b, StandardCharsets.UTF_8);
+        }
+        if (raw == byte[].class) {
+            int n = length(in, Integer.MAX_VALUE, "byte array");
+            byte[] b = new byte[n];
+            in.get(b);
+            return b;
+        }
+        if (raw.isEnum()) {
+            int ord = in.get() & 0xff;
+            Object[] values = raw.getEnumConstants();
+            if (ord >= values.length) throw new CodecException("bad " + raw.getSimpleName() + " ordinal " + ord);
+            return values[ord];
+        }
+        if (raw == List.class) {
+            // every element takes at least one byte, so the remaining bytes bound the count
+            int n = length(in, MAX_LIST_ELEMENTS, "list");
+            Type elem = ((ParameterizedType) type).getActualTypeArguments()[0];
+            List<Object> list = new ArrayList<>(Math.min(n, 1024));
+            for (int i = 0; i < n; i++) list.add(readValue(in, elem));
+            return List.copyOf(list);
+        }
+        if (raw.isRecord()) return readRecord(in, raw);
+        throw new CodecException("unsupported field type " + type);
+    }
+
+    private static int length(ByteBuffer in, int max, String what) throws CodecException {
+        int n = in.getInt();
+        if (n < 0 || n > max) throw new CodecException(what + " length " + n + " out of range");
+        if (n > in.remaining()) throw new CodecException(what + " length " + n + " exceeds the " + in.remaining() + " bytes left");
+        return n;
+    }
+
+    private static Class<?> rawClass(Type t) {
+        if (t instanceof Class<?> c) return c;
+        if (t instanceof ParameterizedType p) return (Class<?>) p.getRawType();
+        throw new IllegalArgumentException("unsupported type " + t);
+    }
+
+    private static Object requireNonNull(Object v, Type type) {
+        if (v == null) throw new IllegalArgumentException("null " + type.getTypeName() + " cannot be encoded");
+        return v;
+    }
+
+    /** Growable output; DataOutputStream over a byte array never throws IOException. */
+    private static final class Out {
+        private final ByteArrayOutputStream buf = new ByteArrayOutputStream(128);
+        private final DataOutputStream data = new DataOutputStream(buf);
+
+        void byte1(int v) { try { data.writeByte(v); } catch (IOException e) { throw new UncheckedIOException(e); } }
+        void int4(int v) { try { data.writeInt(v); } catch (IOException e) { throw new UncheckedIOException(e); } }
+        void long8(long v) { try { data.writeLong(v); } catch (IOException e) { throw new UncheckedIOException(e); } }
+        void bytes(byte[] b) { try { data.write(b); } catch (IOException e) { throw new UncheckedIOException(e); } }
+        byte[] bytes() { return buf.toByteArray(); }
+    }
+
+    /** Keeps {@link Address} reachable for the record walker (it is a nested record in several messages). */
+    static final Class<?> ADDRESS = Address.class;
+}

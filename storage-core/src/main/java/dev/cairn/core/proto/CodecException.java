@@ -1,0 +1,8 @@
+package dev.cairn.core.proto;
+
+/** A frame or record that cannot be decoded: unknown tag, truncated, over a limit, or trailing bytes. */
+public final class CodecException extends Exception {
+    public CodecException(String message) { super(message); }
+
+    public CodecException(String message, Throwable cause) { super(message, cause); }
+}

@@ -1,0 +1,90 @@
+package dev.cairn.core.proto;
+
+import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.Types.ChunkLocation;
+import dev.cairn.core.proto.Types.ChunkReport;
+import dev.cairn.core.proto.Types.DirEntry;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.ServerRef;
+import java.util.List;
+
+/** Messages to and from the master: chunkserver membership, namespace, chunk leases and locations. */
+public sealed interface MasterProtocol extends Message {
+
+    // ---- chunkserver -> master ----
+
+    /** Sent on every chunkserver start (new incarnation) and when the master no longer knows it. */
+    record Register(long rid, String serverId, long incarnation, Address dataAddress,
+                    long capacityBytes, long usedBytes, List<ChunkReport> chunks) implements MasterProtocol {}
+
+    /** Chunks the master wants deleted (removed files, or unknown to it). */
+    record RegisterReply(long rid, Status status, List<Long> deleteChunks) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    record Heartbeat(long rid, String serverId, long incarnation, long capacityBytes, long usedBytes, int chunkCount)
+            implements MasterProtocol {}
+
+    /** {@code known=false} tells the chunkserver to register again. */
+    record HeartbeatReply(long rid, boolean known) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    /** A copy failed its checksum or its disk; the master stops handing it out. Answered with Ack. */
+    record ReportBad(long rid, String serverId, long chunkId, long version, String reason) implements MasterProtocol {}
+
+    // ---- client -> master (namespace) ----
+
+    record Lookup(long rid, String path) implements MasterProtocol {}
+
+    record Mkdir(long rid, String path) implements MasterProtocol {}
+
+    /** Creates an empty file; chunkSize 0 means the master's default. */
+    record Create(long rid, String path, int chunkSize, int goal) implements MasterProtocol {}
+
+    record AttrReply(long rid, Status status, String detail, FileAttr attr) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    record ListDir(long rid, String path) implements MasterProtocol {}
+
+    record ListReply(long rid, Status status, String detail, List<DirEntry> entries) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    /** Removes a file or an empty directory. Answered with Ack. */
+    record Remove(long rid, String path) implements MasterProtocol {}
+
+    // ---- client -> master (data) ----
+
+    /**
+     * Asks to write chunk {@code index} of a file. The master allocates the chunk or bumps its version on
+     * the live copies (leaving out {@code exclude}), and answers with the chain to stream to.
+     */
+    record WriteLease(long rid, long inode, int index, List<String> exclude) implements MasterProtocol {}
+
+    record LeaseReply(long rid, Status status, String detail, long chunkId, long version, List<ServerRef> chain)
+            implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    /** Sets the file's length after its data is durable on every copy. Answered with Ack. */
+    record CommitLength(long rid, long inode, long length) implements MasterProtocol {}
+
+    record GetChunks(long rid, long inode, int fromIndex, int count) implements MasterProtocol {}
+
+    record ChunksReply(long rid, Status status, String detail, FileAttr attr, List<ChunkLocation> chunks)
+            implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    // ---- master -> chunkserver ----
+
+    /** Creates an empty chunk at {@code version}. Answered with Ack. */
+    record CreateChunk(long rid, long chunkId, long version) implements MasterProtocol {}
+
+    /** Moves a copy from {@code fromVersion} to {@code toVersion}; STALE if the copy is not at fromVersion. */
+    record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) implements MasterProtocol {}
+
+    record DeleteChunk(long rid, long chunkId) implements MasterProtocol {}
+}

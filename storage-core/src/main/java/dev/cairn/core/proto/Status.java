@@ -1,0 +1,28 @@
+package dev.cairn.core.proto;
+
+/** Outcome of a request. Append only: the ordinal is on the wire. */
+public enum Status {
+    OK,
+    NOT_FOUND,
+    EXISTS,
+    NOT_DIR,
+    IS_DIR,
+    NOT_EMPTY,
+    /** Not enough live servers to place the data. */
+    NO_SPACE,
+    /** A copy's version is not the one asked for. */
+    STALE,
+    /** A disk or peer failed; the request may succeed elsewhere or later. */
+    IO,
+    /** Bytes on disk do not match their checksum. */
+    CORRUPT,
+    BAD_REQUEST,
+    /** Another operation on the same object is in progress; retry shortly. */
+    BUSY,
+    /** Peer did not answer in time or the connection broke. */
+    UNAVAILABLE;
+
+    public boolean retryable() {
+        return this == IO || this == BUSY || this == UNAVAILABLE || this == STALE || this == CORRUPT;
+    }
+}

@@ -1,0 +1,26 @@
+package dev.cairn.core.proto;
+
+import dev.cairn.core.env.Address;
+
+/** Value records shared by the protocols. */
+public final class Types {
+    private Types() {}
+
+    public enum FileType { FILE, DIR }
+
+    /** A chunkserver by identity and address. */
+    public record ServerRef(String id, Address address) {}
+
+    /** What a chunkserver holds of one chunk. */
+    public record ChunkReport(long chunkId, long version, long length) {}
+
+    public record FileAttr(long inode, FileType type, long size, long mtimeMillis, int chunkSize, int goal) {}
+
+    /** Stands in for "no attributes" in error replies (the wire has no nulls). */
+    public static final FileAttr NO_ATTR = new FileAttr(0, FileType.FILE, 0, 0, 0, 0);
+
+    public record DirEntry(String name, FileAttr attr) {}
+
+    /** One chunk of a file with its current version and the servers holding that version. */
+    public record ChunkLocation(int index, long chunkId, long version, java.util.List<ServerRef> servers) {}
+}

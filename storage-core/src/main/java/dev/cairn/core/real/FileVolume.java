@@ -1,0 +1,200 @@
+package dev.cairn.core.real;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Scheduler;
+import dev.cairn.core.env.Volume;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * A data directory on a real disk. Blocking file calls run on this volume's own I/O threads (so one
+ * stalled disk does not hold up another) and their completions are posted back to the node's loop.
+ */
+final class FileVolume implements Volume {
+    /** Open file handles kept per volume; the least recently used is closed past this. */
+    static final int MAX_OPEN_FILES = 256;
+
+    private final String name;
+    private final Path dir;
+    private final ExecutorService io;
+    private final Scheduler loop;
+    private final Map<String, FileChannel> open = new LinkedHashMap<>(16, 0.75f, true);
+
+    FileVolume(String name, Path dir, ExecutorService io, Scheduler loop) {
+        this.name = name;
+        this.dir = dir;
+        this.io = io;
+        this.loop = loop;
+    }
+
+    /** Creates the directory if needed and proves it writable and syncable, or fails with a clear reason. */
+    static void check(Path dir) {
+        try {
+            Files.createDirectories(dir);
+            Path probe = dir.resolve(".cairn-probe");
+            try (FileChannel ch = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {1}));
+                ch.force(true);
+            }
+            Files.delete(probe);
+        } catch (IOException | SecurityException e) {
+            throw new IllegalStateException("data directory " + dir + " is not usable: " + e, e);
+        }
+    }
+
+    @Override public String name() { return name; }
+
+    @Override public Promise<Void> write(String file, long offset, byte[] data) {
+        return run(() -> {
+            FileChannel ch = channel(file, true);
+            ByteBuffer b = ByteBuffer.wrap(data);
+            long pos = offset;
+            while (b.hasRemaining()) pos += ch.write(b, pos);
+            return null;
+        });
+    }
+
+    @Override public Promise<byte[]> read(String file, long offset, int length) {
+        return run(() -> {
+            FileChannel ch = channel(file, false);
+            ByteBuffer b = ByteBuffer.allocate(length);
+            long pos = offset;
+            while (b.hasRemaining()) {
+                int n = ch.read(b, pos);
+                if (n < 0) break;
+                pos += n;
+            }
+            byte[] out = new byte[b.position()];
+            b.flip().get(out);
+            return out;
+        });
+    }
+
+    @Override public Promise<Void> sync(String file) {
+        return run(() -> {
+            channel(file, false).force(true);
+            return null;
+        });
+    }
+
+    @Override public Promise<Void> syncDirectory() {
+        return run(() -> {
+            try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+                ch.force(true);
+            }
+            return null;
+        });
+    }
+
+    @Override public Promise<Void> rename(String from, String to) {
+        return run(() -> {
+            closeHandle(from);
+            closeHandle(to);
+            Files.move(path(from), path(to), StandardCopyOption.ATOMIC_MOVE);
+            return null;
+        });
+    }
+
+    @Override public Promise<Void> delete(String file) {
+        return run(() -> {
+            closeHandle(file);
+            Files.deleteIfExists(path(file));
+            return null;
+        });
+    }
+
+    @Override public Promise<List<String>> list() {
+        return run(() -> {
+            List<String> names = new ArrayList<>();
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+                for (Path p : ds) if (Files.isRegularFile(p)) names.add(p.getFileName().toString());
+            }
+            Collections.sort(names);
+            return names;
+        });
+    }
+
+    void close() {
+        synchronized (open) {
+            for (FileChannel ch : open.values()) {
+                try { ch.close(); } catch (IOException ignored) { /* closing anyway */ }
+            }
+            open.clear();
+        }
+    }
+
+    private Path path(String file) {
+        if (file.isEmpty() || file.contains("/") || file.equals(".") || file.equals("..")) {
+            throw new IllegalArgumentException("bad file name '" + file + "'");
+        }
+        return dir.resolve(file);
+    }
+
+    private FileChannel channel(String file, boolean create) throws IOException {
+        synchronized (open) {
+            FileChannel ch = open.get(file);
+            if (ch != null && ch.isOpen()) return ch;
+            try {
+                ch = create
+                        ? FileChannel.open(path(file), StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                        : FileChannel.open(path(file), StandardOpenOption.READ, StandardOpenOption.WRITE);
+            } catch (NoSuchFileException e) {
+                throw new NoSuchFile(file);
+            }
+            open.put(file, ch);
+            if (open.size() > MAX_OPEN_FILES) {
+                var it = open.entrySet().iterator();
+                var eldest = it.next();
+                it.remove();
+                try { eldest.getValue().close(); } catch (IOException ignored) { /* reopened on demand */ }
+            }
+            return ch;
+        }
+    }
+
+    private void closeHandle(String file) throws IOException {
+        synchronized (open) {
+            FileChannel ch = open.remove(file);
+            if (ch != null) ch.close();
+        }
+    }
+
+    private interface IoCall<T> { T call() throws IOException; }
+
+    private <T> Promise<T> run(IoCall<T> call) {
+        Promise<T> p = new Promise<>();
+        try {
+            io.execute(() -> {
+                T v;
+                try {
+                    v = call.call();
+                } catch (IOException e) {
+                    loop.execute(() -> p.fail(new UncheckedIOException(e)));
+                    return;
+                } catch (RuntimeException e) {
+                    loop.execute(() -> p.fail(e));
+                    return;
+                }
+                loop.execute(() -> p.complete(v));
+            });
+        } catch (RejectedExecutionException e) {
+            p.fail(new IllegalStateException("volume " + name + " is closed"));
+        }
+        return p;
+    }
+}

@@ -1,0 +1,177 @@
+package dev.cairn.core.real;
+
+import dev.cairn.core.env.Address;
+import dev.cairn.core.env.MessageHandler;
+import dev.cairn.core.env.Transport;
+import dev.cairn.core.proto.Codec;
+import dev.cairn.core.proto.CodecException;
+import dev.cairn.core.proto.Message;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.LengthFieldPrepender;
+import io.netty.handler.codec.TooLongFrameException;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * TCP with 4-byte length-prefixed frames, one connection per peer, all on the node's event loop.
+ * A frame longer than {@link Codec#MAX_FRAME_BYTES} or one that does not decode closes its connection
+ * (the node stays up). Outbound connections are keyed by the target address; accepted ones by the
+ * peer's address, so a reply to {@code from} goes back over the connection the request came on.
+ */
+final class NettyTransport implements Transport {
+    private static final Logger LOG = LoggerFactory.getLogger(NettyTransport.class);
+    /** Messages queued for a peer while its connection is being set up. */
+    static final int MAX_QUEUED_WHILE_CONNECTING = 4096;
+    static final int CONNECT_TIMEOUT_MILLIS = 3000;
+
+    private final EventLoop loop;
+    private final String host;
+    private final Map<Address, Channel> channels = new HashMap<>();
+    private final Map<Address, ArrayDeque<Message>> connecting = new HashMap<>();
+    private Channel server;
+    private MessageHandler handler;
+    private boolean stopped;
+
+    NettyTransport(EventLoop loop, String host) {
+        this.loop = loop;
+        this.host = host;
+    }
+
+    /** Binds the listening socket; called by the runtime before the node starts, off the loop. */
+    void bind(Address local) throws InterruptedException {
+        ServerBootstrap b = new ServerBootstrap()
+                .group(loop)
+                .channel(NioServerSocketChannel.class)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override protected void initChannel(SocketChannel ch) {
+                        InetSocketAddress r = ch.remoteAddress();
+                        Address peer = new Address(r.getAddress().getHostAddress(), r.getPort());
+                        pipeline(ch, peer);
+                        channels.put(peer, ch);
+                    }
+                });
+        ChannelFuture f = b.bind(local.host(), local.port()).await();
+        if (!f.isSuccess()) {
+            throw new IllegalStateException("cannot listen on " + local + ": " + f.cause().getMessage(), f.cause());
+        }
+        server = f.channel();
+    }
+
+    @Override public void start(Address local, MessageHandler h) {
+        assert loop.inEventLoop();
+        this.handler = h;
+    }
+
+    @Override public void send(Address to, Message message) {
+        assert loop.inEventLoop() : "send off the node's loop";
+        if (stopped) return;
+        Channel ch = channels.get(to);
+        if (ch != null) {
+            write(ch, message);
+            return;
+        }
+        ArrayDeque<Message> q = connecting.get(to);
+        if (q != null) {
+            if (q.size() >= MAX_QUEUED_WHILE_CONNECTING) {
+                LOG.warn("[{}] dropping message to {}: {} queued while connecting", host, to, q.size());
+                return;
+            }
+            q.add(message);
+            return;
+        }
+        q = new ArrayDeque<>();
+        q.add(message);
+        connecting.put(to, q);
+        Bootstrap b = new Bootstrap()
+                .group(loop)
+                .channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override protected void initChannel(SocketChannel ch) { pipeline(ch, to); }
+                });
+        b.connect(to.host(), to.port()).addListener((ChannelFuture f) -> {
+            ArrayDeque<Message> queued = connecting.remove(to);
+            if (!f.isSuccess() || stopped) {
+                LOG.debug("[{}] connect to {} failed: {}", host, to, f.cause() == null ? "stopped" : f.cause().toString());
+                if (f.isSuccess()) f.channel().close();
+                if (handler != null && !stopped) handler.onDisconnect(to);
+                return;
+            }
+            channels.put(to, f.channel());
+            if (queued != null) for (Message m : queued) write(f.channel(), m);
+        });
+    }
+
+    private void write(Channel ch, Message m) {
+        byte[] bytes = Codec.encode(m);
+        if (bytes.length > Codec.MAX_FRAME_BYTES) {
+            throw new IllegalArgumentException(m.getClass().getSimpleName() + " of " + bytes.length + " bytes exceeds the frame limit");
+        }
+        ch.writeAndFlush(Unpooled.wrappedBuffer(bytes));
+    }
+
+    private void pipeline(SocketChannel ch, Address peer) {
+        ch.pipeline()
+                .addLast(new LengthFieldBasedFrameDecoder(Codec.MAX_FRAME_BYTES, 0, 4, 0, 4))
+                .addLast(new LengthFieldPrepender(4))
+                .addLast(new ChannelInboundHandlerAdapter() {
+                    @Override public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        ByteBuf buf = (ByteBuf) msg;
+                        Message m;
+                        try {
+                            m = Codec.decode(ByteBufUtil.getBytes(buf));
+                        } catch (CodecException e) {
+                            LOG.warn("[{}] closing connection with {}: malformed frame ({})", host, peer, e.getMessage());
+                            ctx.close();
+                            return;
+                        } finally {
+                            buf.release();
+                        }
+                        if (handler != null && !stopped) handler.onMessage(peer, m);
+                    }
+
+                    @Override public void channelInactive(ChannelHandlerContext ctx) {
+                        if (channels.get(peer) == ctx.channel()) channels.remove(peer);
+                        if (handler != null && !stopped) handler.onDisconnect(peer);
+                    }
+
+                    @Override public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                        if (cause instanceof TooLongFrameException) {
+                            LOG.warn("[{}] closing connection with {}: {}", host, peer, cause.getMessage());
+                        } else {
+                            LOG.debug("[{}] connection with {} failed: {}", host, peer, cause.toString());
+                        }
+                        ctx.close();
+                    }
+                });
+    }
+
+    @Override public void stop() {
+        stopped = true;
+        for (Channel ch : channels.values()) ch.close();
+        channels.clear();
+        connecting.clear();
+        if (server != null) server.close();
+    }
+}

@@ -1,0 +1,90 @@
+package dev.cairn.core.real;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.KvBatch;
+import dev.cairn.core.env.KvStore;
+import dev.cairn.core.env.Scheduler;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.ExecutorService;
+import java.util.function.BiPredicate;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The key-value store on RocksDB. A batch is written to the memtable and the WAL at once (visible to
+ * reads); a synced batch then waits for a WAL fsync on the I/O pool, which also covers every earlier
+ * batch, and completes on the node's loop.
+ */
+final class RocksKv implements KvStore, AutoCloseable {
+    static { RocksDB.loadLibrary(); }
+
+    private final RocksDB db;
+    private final Options options;
+    private final WriteOptions noSync = new WriteOptions().setSync(false);
+    private final ExecutorService io;
+    private final Scheduler loop;
+
+    RocksKv(Path dir, ExecutorService io, Scheduler loop) {
+        this.io = io;
+        this.loop = loop;
+        this.options = new Options().setCreateIfMissing(true);
+        try {
+            Files.createDirectories(dir);
+            this.db = RocksDB.open(options, dir.toString());
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot open metadata store in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override public byte[] get(byte[] key) {
+        try {
+            return db.get(key);
+        } catch (RocksDBException e) {
+            throw new IllegalStateException("metadata read failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override public void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor) {
+        try (RocksIterator it = db.newIterator()) {
+            for (it.seek(prefix); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                if (k.length < prefix.length || !Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length)) break;
+                if (!visitor.test(k, it.value())) break;
+            }
+        }
+    }
+
+    @Override public Promise<Void> write(KvBatch batch, boolean sync) {
+        try (WriteBatch wb = new WriteBatch()) {
+            for (KvBatch.Op op : batch.ops()) {
+                if (op.value() == null) wb.delete(op.key()); else wb.put(op.key(), op.value());
+            }
+            db.write(noSync, wb);
+        } catch (RocksDBException e) {
+            return Promise.failed(new IllegalStateException("metadata write failed: " + e.getMessage(), e));
+        }
+        if (!sync) return Promise.completed(null);
+        Promise<Void> p = new Promise<>();
+        io.execute(() -> {
+            try {
+                db.flushWal(true);
+                loop.execute(() -> p.complete(null));
+            } catch (RocksDBException e) {
+                loop.execute(() -> p.fail(new IllegalStateException("metadata fsync failed: " + e.getMessage(), e)));
+            }
+        });
+        return p;
+    }
+
+    @Override public void close() {
+        db.close();
+        noSync.close();
+        options.close();
+    }
+}
