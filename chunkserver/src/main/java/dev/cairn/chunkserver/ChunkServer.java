@@ -163,12 +163,12 @@ public final class ChunkServer implements Node, MessageHandler {
             ServerRef next = forward.get(0);
             rpc.call(next.address(), nextRequest.apply(forward.subList(1, forward.size())), ChainReply.class, CHAIN_CALL_NANOS)
                     .onComplete((r, e) -> downstream.complete(e == null ? r
-                            : new ChainReply(rid, CairnException.statusOf(e), next.id(), String.valueOf(e.getMessage()))));
+                            : new ChainReply(rid, CairnException.statusOf(e), next.id(), CairnException.detailOf(e))));
         }
         local.onComplete((v, e) -> downstream.onSuccess(down -> {
             ChainReply reply;
             if (e != null) {
-                reply = new ChainReply(rid, CairnException.statusOf(e), config.serverId(), String.valueOf(e.getMessage()));
+                reply = new ChainReply(rid, CairnException.statusOf(e), config.serverId(), CairnException.detailOf(e));
             } else if (down.status() != Status.OK) {
                 reply = new ChainReply(rid, down.status(), down.failedServer(), down.detail());
             } else {
@@ -199,12 +199,12 @@ public final class ChunkServer implements Node, MessageHandler {
                 rpc.call(config.master(), rid -> new ReportBad(rid, config.serverId(), r.chunkId(), r.version(), e.getMessage()),
                         Ack.class, MASTER_CALL_NANOS);
             }
-            env.transport().send(from, new DataReply(r.rid(), s, String.valueOf(e.getMessage()), new byte[0]));
+            env.transport().send(from, new DataReply(r.rid(), s, CairnException.detailOf(e), new byte[0]));
         });
     }
 
     private void ack(Address from, long rid, Promise<Void> op) {
         op.onComplete((v, e) -> env.transport().send(from, e == null ? Ack.ok(rid)
-                : new Ack(rid, CairnException.statusOf(e), String.valueOf(e.getMessage()))));
+                : new Ack(rid, CairnException.statusOf(e), CairnException.detailOf(e))));
     }
 }

@@ -129,7 +129,7 @@ public final class CairnClient implements Node, MessageHandler {
         ServerRef head = chain.get(0);
         Promise<ChainReply> out = new Promise<>();
         rpc.call(head.address(), req, ChainReply.class, CHAIN_CALL_NANOS).onComplete((r, e) ->
-                out.complete(e == null ? r : new ChainReply(0, CairnException.statusOf(e), head.id(), String.valueOf(e.getMessage()))));
+                out.complete(e == null ? r : new ChainReply(0, CairnException.statusOf(e), head.id(), CairnException.detailOf(e))));
         return out;
     }
 

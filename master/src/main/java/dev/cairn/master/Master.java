@@ -117,7 +117,7 @@ public final class Master implements Node, MessageHandler {
             reply = Promise.failed(e);
         }
         reply.onComplete((r, e) -> {
-            Message out = e == null ? r : errorReply(m, CairnException.statusOf(e), String.valueOf(e.getMessage()));
+            Message out = e == null ? r : errorReply(m, CairnException.statusOf(e), CairnException.detailOf(e));
             if (out != null) env.transport().send(from, out);
         });
     }

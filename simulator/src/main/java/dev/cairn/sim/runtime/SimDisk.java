@@ -86,6 +86,13 @@ final class SimDisk {
 
     List<String> list() { return new ArrayList<>(names.keySet()); }
 
+    void flipBit(String file, long offset, int bit) {
+        SimFile f = names.get(file);
+        if (f == null) throw new IllegalArgumentException("no file " + file + " on " + name);
+        if (offset < f.current.length) f.current[(int) offset] ^= (byte) (1 << bit);
+        if (offset < f.durable.length) f.durable[(int) offset] ^= (byte) (1 << bit);
+    }
+
     /** Everything not synced is gone: names revert to the durable directory, bytes to the durable image. */
     void powerLoss() {
         names.clear();

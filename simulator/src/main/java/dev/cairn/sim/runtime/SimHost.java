@@ -94,6 +94,9 @@ public final class SimHost {
         net.hostDown(this);
     }
 
+    /** Silent corruption: flips one bit of a file on a disk (in the page cache and on the platter alike). */
+    public void flipBit(String volume, String file, long offset, int bit) { disk(volume).flipBit(file, offset, bit); }
+
     /** Loses power: a crash plus every unsynced write on its disks and key-value store. */
     public void powerLoss() {
         crash();

@@ -12,6 +12,8 @@ import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -161,7 +163,7 @@ public final class Codec {
         else if (raw == int.class || raw == Integer.class) out.int4((Integer) requireNonNull(v, type));
         else if (raw == boolean.class || raw == Boolean.class) out.byte1((Boolean) requireNonNull(v, type) ? 1 : 0);
         else if (raw == String.class) {
-            byte[] b = ((String) requireNonNull(v, type)).getBytes(StandardCharsets.UTF_8);
+            byte[] b = utf8((String) requireNonNull(v, type));
             if (b.length > MAX_STRING_BYTES) throw new IllegalArgumentException("string over " + MAX_STRING_BYTES + " bytes");
             out.int4(b.length);
             out.bytes(b);
@@ -208,9 +210,16 @@ public final class Codec {
         }
         if (raw == String.class) {
             int n = length(in, MAX_STRING_BYTES, "string");
-            byte[] b = new byte[n];
-            in.get(b);
-            return new String(b, StandardCharsets.UTF_8);
+            ByteBuffer slice = in.slice().limit(n);
+            in.position(in.position() + n);
+            try {
+                return StandardCharsets.UTF_8.newDecoder()
+                        .onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(slice).toString();
+            } catch (CharacterCodingException e) {
+                throw new CodecException("string is not valid UTF-8", e);
+            }
         }
         if (raw == byte[].class) {
             int n = length(in, Integer.MAX_VALUE, "byte array");
@@ -241,6 +250,21 @@ public final class Codec {
         if (n < 0 || n > max) throw new CodecException(what + " length " + n + " out of range");
         if (n > in.remaining()) throw new CodecException(what + " length " + n + " exceeds the " + in.remaining() + " bytes left");
         return n;
+    }
+
+    /** Strict UTF-8: a string with unpaired surrogates cannot be sent (it would not come back equal). */
+    private static byte[] utf8(String s) {
+        try {
+            ByteBuffer b = StandardCharsets.UTF_8.newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .encode(java.nio.CharBuffer.wrap(s));
+            byte[] out = new byte[b.remaining()];
+            b.get(out);
+            return out;
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("string is not valid Unicode", e);
+        }
     }
 
     private static Class<?> rawClass(Type t) {

@@ -26,6 +26,7 @@ import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.handler.codec.TooLongFrameException;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -167,9 +168,15 @@ final class NettyTransport implements Transport {
                 });
     }
 
+    /** Closes every connection and the listener; runs on the loop (waiting for it when called from outside). */
     @Override public void stop() {
+        if (!loop.inEventLoop()) {
+            if (!loop.isShuttingDown()) loop.submit(this::stop).awaitUninterruptibly(5_000);
+            return;
+        }
         stopped = true;
-        for (Channel ch : channels.values()) ch.close();
+        // closing fires channelInactive, which edits the map: close a copy
+        for (Channel ch : new ArrayList<>(channels.values())) ch.close();
         channels.clear();
         connecting.clear();
         if (server != null) server.close();

@@ -1,0 +1,115 @@
+package dev.cairn.chaos;
+
+import dev.cairn.client.CairnClient;
+import dev.cairn.client.FileReader;
+import dev.cairn.client.FileWriter;
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Codec;
+import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.DirEntry;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.real.RealRuntime;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * A blocking facade over a {@link CairnClient} node running on the real runtime, for the CLI and tests.
+ * Each call runs on the client's event loop; the calling thread waits for the answer.
+ */
+public final class RealClient implements AutoCloseable {
+    /** Longest a single call may take before the caller gives up. */
+    static final long CALL_TIMEOUT_SECONDS = 300;
+    /** Bytes read from or written to local files per step. */
+    static final int IO_STEP = Codec.MAX_DATA_BYTES;
+
+    private final RealRuntime runtime;
+    private final boolean ownsRuntime;
+    private final RealRuntime.Handle<CairnClient> handle;
+
+    private RealClient(RealRuntime runtime, boolean owns, Address master, Path scratch) {
+        this.runtime = runtime;
+        this.ownsRuntime = owns;
+        this.handle = runtime.start("client", scratch, null, List.of(), env -> new CairnClient(env, master));
+    }
+
+    /** A client with its own runtime, talking to the master at {@code master}. */
+    public static RealClient connect(Address master) {
+        return new RealClient(new RealRuntime(), true, master, Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /** A client on an existing runtime (tests, the local cluster). */
+    public static RealClient on(RealRuntime runtime, Address master) {
+        return new RealClient(runtime, false, master, Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    public <T> T await(Function<CairnClient, Promise<T>> call) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        handle.run(c -> call.apply(c).onComplete((v, e) -> {
+            if (e != null) f.completeExceptionally(e); else f.complete(v);
+        }));
+        try {
+            return f.get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw new IllegalStateException(e.getCause());
+        } catch (TimeoutException e) {
+            throw new CairnException(Status.UNAVAILABLE, "no answer within " + CALL_TIMEOUT_SECONDS + "s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CairnException(Status.UNAVAILABLE, "interrupted");
+        }
+    }
+
+    public FileAttr lookup(String path) { return await(c -> c.lookup(path)); }
+
+    public FileAttr mkdir(String path) { return await(c -> c.mkdir(path)); }
+
+    public List<DirEntry> list(String path) { return await(c -> c.list(path)); }
+
+    public void remove(String path) { await(c -> c.remove(path)); }
+
+    /** Creates {@code path} and streams {@code in} into it; returns only when it is durable on every copy. */
+    public long put(InputStream in, String path, int chunkSize, int goal) throws IOException {
+        FileAttr attr = await(c -> c.create(path, chunkSize, goal));
+        FileWriter w = await(c -> Promise.completed(c.writer(attr)));
+        byte[] buf = new byte[IO_STEP];
+        long total = 0;
+        for (int n; (n = in.readNBytes(buf, 0, buf.length)) > 0; ) {
+            byte[] piece = n == buf.length ? buf.clone() : java.util.Arrays.copyOf(buf, n);
+            await(c -> w.write(piece));
+            total += n;
+        }
+        await(c -> w.close());
+        return total;
+    }
+
+    /** Streams the file at {@code path} into {@code out}; returns the byte count. */
+    public long get(String path, OutputStream out) throws IOException {
+        FileAttr attr = lookup(path);
+        if (attr.type() != dev.cairn.core.proto.Types.FileType.FILE) throw new CairnException(Status.IS_DIR, path);
+        FileReader r = await(c -> Promise.completed(c.reader(attr)));
+        long off = 0;
+        while (off < attr.size()) {
+            long at = off;
+            byte[] b = await(c -> r.read(at, IO_STEP));
+            if (b.length == 0) throw new CairnException(Status.IO, "short read at " + off + " of " + attr.size());
+            out.write(b);
+            off += b.length;
+        }
+        return off;
+    }
+
+    @Override public void close() {
+        if (ownsRuntime) runtime.close(); else runtime.stop(handle);
+    }
+}

@@ -1,0 +1,122 @@
+package dev.cairn.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cairn.chaos.LocalCluster;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The cairn command as a user runs it (exit codes and output), against a real local cluster. */
+class CliTest {
+    @TempDir Path dir;
+    final ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+    PrintStream oldOut, oldErr;
+
+    @BeforeEach void capture() {
+        oldOut = System.out;
+        oldErr = System.err;
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    @AfterEach void restore() {
+        System.setOut(oldOut);
+        System.setErr(oldErr);
+    }
+
+    String out() { return out.toString(StandardCharsets.UTF_8); }
+
+    String err() { return err.toString(StandardCharsets.UTF_8); }
+
+    static List<Integer> freePorts(int n) throws Exception {
+        List<ServerSocket> held = new ArrayList<>();
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
+            held.add(s);
+            ports.add(s.getLocalPort());
+        }
+        for (ServerSocket s : held) s.close();
+        return ports;
+    }
+
+    @Test void putGetLsRmAgainstALocalCluster() throws Exception {
+        List<Integer> p = freePorts(4);
+        String master = "127.0.0.1:" + p.get(0);
+        byte[] data = new byte[3_000_000];
+        new SplittableRandom(5).nextBytes(data);
+        Path src = dir.resolve("src.bin"), back = dir.resolve("back.bin");
+        Files.write(src, data);
+        try (LocalCluster cluster = LocalCluster.start(dir.resolve("data"), p.get(0), p.subList(1, 4))) {
+            cluster.awaitReady();
+            assertThat(Main.run("mkdir", "--master", master, "/dir")).isZero();
+            assertThat(Main.run("put", "--master", master, "--chunk-size-mb", "1", src.toString(), "/dir/f")).as(err()).isZero();
+            assertThat(out()).contains("durable on every copy");
+            assertThat(Main.run("ls", "--master", master, "/dir")).isZero();
+            assertThat(out()).contains("3000000").contains(" f");
+            assertThat(Main.run("get", "--master", master, "/dir/f", back.toString())).isZero();
+            assertThat(Files.readAllBytes(back)).isEqualTo(data);
+
+            assertThat(Main.run("get", "--master", master, "/dir/missing", dir.resolve("x").toString())).isEqualTo(1);
+            assertThat(err()).contains("/dir/missing: no such file or directory");
+            assertThat(Files.exists(dir.resolve("x"))).isFalse();
+            assertThat(Main.run("put", "--master", master, dir.resolve("nope").toString(), "/y")).isEqualTo(1);
+            assertThat(Main.run("put", "--master", master, src.toString(), "/dir/f")).isEqualTo(1);
+            assertThat(err()).contains("already exists");
+            assertThat(Main.run("rm", "--master", master, "/dir")).isEqualTo(1);
+            assertThat(err()).contains("not empty");
+            assertThat(Main.run("rm", "--master", master, "/dir/f")).isZero();
+            assertThat(Main.run("rm", "--master", master, "/dir")).isZero();
+            assertThat(Main.run("ls", "--master", master, "relative")).isEqualTo(1);
+            assertThat(err()).contains("must be absolute");
+        }
+    }
+
+    @Test void aClusterThatIsNotThereIsAClearError() throws Exception {
+        int port = freePorts(1).get(0);
+        assertThat(Main.run("ls", "--master", "127.0.0.1:" + port, "/")).isEqualTo(1);
+        assertThat(err()).contains("cluster unavailable");
+    }
+
+    @Test void simRunsOneSeedAndASweep() {
+        assertThat(Main.run("sim", "--seed", "3", "--duration", "5s")).isZero();
+        assertThat(out()).contains("seed 3: PASS").contains("trace hash");
+        assertThat(Main.run("sim", "--seeds", "1..3", "--duration", "3s", "--jobs", "2")).isZero();
+        assertThat(out()).contains("3 seeds run, 0 failed");
+    }
+
+    @Test void simWritesATraceThatReplaysIdentically() throws Exception {
+        Path t1 = dir.resolve("t1"), t2 = dir.resolve("t2");
+        assertThat(Main.run("sim", "--seed", "11", "--duration", "3s", "--trace", t1.toString())).isZero();
+        assertThat(Main.run("sim", "--seed", "11", "--duration", "3s", "--trace", t2.toString())).isZero();
+        assertThat(Files.readAllLines(t1)).isNotEmpty().isEqualTo(Files.readAllLines(t2));
+    }
+
+    @Test void badArgumentsAreUsageErrors() {
+        assertThat(Main.run("sim", "--seed", "1", "--duration", "soon")).isEqualTo(Main.EXIT_USAGE);
+        assertThat(err()).contains("bad duration");
+        assertThat(Main.run("sim", "--seed", "1", "--faults", "meteor")).isEqualTo(Main.EXIT_USAGE);
+        assertThat(Main.run("sim")).isEqualTo(Main.EXIT_USAGE);
+        assertThat(Main.run("ls", "--master", "nonsense", "/")).isEqualTo(Main.EXIT_USAGE);
+        assertThat(Main.run("no-such-command")).isEqualTo(Main.EXIT_USAGE);
+    }
+
+    @Test void durationsParse() {
+        assertThat(Durations.parseNanos("60s")).isEqualTo(60_000_000_000L);
+        assertThat(Durations.parseNanos("2m")).isEqualTo(120_000_000_000L);
+        assertThat(Durations.parseNanos("500ms")).isEqualTo(500_000_000L);
+        assertThat(Durations.parseNanos("1.5")).isEqualTo(1_500_000_000L);
+    }
+}

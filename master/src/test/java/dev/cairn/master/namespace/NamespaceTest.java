@@ -1,0 +1,125 @@
+package dev.cairn.master.namespace;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.DirEntry;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.core.testing.MemKv;
+import dev.cairn.master.meta.ChunkRecord;
+import dev.cairn.master.meta.LocalMetaLog;
+import dev.cairn.master.meta.MetaCommand;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class NamespaceTest {
+    MemKv kv;
+    Namespace ns;
+    LocalMetaLog log;
+
+    @BeforeEach void format() {
+        kv = new MemKv();
+        ns = new Namespace(kv, 3);
+        assertThat(ns.isEmpty()).isTrue();
+        kv.write(ns.formatBatch(0), true);
+        log = new LocalMetaLog(kv, ns);
+    }
+
+    <R> R submit(MetaCommand<R> c) {
+        var p = log.submit(c);
+        if (p.isFailed()) throw (RuntimeException) p.error();
+        return p.value();
+    }
+
+    static Status statusOf(Runnable r) {
+        try {
+            r.run();
+            return Status.OK;
+        } catch (CairnException e) {
+            return e.status();
+        }
+    }
+
+    @Test void createLookupListRemoveInATree() {
+        submit(new MetaCommand.Mkdir("/a", 1));
+        submit(new MetaCommand.Mkdir("/a/b", 2));
+        FileAttr f = submit(new MetaCommand.CreateFile("/a/b/f", 0, 0, 3));
+        assertThat(f.type()).isEqualTo(FileType.FILE);
+        assertThat(f.chunkSize()).isEqualTo(Namespace.DEFAULT_CHUNK_SIZE);
+        assertThat(f.goal()).isEqualTo(3);
+        assertThat(ns.resolve("/a/b/f").inode()).isEqualTo(f.inode());
+        assertThat(ns.resolve("//a///b/f/").inode()).isEqualTo(f.inode());
+        assertThat(ns.list("/a/b")).extracting(DirEntry::name).containsExactly("f");
+        assertThat(statusOf(() -> submit(new MetaCommand.Remove("/a")))).isEqualTo(Status.NOT_EMPTY);
+        submit(new MetaCommand.Remove("/a/b/f"));
+        submit(new MetaCommand.Remove("/a/b"));
+        submit(new MetaCommand.Remove("/a"));
+        assertThat(ns.list("/")).isEmpty();
+        assertThat(statusOf(() -> ns.resolve("/a"))).isEqualTo(Status.NOT_FOUND);
+    }
+
+    @Test void errorsNameTheirCauseAndWriteNothing() {
+        submit(new MetaCommand.CreateFile("/f", 0, 0, 1));
+        int keys = kv.size();
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/f", 0, 0, 1)))).isEqualTo(Status.EXISTS);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/f/g", 0, 0, 1)))).isEqualTo(Status.NOT_DIR);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/no/g", 0, 0, 1)))).isEqualTo(Status.NOT_FOUND);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/g", 1000, 0, 1)))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/g", 0, 99, 1)))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.Remove("/")))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> ns.list("/f"))).isEqualTo(Status.NOT_DIR);
+        assertThat(kv.size()).isEqualTo(keys);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "relative", "/a/../b", "/./a", "/a\u0000b"})
+    void malformedPathsAreRefused(String path) {
+        assertThat(statusOf(() -> ns.resolve(path))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.Mkdir(path, 0)))).isIn(Status.BAD_REQUEST, Status.EXISTS);
+    }
+
+    @Test void overlongNamesAreRefused() {
+        assertThat(statusOf(() -> submit(new MetaCommand.Mkdir("/" + "x".repeat(256), 0)))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> ns.resolve("/" + "a/".repeat(3000)))).isEqualTo(Status.BAD_REQUEST);
+    }
+
+    @Test void chunksAreAllocatedOnceAndVersionsOnlyGrow() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, 2, 0));
+        ChunkRecord c0 = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        assertThat(c0.version()).isEqualTo(1);
+        assertThat(submit(new MetaCommand.AllocChunk(f.inode(), 0))).isEqualTo(c0);
+        ChunkRecord c1 = submit(new MetaCommand.AllocChunk(f.inode(), 1));
+        assertThat(c1.chunkId()).isGreaterThan(c0.chunkId());
+        ChunkRecord bumped = submit(new MetaCommand.BumpVersion(c0.chunkId()));
+        assertThat(bumped.version()).isEqualTo(2);
+        assertThat(ns.chunk(c0.chunkId()).version()).isEqualTo(2);
+        assertThat(ns.chunks(f.inode(), 0, 10)).extracting(ChunkRecord::index).containsExactly(0, 1);
+        assertThat(ns.nextChunkId()).isEqualTo(c1.chunkId() + 1);
+        List<Long> removed = submit(new MetaCommand.Remove("/f"));
+        assertThat(removed).containsExactly(c0.chunkId(), c1.chunkId());
+        assertThat(ns.chunk(c0.chunkId())).isNull();
+        assertThat(statusOf(() -> submit(new MetaCommand.BumpVersion(c0.chunkId())))).isEqualTo(Status.NOT_FOUND);
+    }
+
+    @Test void lengthCommitsAndEverythingSurvivesAReopen() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 0, 0, 5));
+        submit(new MetaCommand.SetLength(f.inode(), 12345, 9));
+        Namespace reopened = new Namespace(kv, 3);
+        assertThat(reopened.isEmpty()).isFalse();
+        assertThat(reopened.resolve("/f").size()).isEqualTo(12345);
+        assertThat(reopened.resolve("/f").mtimeMillis()).isEqualTo(9);
+    }
+
+    @Test void everyAcceptedMutationIsSyncedBeforeItsReply() {
+        int before = kv.syncedWrites();
+        submit(new MetaCommand.Mkdir("/d", 0));
+        submit(new MetaCommand.CreateFile("/d/f", 0, 0, 0));
+        assertThat(kv.syncedWrites()).isEqualTo(before + 2);
+    }
+}

@@ -1,0 +1,184 @@
+package dev.cairn.chunkserver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.chunk.ChunkFormat;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.env.Env;
+import dev.cairn.core.env.Node;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.ChunkReport;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.runtime.SimWorld;
+import dev.cairn.sim.runtime.Simulation;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The chunk store on a simulated disk: checksummed blocks, unsynced data lost to power, recovery from headers. */
+class ChunkStoreSimTest {
+    /** A node that only holds a store on disk0. */
+    static final class StoreNode implements Node {
+        final ChunkStore store;
+        StoreNode(Env env) { store = new ChunkStore(List.of(env.volume("disk0")), env.log(StoreNode.class)); }
+        @Override public void start() { }
+    }
+
+    final Simulation sim = new Simulation(1);
+    final SimWorld world = new SimWorld(sim, false);
+    final SimHost host = world.addHost("cs", new Address("cs", 1), 0, StoreNode::new);
+
+    ChunkStoreSimTest() { host.start(); }
+
+    ChunkStore store() { return ((StoreNode) host.node()).store; }
+
+    /** Runs an operation on the host and the world until it completes. */
+    <T> T run(Function<ChunkStore, Promise<T>> op) {
+        Object[] box = new Object[2];
+        boolean[] done = {false};
+        sim.at(0, host, Simulation.Kind.TASK, 0, () -> {
+            Promise<T> p;
+            try { p = op.apply(store()); } catch (RuntimeException e) { p = Promise.failed(e); }
+            p.onComplete((v, e) -> { box[0] = v; box[1] = e; done[0] = true; });
+        });
+        long deadline = sim.now() + 60_000_000_000L;
+        while (!done[0] && sim.now() < deadline) sim.runUntil(sim.now() + 1_000_000);
+        assertThat(done[0]).as("operation finished").isTrue();
+        if (box[1] != null) throw (RuntimeException) box[1];
+        @SuppressWarnings("unchecked") T v = (T) box[0];
+        return v;
+    }
+
+    <T> Status failure(Function<ChunkStore, Promise<T>> op) {
+        try {
+            run(op);
+            return Status.OK;
+        } catch (CairnException e) {
+            return e.status();
+        }
+    }
+
+    byte[] read(long id, long version, long off, int len) {
+        return run(s -> s.read(id, version, off, len));
+    }
+
+    void restart(boolean powerLoss) {
+        if (powerLoss) host.powerLoss(); else host.crash();
+        host.start();
+        run(ChunkStore::recover);
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void unevenWritesAndHolesReadBackAndSurviveACrash(long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        int size = 6 * ChunkFormat.BLOCK_SIZE;
+        byte[] model = new byte[size];
+        int length = 0;
+        run(s -> s.create(9, 1));
+        for (int i = 0; i < 25; i++) {
+            int off = r.nextInt(size - 1);
+            int len = 1 + r.nextInt(Math.min(size - off, 100_000));
+            byte[] data = new byte[len];
+            r.nextBytes(data);
+            System.arraycopy(data, 0, model, off, len);
+            length = Math.max(length, off + len);
+            run(s -> s.write(9, 1, off, data));
+            int from = r.nextInt(length), n = 1 + r.nextInt(length - from);
+            int l = length;
+            byte[] got = read(9, 1, from, n);
+            assertThat(got).isEqualTo(Arrays.copyOfRange(model, from, Math.min(l, from + n)));
+        }
+        run(s -> s.sync(9, 1));
+        restart(true);
+        int l = length;
+        assertThat(store().report()).containsExactly(new ChunkReport(9, 1, l));
+        assertThat(read(9, 1, 0, l)).isEqualTo(Arrays.copyOf(model, l));
+    }
+
+    @Test void powerLossDropsWhatWasNotSynced() {
+        byte[] a = bytes(100_000, 1), b = bytes(50_000, 2);
+        run(s -> s.create(5, 3));
+        run(s -> s.write(5, 3, 0, a));
+        run(s -> s.sync(5, 3));
+        run(s -> s.write(5, 3, 100_000, b));
+        run(s -> s.write(5, 3, 0, b)); // an unsynced overwrite of synced data too
+        restart(true);
+        assertThat(store().report()).containsExactly(new ChunkReport(5, 3, 100_000));
+        assertThat(read(5, 3, 0, 200_000)).isEqualTo(a);
+    }
+
+    @Test void aCrashWithoutPowerLossKeepsTheSyncedHeaderAndTheWrittenBytes() {
+        byte[] a = bytes(70_000, 3);
+        run(s -> s.create(6, 1));
+        run(s -> s.write(6, 1, 0, a));
+        run(s -> s.sync(6, 1));
+        restart(false);
+        assertThat(read(6, 1, 0, 70_000)).isEqualTo(a);
+    }
+
+    @Test void aChunkNeverSyncedDisappearsAfterPowerLoss() {
+        run(s -> s.create(7, 1));
+        run(s -> s.write(7, 1, 0, bytes(1000, 4)));
+        restart(true);
+        assertThat(store().report()).isEmpty();
+    }
+
+    @Test void anUnsyncedVersionBumpIsLostAndTheCopyIsStale() {
+        run(s -> s.create(8, 1));
+        run(s -> s.write(8, 1, 0, bytes(10, 5)));
+        run(s -> s.sync(8, 1));
+        run(s -> s.bump(8, 1, 2));
+        assertThat(failure(s -> s.read(8, 1, 0, 10))).isEqualTo(Status.STALE);
+        restart(true);
+        assertThat(store().report()).containsExactly(new ChunkReport(8, 1, 10));
+        run(s -> s.bump(8, 1, 3));
+        run(s -> s.sync(8, 3));
+        restart(true);
+        assertThat(store().report()).containsExactly(new ChunkReport(8, 3, 10));
+        assertThat(failure(s -> s.bump(8, 1, 4))).isEqualTo(Status.STALE);
+    }
+
+    @Test void aFlippedBitIsReportedCorruptNeverServed() {
+        byte[] a = bytes(3 * ChunkFormat.BLOCK_SIZE, 6);
+        run(s -> s.create(10, 1));
+        run(s -> s.write(10, 1, 0, a));
+        run(s -> s.sync(10, 1));
+        host.flipBit("disk0", ChunkFormat.fileName(10), ChunkFormat.DATA_OFFSET + ChunkFormat.BLOCK_SIZE + 17, 3);
+        assertThat(read(10, 1, 0, 1000)).isEqualTo(Arrays.copyOf(a, 1000)); // block 0 is fine
+        assertThat(failure(s -> s.read(10, 1, ChunkFormat.BLOCK_SIZE, 10))).isEqualTo(Status.CORRUPT);
+        assertThat(failure(s -> s.read(10, 1, 0, a.length))).isEqualTo(Status.CORRUPT);
+    }
+
+    @Test void aTornNewestHeaderFallsBackToTheOlderSlot() {
+        run(s -> s.create(11, 1));
+        run(s -> s.write(11, 1, 0, bytes(5000, 7)));
+        run(s -> s.sync(11, 1));  // slot 0 durable (length 5000)
+        run(s -> s.write(11, 1, 5000, bytes(5000, 8)));
+        run(s -> s.sync(11, 1));  // slot 1 durable and newest (length 10000)
+        host.flipBit("disk0", ChunkFormat.fileName(11), ChunkFormat.SLOT_SIZE + 40, 0); // tear slot 1
+        restart(false);
+        assertThat(store().report()).containsExactly(new ChunkReport(11, 1, 5000));
+    }
+
+    @Test void badRequestsAreRefused() {
+        run(s -> s.create(12, 1));
+        assertThat(failure(s -> s.write(12, 1, ChunkFormat.MAX_CHUNK_SIZE - 1, new byte[2]))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(failure(s -> s.write(12, 2, 0, new byte[2]))).isEqualTo(Status.STALE);
+        assertThat(failure(s -> s.read(99, 1, 0, 1))).isEqualTo(Status.NOT_FOUND);
+        assertThat(failure(s -> s.create(12, 1))).isEqualTo(Status.OK); // a retried create is fine
+        assertThat(failure(s -> s.create(12, 5))).isEqualTo(Status.EXISTS);
+    }
+
+    static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+}

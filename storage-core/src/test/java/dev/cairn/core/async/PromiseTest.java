@@ -1,0 +1,60 @@
+package dev.cairn.core.async;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PromiseTest {
+    @Test void callbacksRunOnceInOrderAndLateCompletionsAreIgnored() {
+        Promise<Integer> p = new Promise<>();
+        List<String> seen = new ArrayList<>();
+        p.onComplete((v, e) -> seen.add("a" + v));
+        p.map(v -> v * 2).onSuccess(v -> seen.add("b" + v));
+        assertThat(p.complete(3)).isTrue();
+        assertThat(p.complete(4)).isFalse();
+        assertThat(p.fail(new RuntimeException())).isFalse();
+        p.onSuccess(v -> seen.add("c" + v));
+        assertThat(seen).containsExactly("a3", "b6", "c3");
+    }
+
+    @Test void failuresPropagateThroughMapAndFlatMapAndThenRecovers() {
+        Promise<Integer> p = new Promise<>();
+        Promise<Integer> chained = p.map(v -> v + 1).flatMap(v -> Promise.completed(v + 1));
+        Promise<String> recovered = chained.then((v, e) -> Promise.completed(e == null ? "ok" : "recovered " + e.getMessage()));
+        p.fail(new IllegalStateException("boom"));
+        assertThat(chained.isFailed()).isTrue();
+        assertThat(recovered.value()).isEqualTo("recovered boom");
+    }
+
+    @Test void allWaitsForEveryPromiseAndReportsTheFirstFailure() {
+        Promise<Integer> a = new Promise<>(), b = new Promise<>();
+        Promise<List<Integer>> all = Promise.all(List.of(a, b));
+        b.fail(new IllegalStateException("b"));
+        assertThat(all.isDone()).isFalse();
+        a.complete(1);
+        assertThat(all.error()).hasMessage("b");
+        assertThat(Promise.all(List.<Promise<Integer>>of()).value()).isEmpty();
+    }
+
+    @Test void serialQueueRunsOneStepAtATime() {
+        SerialQueue q = new SerialQueue();
+        Promise<Void> first = new Promise<>();
+        List<String> order = new ArrayList<>();
+        q.submit(() -> { order.add("start1"); return first; }).onSuccess(v -> order.add("end1"));
+        q.submit(() -> { order.add("start2"); return Promise.completed(null); }).onSuccess(v -> order.add("end2"));
+        assertThat(order).containsExactly("start1");
+        first.complete(null);
+        assertThat(order).containsExactly("start1", "end1", "start2", "end2");
+        assertThat(q.idle()).isTrue();
+    }
+
+    @Test void aThrowingStepFailsOnlyItself() {
+        SerialQueue q = new SerialQueue();
+        Promise<Integer> bad = q.submit(() -> { throw new IllegalArgumentException("x"); });
+        Promise<Integer> good = q.submit(() -> Promise.completed(5));
+        assertThat(bad.isFailed()).isTrue();
+        assertThat(good.value()).isEqualTo(5);
+    }
+}

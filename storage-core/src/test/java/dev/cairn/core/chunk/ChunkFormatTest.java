@@ -1,0 +1,50 @@
+package dev.cairn.core.chunk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.cairn.core.chunk.ChunkFormat.Header;
+import dev.cairn.core.proto.CodecException;
+import java.util.SplittableRandom;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+class ChunkFormatTest {
+    @ParameterizedTest
+    @ValueSource(longs = {0, 1, 65535, 65536, 65537, 64L << 20})
+    void headerRoundTrips(long length) throws CodecException {
+        int[] crcs = new int[ChunkFormat.blocks(length)];
+        SplittableRandom r = new SplittableRandom(length);
+        for (int i = 0; i < crcs.length; i++) crcs[i] = r.nextInt();
+        Header h = new Header(42, 7, length, 3, crcs);
+        byte[] slot = ChunkFormat.encodeHeader(h);
+        assertThat(slot).hasSize(ChunkFormat.SLOT_SIZE);
+        assertThat(ChunkFormat.decodeHeader(slot, 42)).isEqualTo(h);
+    }
+
+    @Test void anyFlippedBitInTheUsedPartIsDetected() {
+        Header h = new Header(42, 7, 200_000, 3, new int[ChunkFormat.blocks(200_000)]);
+        byte[] slot = ChunkFormat.encodeHeader(h);
+        int used = 4 + 8 * 4 + 4 + 4 * h.crcs().length + 4;
+        for (int bit = 0; bit < used * 8; bit += 7) {
+            byte[] b = slot.clone();
+            b[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertThatThrownBy(() -> ChunkFormat.decodeHeader(b, 42)).isInstanceOf(CodecException.class);
+        }
+    }
+
+    @Test void blankAndForeignSlotsAreRefused() {
+        assertThatThrownBy(() -> ChunkFormat.decodeHeader(new byte[ChunkFormat.SLOT_SIZE], 1)).isInstanceOf(CodecException.class);
+        byte[] other = ChunkFormat.encodeHeader(new Header(1, 1, 0, 1, new int[0]));
+        assertThatThrownBy(() -> ChunkFormat.decodeHeader(other, 2)).isInstanceOf(CodecException.class).hasMessageContaining("chunk");
+    }
+
+    @Test void fileNamesMapBackToIds() {
+        for (long id : new long[] {1, 255, Long.MAX_VALUE, -1}) {
+            assertThat(ChunkFormat.chunkIdOf(ChunkFormat.fileName(id))).isEqualTo(id == -1 ? -1 : id);
+        }
+        assertThat(ChunkFormat.chunkIdOf("chunk_zz.ck")).isEqualTo(-1);
+        assertThat(ChunkFormat.chunkIdOf(".cairn-probe")).isEqualTo(-1);
+    }
+}

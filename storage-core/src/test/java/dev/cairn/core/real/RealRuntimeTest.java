@@ -1,0 +1,151 @@
+package dev.cairn.core.real;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.env.Env;
+import dev.cairn.core.env.KvBatch;
+import dev.cairn.core.env.MessageHandler;
+import dev.cairn.core.env.Node;
+import dev.cairn.core.env.Volume;
+import dev.cairn.core.proto.Ack;
+import dev.cairn.core.proto.MasterProtocol.Lookup;
+import dev.cairn.core.proto.Message;
+import dev.cairn.core.proto.Status;
+import java.io.DataOutputStream;
+import java.io.InputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The real runtime: volumes on disk, RocksDB, netty transport, and refusal of bad input. */
+class RealRuntimeTest {
+    /** A node that answers every Lookup with an Ack and records what it receives. */
+    static final class EchoNode implements Node, MessageHandler {
+        final Env env;
+        final Address listen;
+        final LinkedBlockingQueue<Message> received = new LinkedBlockingQueue<>();
+
+        EchoNode(Env env, Address listen) {
+            this.env = env;
+            this.listen = listen;
+        }
+
+        @Override public void start() { env.transport().start(listen, this); }
+
+        @Override public void onMessage(Address from, Message m) {
+            received.add(m);
+            if (m instanceof Lookup l) env.transport().send(from, new Ack(l.rid(), Status.OK, l.path()));
+        }
+    }
+
+    @TempDir Path dir;
+    final RealRuntime rt = new RealRuntime();
+
+    @AfterEach void close() { rt.close(); }
+
+    static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) { return s.getLocalPort(); }
+    }
+
+    static <N extends Node, T> T await(RealRuntime.Handle<N> h, Function<N, Promise<T>> op) throws Exception {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        h.run(n -> op.apply(n).onComplete((v, e) -> { if (e != null) f.completeExceptionally(e); else f.complete(v); }));
+        return f.get(20, TimeUnit.SECONDS);
+    }
+
+    @Test void volumeWritesReadsSyncsRenamesAndLists() throws Exception {
+        RealRuntime.Handle<EchoNode> h = rt.start("n", dir, null, List.of("disk0"), env -> new EchoNode(env, null));
+        Volume v = h.env().volume("disk0");
+        await(h, n -> v.write("a", 10, "hello".getBytes(StandardCharsets.UTF_8)));
+        await(h, n -> v.sync("a"));
+        await(h, n -> v.syncDirectory());
+        byte[] got = await(h, n -> v.read("a", 8, 100));
+        assertThat(got).hasSize(7);
+        assertThat(new String(got, 2, 5, StandardCharsets.UTF_8)).isEqualTo("hello");
+        await(h, n -> v.rename("a", "b"));
+        List<String> names = await(h, n -> v.list());
+        assertThat(names).containsExactly("b");
+        assertThatThrownBy(() -> await(h, n -> v.read("a", 0, 1))).hasCauseInstanceOf(Volume.NoSuchFile.class);
+        await(h, n -> v.delete("b"));
+        await(h, n -> v.delete("b")); // deleting a missing file is fine
+        List<String> none = await(h, n -> v.list());
+        assertThat(none).isEmpty();
+        assertThatThrownBy(() -> await(h, n -> v.write("../escape", 0, new byte[1]))).hasCauseInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test void rocksKvKeepsBatchesAcrossReopen() throws Exception {
+        RealRuntime.Handle<EchoNode> h = rt.start("kv", dir, null, List.of(), env -> new EchoNode(env, null));
+        await(h, n -> n.env.kv().write(new KvBatch().put(b("a1"), b("x")).put(b("a2"), b("y")).put(b("b1"), b("z")), true));
+        await(h, n -> n.env.kv().write(new KvBatch().delete(b("a2")), false));
+        rt.stop(h);
+        RealRuntime.Handle<EchoNode> h2 = rt.start("kv", dir, null, List.of(), env -> new EchoNode(env, null));
+        List<String> keys = h2.call(n -> {
+            List<String> out = new ArrayList<>();
+            n.env.kv().scan(b("a"), (k, v) -> out.add(new String(k, StandardCharsets.UTF_8) + "=" + new String(v, StandardCharsets.UTF_8)));
+            return out;
+        });
+        assertThat(keys).containsExactly("a1=x");
+    }
+
+    @Test void messagesFlowAndMalformedOrOversizedFramesCloseOnlyTheirConnection() throws Exception {
+        Address a = new Address("127.0.0.1", freePort());
+        RealRuntime.Handle<EchoNode> server = rt.start("server", dir.resolve("s"), a, List.of(), env -> new EchoNode(env, a));
+        RealRuntime.Handle<EchoNode> client = rt.start("client", dir.resolve("c"), null, List.of(), env -> new EchoNode(env, null));
+        client.run(n -> n.env.transport().send(a, new Lookup(1, "/one")));
+        assertThat(client.node().received.poll(10, TimeUnit.SECONDS)).isEqualTo(new Ack(1, Status.OK, "/one"));
+
+        // an unknown tag: the server closes that connection
+        try (Socket s = new Socket("127.0.0.1", a.port())) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(3);
+            out.write(new byte[] {(byte) 250, 1, 2});
+            out.flush();
+            s.setSoTimeout(10_000);
+            assertThat(s.getInputStream().read()).isEqualTo(-1);
+        }
+        // a frame announcing 1 GiB: refused from its length alone
+        try (Socket s = new Socket("127.0.0.1", a.port())) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(1 << 30);
+            out.write(new byte[64]);
+            out.flush();
+            s.setSoTimeout(10_000);
+            InputStream in = s.getInputStream();
+            assertThat(in.read()).isEqualTo(-1);
+        }
+        // and the node is still serving
+        client.run(n -> n.env.transport().send(a, new Lookup(2, "/two")));
+        assertThat(client.node().received.poll(10, TimeUnit.SECONDS)).isEqualTo(new Ack(2, Status.OK, "/two"));
+    }
+
+    @Test void unusableDataDirectoryFailsWithAClearMessage() throws Exception {
+        Path file = dir.resolve("not-a-dir");
+        Files.writeString(file, "x");
+        assertThatThrownBy(() -> rt.start("cs", file, null, List.of("disk0"), env -> new EchoNode(env, null)))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not usable");
+    }
+
+    @Test void aPortInUseFailsWithAClearMessage() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            Address a = new Address("127.0.0.1", taken.getLocalPort());
+            assertThatThrownBy(() -> rt.start("n", dir, a, List.of(), env -> new EchoNode(env, a)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot listen on");
+        }
+    }
+
+    private static byte[] b(String s) { return s.getBytes(StandardCharsets.UTF_8); }
+}
