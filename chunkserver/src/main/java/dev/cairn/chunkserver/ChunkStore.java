@@ -144,8 +144,11 @@ final class ChunkStore {
             if (c.version != from) {
                 return Promise.failed(new CairnException(Status.STALE, "chunk " + id + " is at v" + c.version + ", not v" + from));
             }
+            // Durable before the master hears OK: if every copy lost power after an unsynced bump they would
+            // all come back at the old version, stale against the master's, and data acknowledged by an
+            // earlier sync would become unreadable.
             c.version = to;
-            return writeHeader(c); // durable with the next sync; until then a power loss leaves this copy stale
+            return persistHeader(c);
         });
     }
 
@@ -165,17 +168,7 @@ final class ChunkStore {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             checkVersion(c, version);
-            int slot = c.nextSlot();
-            c.seq++;
-            byte[] header = ChunkFormat.encodeHeader(c.header());
-            return c.volume.write(c.file, ChunkFormat.slotOffset(slot), header)
-                    .flatMap(v -> c.volume.sync(c.file))
-                    .flatMap(v -> c.nameDurable ? Promise.<Void>completed(null) : c.volume.syncDirectory())
-                    .map(v -> {
-                        c.durableSlot = slot;
-                        c.nameDurable = true;
-                        return null;
-                    });
+            return persistHeader(c);
         });
     }
 
@@ -246,6 +239,27 @@ final class ChunkStore {
         });
     }
 
+    /**
+     * Makes the chunk's current state durable: data (fsync covers the whole file), then the header with
+     * version, length and checksums in the slot that is not the newest durable one, then (for a new file)
+     * the directory entry. Only after all three is the new slot the durable one.
+     */
+    private Promise<Void> persistHeader(Chunk c) {
+        if (c.crcs.length < ChunkFormat.MAX_BLOCKS) c.crcs = Arrays.copyOf(c.crcs, ChunkFormat.MAX_BLOCKS);
+        int slot = c.nextSlot();
+        c.seq++;
+        byte[] header = ChunkFormat.encodeHeader(c.header());
+        return c.volume.write(c.file, ChunkFormat.slotOffset(slot), header)
+                .flatMap(v -> c.volume.sync(c.file))
+                .flatMap(v -> c.nameDurable ? Promise.<Void>completed(null) : c.volume.syncDirectory())
+                .map(v -> {
+                    c.durableSlot = slot;
+                    c.nameDurable = true;
+                    return null;
+                });
+    }
+
+    /** Writes the header without syncing (a new, empty chunk: losing it loses nothing acknowledged). */
     private Promise<Void> writeHeader(Chunk c) {
         if (c.crcs.length < ChunkFormat.MAX_BLOCKS) c.crcs = Arrays.copyOf(c.crcs, ChunkFormat.MAX_BLOCKS);
         c.seq++;

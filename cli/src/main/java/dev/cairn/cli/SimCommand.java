@@ -96,7 +96,7 @@ final class SimCommand implements Callable<Integer> {
             progress(done, futures.size(), failed);
         }
         pool.shutdown();
-        System.out.println();
+        if (System.console() != null) System.out.println();
         System.out.printf(Locale.ROOT, "%d seeds run, %d failed; %.0fs of virtual time in %.1fs of wall time%n",
                 done, failed, virtual / 1e9, (System.nanoTime() - t0) / 1e9);
         for (SimResult r : failures) {
@@ -120,6 +120,11 @@ final class SimCommand implements Callable<Integer> {
     }
 
     private static void progress(int done, int total, int failed) {
+        if (System.console() == null) {
+            // not a terminal (CI, a pipe): a line per tenth instead of a redrawn bar
+            if (done == total || done % Math.max(1, total / 10) == 0) System.out.printf(Locale.ROOT, "%d/%d seeds, %d failed%n", done, total, failed);
+            return;
+        }
         int width = 40;
         int filled = (int) ((long) done * width / total);
         System.out.printf(Locale.ROOT, "\r[%s%s] %d/%d seeds, %d failed", "#".repeat(filled), " ".repeat(width - filled), done, total, failed);

@@ -11,9 +11,12 @@ import java.util.TreeSet;
  * acknowledged, with the seed that generates its bytes. The durability check reads them all back.
  */
 public final class Oracle {
-    /** A committed file's content, regenerated from its seed. */
-    public record Expected(long contentSeed, int size) {
-        public byte[] bytes() { return content(contentSeed, size); }
+    /**
+     * A file's acknowledged content: the first {@code length} bytes of the content its seed generates
+     * ({@code length} grows with each acknowledged sync of a file still being written).
+     */
+    public record Expected(long contentSeed, int length) {
+        public byte[] bytes() { return content(contentSeed, length); }
     }
 
     private final TreeMap<String, Expected> committed = new TreeMap<>();
@@ -26,7 +29,17 @@ public final class Oracle {
         return b;
     }
 
-    public void committed(String path, long seed, int size) { committed.put(path, new Expected(seed, size)); }
+    /** A sync or close acknowledged {@code length} bytes of {@code path}. */
+    public void committed(String path, long seed, int length) {
+        Expected before = committed.get(path);
+        assert before == null || before.length() <= length : "acknowledged length went backwards";
+        committed.put(path, new Expected(seed, length));
+    }
+
+    /** A file being written is not picked for reads or removes until its writer is done. */
+    public void writing(String path) { busy.add(path); }
+
+    public void written(String path) { busy.remove(path); }
 
     public Expected expected(String path) { return committed.get(path); }
 

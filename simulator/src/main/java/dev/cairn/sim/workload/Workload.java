@@ -25,10 +25,12 @@ public final class Workload {
     static final long MAX_THINK_NANOS = 50_000_000L;
     static final int VERIFY_ATTEMPTS = 4;
     static final long VERIFY_RETRY_NANOS = 2_000_000_000L;
+    /** Chance (percent) that the writer syncs after a piece, acknowledging a prefix of a file still being written. */
+    static final int SYNC_PERCENT = 20;
 
     /** Counters for the run summary. */
     public static final class Stats {
-        public long writesStarted, commits, writeFailures, bytesCommitted;
+        public long writesStarted, commits, midSyncs, writeFailures, bytesCommitted;
         public long reads, readErrors, removes, removeFailures;
         public long verified;
     }
@@ -41,7 +43,7 @@ public final class Workload {
     private final long endNanos;
     private final Stats stats = new Stats();
     private int fileCounter;
-    private int activeWorkers;
+    private int activeWorkers = -1;
     private Runnable onQuiet;
 
     public Workload(Simulation sim, CairnClient client, Scheduler scheduler, Oracle oracle, SplittableRandom rnd, long endNanos) {
@@ -106,10 +108,12 @@ public final class Workload {
         int size = pickSize();
         byte[] data = Oracle.content(seed, size);
         stats.writesStarted++;
+        oracle.writing(path);
         return client.create(path, CHUNK_SIZE, 0).flatMap(attr -> {
             FileWriter w = client.writer(attr);
-            return writePieces(w, data, 0).flatMap(v -> w.close());
+            return writePieces(w, path, seed, data, 0).flatMap(v -> w.close());
         }).then((v, e) -> {
+            oracle.written(path);
             if (e == null) {
                 oracle.committed(path, seed, size);
                 stats.commits++;
@@ -121,10 +125,20 @@ public final class Workload {
         });
     }
 
-    private Promise<Void> writePieces(FileWriter w, byte[] data, int off) {
+    /** Writes uneven pieces; now and then syncs, which acknowledges the prefix written so far. */
+    private Promise<Void> writePieces(FileWriter w, String path, long seed, byte[] data, int off) {
         if (off >= data.length) return Promise.completed(null);
         int len = Math.min(data.length - off, 1 + rnd.nextInt(MAX_PIECE));
-        return w.write(data, off, len).flatMap(v -> writePieces(w, data, off + len));
+        Promise<Void> written = w.write(data, off, len);
+        if (rnd.nextInt(100) < SYNC_PERCENT) {
+            int upTo = off + len;
+            written = written.flatMap(v -> w.sync()).map(v -> {
+                oracle.committed(path, seed, upTo);
+                stats.midSyncs++;
+                return null;
+            });
+        }
+        return written.flatMap(v -> writePieces(w, path, seed, data, off + len));
     }
 
     private Promise<Void> readFile() {
@@ -166,8 +180,8 @@ public final class Workload {
 
     private boolean checkContent(String path, byte[] got) {
         Oracle.Expected want = oracle.expected(path);
-        if (got.length != want.size()) {
-            sim.violation("read of " + path + " returned " + got.length + " bytes, committed " + want.size());
+        if (got.length != want.length()) {
+            sim.violation("read of " + path + " returned " + got.length + " bytes, committed " + want.length());
             return false;
         }
         byte[] expect = want.bytes();
@@ -179,8 +193,16 @@ public final class Workload {
         return true;
     }
 
+    /** True once every worker has finished its last operation. */
+    public boolean quiet() { return activeWorkers == 0; }
+
     /** Reads back every acknowledged file and checks removed ones stay removed; then runs {@code done}. */
     public void verifyAll(Runnable done) {
+        if (!quiet()) {
+            // a write may still be retrying; judge only what is settled
+            scheduler.schedule(VERIFY_RETRY_NANOS, () -> verifyAll(done));
+            return;
+        }
         List<String> paths = oracle.committedPaths();
         verify(paths, 0, 1, () -> verifyRemoved(oracle.removedPaths(), 0, done));
     }
