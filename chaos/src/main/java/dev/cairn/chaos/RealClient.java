@@ -10,11 +10,13 @@ import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.core.real.RealRuntime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -36,20 +38,22 @@ public final class RealClient implements AutoCloseable {
     private final boolean ownsRuntime;
     private final RealRuntime.Handle<CairnClient> handle;
 
-    private RealClient(RealRuntime runtime, boolean owns, Address master, Path scratch) {
+    private RealClient(RealRuntime runtime, boolean owns, Address master) {
         this.runtime = runtime;
         this.ownsRuntime = owns;
-        this.handle = runtime.start("client", scratch, null, List.of(), env -> new CairnClient(env, master));
+        // a client session has no volumes and no store: its data directory is never touched
+        this.handle = runtime.start("client", Path.of(System.getProperty("java.io.tmpdir")), null, List.of(),
+                env -> new CairnClient(env, master));
     }
 
     /** A client with its own runtime, talking to the master at {@code master}. */
     public static RealClient connect(Address master) {
-        return new RealClient(new RealRuntime(), true, master, Path.of(System.getProperty("java.io.tmpdir")));
+        return new RealClient(new RealRuntime(), true, master);
     }
 
     /** A client on an existing runtime (tests, the local cluster). */
     public static RealClient on(RealRuntime runtime, Address master) {
-        return new RealClient(runtime, false, master, Path.of(System.getProperty("java.io.tmpdir")));
+        return new RealClient(runtime, false, master);
     }
 
     public <T> T await(Function<CairnClient, Promise<T>> call) {
@@ -85,7 +89,7 @@ public final class RealClient implements AutoCloseable {
         byte[] buf = new byte[IO_STEP];
         long total = 0;
         for (int n; (n = in.readNBytes(buf, 0, buf.length)) > 0; ) {
-            byte[] piece = n == buf.length ? buf.clone() : java.util.Arrays.copyOf(buf, n);
+            byte[] piece = Arrays.copyOf(buf, n);
             await(c -> w.write(piece));
             total += n;
         }
@@ -96,7 +100,7 @@ public final class RealClient implements AutoCloseable {
     /** Streams the file at {@code path} into {@code out}; returns the byte count. */
     public long get(String path, OutputStream out) throws IOException {
         FileAttr attr = lookup(path);
-        if (attr.type() != dev.cairn.core.proto.Types.FileType.FILE) throw new CairnException(Status.IS_DIR, path);
+        if (attr.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, path);
         FileReader r = await(c -> Promise.completed(c.reader(attr)));
         long off = 0;
         while (off < attr.size()) {

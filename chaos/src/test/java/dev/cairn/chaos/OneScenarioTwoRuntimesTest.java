@@ -31,14 +31,14 @@ class OneScenarioTwoRuntimesTest {
         SimCluster cluster = new SimCluster(world, 3);
         cluster.startAll();
         sim.runUntil(2_000_000_000L);
-        @SuppressWarnings("unchecked") List<String>[] out = new List[1];
+        List<List<String>> out = new java.util.ArrayList<>(java.util.Collections.nCopies(1, null));
         sim.at(0, cluster.clientHost(), Simulation.Kind.TASK, 0, () -> WriteReadScenario.run(cluster.client()).onComplete((r, e) -> {
-            out[0] = e == null ? r : List.of("failed: " + e);
+            out.set(0, e == null ? r : List.of("failed: " + e));
             sim.stop();
         }));
         sim.runUntil(600_000_000_000L);
-        assertThat(out[0]).as("scenario finished").isNotNull();
-        assertThat(out[0]).isEmpty();
+        assertThat(out.get(0)).as("scenario finished").isNotNull();
+        assertThat(out.get(0)).isEmpty();
         assertThat(sim.violations()).isEmpty();
     }
 }

@@ -27,6 +27,7 @@ import dev.cairn.core.proto.MasterProtocol.RegisterReply;
 import dev.cairn.core.proto.MasterProtocol.Remove;
 import dev.cairn.core.proto.MasterProtocol.ReportBad;
 import dev.cairn.core.proto.MasterProtocol.WriteLease;
+import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types;
@@ -47,6 +48,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.LongFunction;
 
 /**
  * The metadata master: namespace (through the metadata log), chunkserver membership and liveness
@@ -290,7 +292,7 @@ public final class Master implements Node, MessageHandler {
         return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> {
             for (Server s : holders) registry.removeLocation(c.chunkId(), s.id);
             List<Promise<Ack>> calls = new ArrayList<>();
-            for (Server s : holders) calls.add(call(s, rid -> new dev.cairn.core.proto.MasterProtocol.BumpVersion(rid, c.chunkId(), c.version(), next.version())));
+            for (Server s : holders) calls.add(call(s, rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), c.version(), next.version())));
             return settle(c.chunkId(), next.version(), holders, calls);
         });
     }
@@ -320,7 +322,7 @@ public final class Master implements Node, MessageHandler {
         return out;
     }
 
-    private Promise<Ack> call(Server s, java.util.function.LongFunction<Message> req) {
+    private Promise<Ack> call(Server s, LongFunction<Message> req) {
         return rpc.call(s.address, req, Ack.class, CHUNKSERVER_CALL_NANOS);
     }
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class SimRunTest {
     static final long SWEEP_DURATION = 10_000_000_000L;
 
-    static LongStream sweepSeeds() { return LongStream.rangeClosed(1, 24); }
+    static LongStream sweepSeeds() { return LongStream.rangeClosed(1, 40); }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("sweepSeeds")

@@ -35,7 +35,7 @@ final class SimKv implements KvStore {
     @Override public void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor) {
         for (Map.Entry<byte[], byte[]> e : current.tailMap(prefix, true).entrySet()) {
             byte[] k = e.getKey();
-            if (k.length < prefix.length || !Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length)) break;
+            if (!KvStore.hasPrefix(k, prefix)) break;
             if (!visitor.test(k.clone(), e.getValue().clone())) break;
         }
     }

@@ -15,4 +15,9 @@ public interface KvStore {
     void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor);
 
     Promise<Void> write(KvBatch batch, boolean sync);
+
+    /** True if {@code key} begins with {@code prefix} (the end test of every prefix scan). */
+    static boolean hasPrefix(byte[] key, byte[] prefix) {
+        return key.length >= prefix.length && java.util.Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
+    }
 }

@@ -1,6 +1,5 @@
 package dev.cairn.core.proto;
 
-import dev.cairn.core.env.Address;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -289,7 +288,4 @@ public final class Codec {
         void bytes(byte[] b) { try { data.write(b); } catch (IOException e) { throw new UncheckedIOException(e); } }
         byte[] bytes() { return buf.toByteArray(); }
     }
-
-    /** Keeps {@link Address} reachable for the record walker (it is a nested record in several messages). */
-    static final Class<?> ADDRESS = Address.class;
 }

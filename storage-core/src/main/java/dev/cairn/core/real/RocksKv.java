@@ -54,7 +54,7 @@ final class RocksKv implements KvStore, AutoCloseable {
         try (RocksIterator it = db.newIterator()) {
             for (it.seek(prefix); it.isValid(); it.next()) {
                 byte[] k = it.key();
-                if (k.length < prefix.length || !Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length)) break;
+                if (!KvStore.hasPrefix(k, prefix)) break;
                 if (!visitor.test(k, it.value())) break;
             }
         }

@@ -21,7 +21,7 @@ public final class MemKv implements KvStore {
     @Override public void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor) {
         for (Map.Entry<byte[], byte[]> e : map.tailMap(prefix, true).entrySet()) {
             byte[] k = e.getKey();
-            if (k.length < prefix.length || !Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length)) break;
+            if (!KvStore.hasPrefix(k, prefix)) break;
             if (!visitor.test(k.clone(), e.getValue().clone())) break;
         }
     }
