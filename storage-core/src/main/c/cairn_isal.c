@@ -1,0 +1,23 @@
+/*
+ * JNI glue for ISA-L's Reed-Solomon kernels. Cairn computes the coding (or decoding) matrix in Java
+ * (jerasure's Vandermonde matrix is the on-disk format) and ISA-L expands it into its tables once;
+ * ec_encode_data then multiplies the matrix by the input cells. Buffers are direct; nothing is copied.
+ */
+#include <isa-l/erasure_code.h>
+#include "cairn_ec_common.h"
+
+JNIEXPORT void JNICALL Java_dev_cairn_core_ec_jni_IsalEngine_initTables(
+        JNIEnv *env, jclass cls, jint k, jint rows, jbyteArray matrix, jobject tables) {
+    unsigned char a[CAIRN_MAX_PARTS * CAIRN_MAX_PARTS];
+    (*env)->GetByteArrayRegion(env, matrix, 0, k * rows, (jbyte *) a);
+    ec_init_tables(k, rows, a, (unsigned char *) (*env)->GetDirectBufferAddress(env, tables));
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_core_ec_jni_IsalEngine_apply(
+        JNIEnv *env, jclass cls, jint len, jint k, jint rows, jobject tables,
+        jobjectArray in, jintArray inPos, jobjectArray out, jintArray outPos) {
+    unsigned char *src[CAIRN_MAX_PARTS], *dst[CAIRN_MAX_PARTS];
+    if (cairn_addresses(env, in, inPos, k, src) || cairn_addresses(env, out, outPos, rows, dst)) return -1;
+    ec_encode_data(len, k, rows, (unsigned char *) (*env)->GetDirectBufferAddress(env, tables), src, dst);
+    return 0;
+}
