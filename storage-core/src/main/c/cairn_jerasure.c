@@ -47,3 +47,27 @@ JNIEXPORT jintArray JNICALL Java_dev_cairn_core_ec_jni_JerasureEngine_referenceM
     free(mat);
     return out;
 }
+
+/* Benchmark support: jerasure_matrix_encode repeated in C and timed in C (see cairn_isal.c). */
+#include <time.h>
+JNIEXPORT jlong JNICALL Java_dev_cairn_core_ec_jni_JerasureEngine_nativeLoop(
+        JNIEnv *env, jclass cls, jint len, jint k, jint rows, jintArray matrix,
+        jobjectArray in, jintArray inPos, jobjectArray out, jintArray outPos, jint iterations) {
+    unsigned char *src[CAIRN_MAX_PARTS], *dst[CAIRN_MAX_PARTS];
+    int mat[CAIRN_MAX_PARTS * CAIRN_MAX_PARTS];
+    if (cairn_addresses(env, in, inPos, k, src) || cairn_addresses(env, out, outPos, rows, dst)) return -1;
+    uintptr_t align = (uintptr_t) src[0] & 15;
+    for (int i = 0; i < k; i++) if (((uintptr_t) src[i] & 15) != align) return -2;
+    for (int i = 0; i < rows; i++) if (((uintptr_t) dst[i] & 15) != align) return -2;
+    (*env)->GetIntArrayRegion(env, matrix, 0, k * rows, mat);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < iterations; i++) {
+#if defined(__x86_64__)
+        if (__builtin_cpu_supports("avx")) __asm__ volatile("vzeroupper");
+#endif
+        jerasure_matrix_encode(k, rows, 8, mat, (char **) src, (char **) dst, len);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (jlong) (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
+}

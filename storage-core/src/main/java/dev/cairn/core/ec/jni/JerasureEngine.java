@@ -54,5 +54,18 @@ public final class JerasureEngine implements CodingEngine {
 
     private static native int[] referenceMatrix(int k, int m);
 
+    /** Benchmark support: the library's encode repeated {@code iterations} times inside C; nanoseconds. */
+    public long nativeEncodeLoop(int[] matrix, int rows, int cols, ByteBuffer[] in, ByteBuffer[] out, int len, int iterations) {
+        if (len % ALIGN != 0) throw new IllegalArgumentException("benchmark lengths must be a multiple of " + ALIGN);
+        int[] inPos = new int[cols], outPos = new int[rows];
+        for (int j = 0; j < cols; j++) inPos[j] = in[j].position();
+        for (int r = 0; r < rows; r++) outPos[r] = out[r].position();
+        long t = nativeLoop(len, cols, rows, matrix.clone(), in, inPos, out, outPos, iterations);
+        if (t < 0) throw new IllegalArgumentException("jerasure needs direct, congruent buffers");
+        return t;
+    }
+
+    private static native long nativeLoop(int len, int k, int rows, int[] matrix, ByteBuffer[] in, int[] inPos, ByteBuffer[] out, int[] outPos, int iterations);
+
     private static native int apply(int len, int k, int rows, int[] matrix, ByteBuffer[] in, int[] inPos, ByteBuffer[] out, int[] outPos);
 }
