@@ -8,6 +8,7 @@ import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
@@ -83,8 +84,8 @@ public final class RealClient implements AutoCloseable {
     public void remove(String path) { await(c -> c.remove(path)); }
 
     /** Creates {@code path} and streams {@code in} into it; returns only when it is durable on every copy. */
-    public long put(InputStream in, String path, int chunkSize, int goal) throws IOException {
-        FileAttr attr = await(c -> c.create(path, chunkSize, goal));
+    public long put(InputStream in, String path, int chunkSize, StorageClass storageClass) throws IOException {
+        FileAttr attr = await(c -> c.create(path, chunkSize, storageClass));
         FileWriter w = await(c -> Promise.completed(c.writer(attr)));
         byte[] buf = new byte[IO_STEP];
         long total = 0;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.StorageClass;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.util.List;
@@ -31,10 +32,10 @@ class LocalClusterTest {
         try (LocalCluster cluster = LocalCluster.start(dir, masterPort, chunkPorts)) {
             cluster.awaitReady();
             try (RealClient c = cluster.client()) {
-                assertThat(c.put(new ByteArrayInputStream(a), "/a", 1 << 20, 0)).isEqualTo(a.length);
+                assertThat(c.put(new ByteArrayInputStream(a), "/a", 1 << 20, StorageClass.DEFAULT)).isEqualTo(a.length);
                 cluster.stopChunkserver(1);
                 // the chain that includes the dead server fails; the client takes a new lease without it
-                assertThat(c.put(new ByteArrayInputStream(b), "/b", 1 << 20, 0)).isEqualTo(b.length);
+                assertThat(c.put(new ByteArrayInputStream(b), "/b", 1 << 20, StorageClass.DEFAULT)).isEqualTo(b.length);
                 ByteArrayOutputStream out = new ByteArrayOutputStream();
                 c.get("/a", out);
                 assertThat(out.toByteArray()).isEqualTo(a);
@@ -54,5 +55,23 @@ class LocalClusterTest {
         }
         assertThat(Files.isDirectory(dir.resolve("master/kv"))).isTrue();
         assertThat(Files.isDirectory(dir.resolve("cs1/disk0"))).isTrue();
+    }
+
+    @Test void anEc83FileOnElevenRealServersReadsBackWithThreeStopped() throws Exception {
+        List<Integer> p = Ports.free(12);
+        byte[] data = random(9 << 20, 3);
+        try (LocalCluster cluster = LocalCluster.start(dir, p.get(0), p.subList(1, 12))) {
+            cluster.awaitReady();
+            try (RealClient c = cluster.client()) {
+                c.put(new ByteArrayInputStream(data), "/ec", 4 << 20, StorageClass.ec(8, 3));
+                assertThat(c.lookup("/ec").storageClass()).isEqualTo(StorageClass.ec(8, 3));
+                for (int i : new int[] {2, 5, 9}) cluster.stopChunkserver(i);
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                c.get("/ec", out);
+                assertThat(out.toByteArray()).isEqualTo(data);
+                cluster.stopChunkserver(0); // a fourth: more than m
+                assertThatThrownBy(() -> c.get("/ec", new ByteArrayOutputStream())).isInstanceOf(CairnException.class).hasMessageContaining("UNAVAILABLE");
+            }
+        }
     }
 }

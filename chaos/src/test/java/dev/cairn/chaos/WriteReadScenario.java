@@ -5,6 +5,7 @@ import dev.cairn.client.FileWriter;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.DirEntry;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -32,12 +33,12 @@ final class WriteReadScenario {
         List<String> problems = new ArrayList<>();
         byte[] data = content();
         return c.mkdir("/s")
-                .flatMap(d -> c.create("/s/a", CHUNK, 3))
+                .flatMap(d -> c.create("/s/a", CHUNK, StorageClass.replicated(3)))
                 .flatMap(attr -> {
                     FileWriter w = c.writer(attr);
                     return writeIn(w, data, 0, 1).flatMap(v -> w.close());
                 })
-                .flatMap(v -> c.create("/s/empty", CHUNK, 0))
+                .flatMap(v -> c.create("/s/empty", CHUNK, StorageClass.DEFAULT))
                 .flatMap(attr -> c.writer(attr).close())
                 .flatMap(v -> c.list("/s"))
                 .flatMap(entries -> {

@@ -136,7 +136,7 @@ public final class ChunkServer implements Node, MessageHandler {
         } else if (m instanceof ReadData r) {
             read(from, r);
         } else if (m instanceof CreateChunk c) {
-            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version())));
+            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part())));
         } else if (m instanceof BumpVersion b) {
             ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion())));
         } else if (m instanceof DeleteChunk d) {

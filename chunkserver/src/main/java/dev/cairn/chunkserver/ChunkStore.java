@@ -33,6 +33,8 @@ final class ChunkStore {
         final String file;
         final SerialQueue ops = new SerialQueue();
         long version;
+        /** Part index of an erasure-coded chunk; 0 for a replica. */
+        int part;
         long length;
         int[] crcs = new int[0];
         long seq;
@@ -48,7 +50,7 @@ final class ChunkStore {
         }
 
         Header header() {
-            return new Header(id, version, length, seq, Arrays.copyOf(crcs, ChunkFormat.blocks(length)));
+            return new Header(id, version, length, seq, part, Arrays.copyOf(crcs, ChunkFormat.blocks(length)));
         }
 
         /** Never overwrite the newest durable slot: a torn write there would leave no valid header. */
@@ -97,6 +99,7 @@ final class ChunkStore {
                 }
                 Chunk c = new Chunk(id, v);
                 c.version = best.version();
+                c.part = best.part();
                 c.length = best.length();
                 c.crcs = Arrays.copyOf(best.crcs(), ChunkFormat.MAX_BLOCKS);
                 c.seq = best.seq();
@@ -111,7 +114,7 @@ final class ChunkStore {
 
     List<ChunkReport> report() {
         List<ChunkReport> out = new ArrayList<>(chunks.size());
-        for (Chunk c : chunks.values()) out.add(new ChunkReport(c.id, c.version, c.length));
+        for (Chunk c : chunks.values()) out.add(new ChunkReport(c.id, c.version, c.length, c.part));
         return out;
     }
 
@@ -125,15 +128,20 @@ final class ChunkStore {
 
     // ---------------------------------------------------------------- operations
 
-    Promise<Void> create(long id, long version) {
+    Promise<Void> create(long id, long version, int part) {
         Chunk existing = chunks.get(id);
         if (existing != null) {
-            // a retried create is fine; anything else is a master bug or a stale copy
-            if (existing.version == version && existing.length == 0) return Promise.completed(null);
+            // a retried create is fine
+            if (existing.version == version && existing.part == part && existing.length == 0) return Promise.completed(null);
+            // an older copy (a stale part left from before, or a copy that missed leases) gives way to the new one
+            if (existing.version < version) {
+                return delete(id).flatMap(v -> create(id, version, part));
+            }
             return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
         }
         Chunk c = new Chunk(id, pickVolume());
         c.version = version;
+        c.part = part;
         chunks.put(id, c);
         return c.ops.submit(() -> writeHeader(c));
     }

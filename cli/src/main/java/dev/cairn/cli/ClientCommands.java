@@ -3,6 +3,7 @@ package dev.cairn.cli;
 import dev.cairn.chaos.RealClient;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileType;
 import java.io.BufferedInputStream;
@@ -59,10 +60,11 @@ final class ClientCommands {
     static final class Put extends Base {
         @Parameters(index = "0", description = "Local file.") Path local;
         @Parameters(index = "1", description = "Cluster path.") String path;
-        @Option(names = "--goal", defaultValue = "0", description = "Copies per chunk (0: the master's default).") int goal;
+        @Option(names = "--class", description = "Storage class: replicated(N) or ec(K,M) (default: the master's, replicated(3)).") String storageClass;
         @Option(names = "--chunk-size-mb", defaultValue = "0", description = "Chunk size in MiB (0: default 64).") int chunkMb;
 
         @Override int run(RealClient c) throws Exception {
+            if (chunkMb < 0 || chunkMb > 64) throw new IllegalArgumentException("--chunk-size-mb must be 1..64 (0: default)");
             if (!Files.isRegularFile(local)) {
                 System.err.println("cairn: " + local + ": no such local file");
                 return 1;
@@ -70,7 +72,7 @@ final class ClientCommands {
             long t0 = System.nanoTime();
             long n;
             try (InputStream in = new BufferedInputStream(Files.newInputStream(local), LOCAL_BUFFER_BYTES)) {
-                n = c.put(in, path, chunkMb << 20, goal);
+                n = c.put(in, path, chunkMb << 20, storageClass == null ? StorageClass.DEFAULT : StorageClass.parse(storageClass));
             }
             double s = (System.nanoTime() - t0) / 1e9;
             System.out.printf(Locale.ROOT, "%s: %d bytes in %.2fs (%.1f MB/s), durable on every copy%n", path, n, s, n / 1e6 / s);
@@ -113,8 +115,8 @@ final class ClientCommands {
         }
 
         private static String line(String name, dev.cairn.core.proto.Types.FileAttr a) {
-            return String.format(Locale.ROOT, "%s %14d  %s  %s%s", a.type() == FileType.DIR ? "d" : "-", a.size(),
-                    Instant.ofEpochMilli(a.mtimeMillis()), name, a.type() == FileType.DIR ? "/" : "");
+            return String.format(Locale.ROOT, "%s %14d  %-15s %s  %s%s", a.type() == FileType.DIR ? "d" : "-", a.size(),
+                    a.type() == FileType.DIR ? "" : a.storageClass(), Instant.ofEpochMilli(a.mtimeMillis()), name, a.type() == FileType.DIR ? "/" : "");
         }
     }
 

@@ -31,7 +31,12 @@ import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.rpc.Rpc;
+import dev.cairn.core.ec.Engines;
+import dev.cairn.core.ec.ErasureCodec;
+import dev.cairn.core.proto.StorageClass;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.LongFunction;
 
 /**
@@ -48,6 +53,7 @@ public final class CairnClient implements Node, MessageHandler {
     private final Address master;
     private final Log log;
     private final Rpc rpc;
+    private final Map<Integer, ErasureCodec> codecs = new TreeMap<>();
 
     public CairnClient(Env env, Address master) {
         this.env = env;
@@ -80,9 +86,14 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new Mkdir(rid, path), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
     }
 
-    /** Creates an empty file; chunkSize and goal 0 take the master's defaults. */
-    public Promise<FileAttr> create(String path, int chunkSize, int goal) {
-        return master(rid -> new Create(rid, path, chunkSize, goal), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    /** Creates an empty file; chunk size 0 and {@link StorageClass#DEFAULT} take the master's defaults. */
+    public Promise<FileAttr> create(String path, int chunkSize, StorageClass storageClass) {
+        return master(rid -> new Create(rid, path, chunkSize, storageClass), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
+    /** The erasure codec for k+m (one per profile per client; coding tables are prepared once). */
+    ErasureCodec codec(StorageClass cls) {
+        return codecs.computeIfAbsent(cls.k() * 64 + cls.m(), x -> new ErasureCodec(cls.k(), cls.m(), Engines.best()));
     }
 
     public Promise<List<DirEntry>> list(String path) {

@@ -1,38 +1,49 @@
 package dev.cairn.client;
 
 import dev.cairn.core.async.Promise;
+import dev.cairn.core.chunk.ChunkFormat;
+import dev.cairn.core.ec.ErasureCodec;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.ChunkProtocol.ChainReply;
 import dev.cairn.core.proto.MasterProtocol.LeaseReply;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.ServerRef;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * Writes one chunk's bytes to a replica chain and syncs them: lease from the master, pieces pipelined
- * down the chain with a bounded window, then a chain-wide sync. Any failure starts a new attempt with a
- * new lease (new version) that leaves out the server that failed; the whole chunk is sent again.
+ * Writes one chunk's bytes and makes them durable: a lease from the master, then the bytes pipelined in
+ * pieces with a bounded window, then a sync of every copy. A replicated chunk goes down its chain (each
+ * server forwards to the next); an erasure-coded chunk is encoded here into k+m parts, part i sent to
+ * server i. Any failure starts a new attempt with a new lease (new version) that leaves out the server
+ * that failed; everything is sent again.
  */
 final class ChunkUpload {
     static final int MAX_ATTEMPTS = 8;
-    /** Pieces in flight on the chain at once. */
+    /** Pieces in flight at once. */
     static final int WINDOW = 8;
     static final long BACKOFF_NANOS = 200_000_000L;
     static final long MAX_BACKOFF_NANOS = 5_000_000_000L;
+    /** Bytes per cell of an erasure-coded stripe: one checksum block, so a cell is verified on its own. */
+    static final int EC_CELL = ChunkFormat.BLOCK_SIZE;
 
     private final CairnClient client;
-    private final long inode;
+    private final FileAttr file;
     private final int index;
     private final byte[] data;
     private final int pieceSize;
     private final List<String> exclude = new ArrayList<>();
     private final Promise<Void> done = new Promise<>();
+    private byte[][] ecParts;
     private int attempt;
 
-    ChunkUpload(CairnClient client, long inode, int index, byte[] data, int pieceSize) {
+    ChunkUpload(CairnClient client, FileAttr file, int index, byte[] data, int pieceSize) {
         this.client = client;
-        this.inode = inode;
+        this.file = file;
         this.index = index;
         this.data = data;
         this.pieceSize = pieceSize;
@@ -45,67 +56,129 @@ final class ChunkUpload {
 
     private void tryOnce() {
         attempt++;
-        client.lease(inode, index, List.copyOf(exclude)).onComplete((lease, e) -> {
+        client.lease(file.inode(), index, List.copyOf(exclude)).onComplete((lease, e) -> {
             if (e != null) {
-                retry(CairnException.statusOf(e), "", e.getMessage());
+                retry(CairnException.statusOf(e), "", CairnException.detailOf(e));
                 return;
             }
-            new Attempt(lease).start();
+            new Attempt(lease, targets(lease)).start();
         });
+    }
+
+    /** What to send where: one chain for a replicated chunk, k+m single-server targets for an EC chunk. */
+    private List<Target> targets(LeaseReply lease) {
+        StorageClass cls = file.storageClass();
+        if (!cls.isEc()) return List.of(new Target(lease.chain(), data));
+        if (lease.chain().size() != cls.parts()) {
+            throw new CairnException(Status.BAD_REQUEST, "lease for " + cls + " has " + lease.chain().size() + " servers");
+        }
+        if (ecParts == null) ecParts = encode(client.codec(cls), data, EC_CELL);
+        List<Target> out = new ArrayList<>();
+        for (int p = 0; p < ecParts.length; p++) out.add(new Target(List.of(lease.chain().get(p)), ecParts[p]));
+        return out;
+    }
+
+    /**
+     * Cuts a chunk into stripes of k cells (the last stripe zero-padded) and computes m parity cells per
+     * stripe. Part d holds cell d of every stripe in order, so part offset s·cell is stripe s.
+     */
+    static byte[][] encode(ErasureCodec codec, byte[] chunk, int cell) {
+        int k = codec.k(), m = codec.m();
+        int stripeBytes = k * cell;
+        int stripes = (chunk.length + stripeBytes - 1) / stripeBytes;
+        int partLen = stripes * cell;
+        boolean direct = codec.engine().needsDirectBuffers();
+        ByteBuffer[] dataCells = new ByteBuffer[k], parity = new ByteBuffer[m];
+        for (int d = 0; d < k; d++) {
+            dataCells[d] = direct ? ByteBuffer.allocateDirect(partLen) : ByteBuffer.allocate(partLen);
+            for (int s = 0; s < stripes; s++) {
+                int from = s * stripeBytes + d * cell;
+                if (from < chunk.length) dataCells[d].put(s * cell, chunk, from, Math.min(cell, chunk.length - from));
+            }
+        }
+        for (int p = 0; p < m; p++) parity[p] = direct ? ByteBuffer.allocateDirect(partLen) : ByteBuffer.allocate(partLen);
+        codec.encode(dataCells, parity);
+        byte[][] parts = new byte[k + m][partLen];
+        for (int d = 0; d < k; d++) dataCells[d].get(0, parts[d]);
+        for (int p = 0; p < m; p++) parity[p].get(0, parts[k + p]);
+        return parts;
     }
 
     private void retry(Status status, String failedServer, String why) {
         if (!failedServer.isEmpty() && !exclude.contains(failedServer)) exclude.add(failedServer);
         boolean retryable = status.retryable() || status == Status.NO_SPACE;
         if (!retryable || attempt >= MAX_ATTEMPTS) {
-            done.fail(new CairnException(status, "chunk " + index + " of inode " + inode + " not written after "
+            done.fail(new CairnException(status, "chunk " + index + " of inode " + file.inode() + " not written after "
                     + attempt + " attempts: " + why));
             return;
         }
-        client.log().debug("chunk {} of inode {}: attempt {} failed ({} {}); retrying", index, inode, attempt, status, why);
+        client.log().debug("chunk {} of inode {}: attempt {} failed ({} {}); retrying", index, file.inode(), attempt, status, why);
         long backoff = Math.min(MAX_BACKOFF_NANOS, BACKOFF_NANOS << Math.min(attempt - 1, 5));
         client.env().scheduler().schedule(backoff, this::tryOnce);
     }
 
+    /** Bytes for one chain (its head forwards them to the rest). */
+    private record Target(List<ServerRef> chain, byte[] bytes) {}
+
     /** One lease's worth of sending. */
     private final class Attempt {
         private final LeaseReply lease;
+        private final List<Target> targets;
+        private int target;
         private int nextOffset;
         private int inFlight;
+        private int syncsLeft;
         private boolean over;
 
-        Attempt(LeaseReply lease) { this.lease = lease; }
-
-        void start() {
-            if (data.length == 0) { sync(); return; }
-            pump();
+        Attempt(LeaseReply lease, List<Target> targets) {
+            this.lease = lease;
+            this.targets = targets;
         }
 
+        void start() { pump(); }
+
+        private boolean allSent() { return target >= targets.size(); }
+
         private void pump() {
-            while (!over && inFlight < WINDOW && nextOffset < data.length) {
+            while (!over && inFlight < WINDOW && !allSent()) {
+                Target t = targets.get(target);
+                if (nextOffset >= t.bytes.length) {
+                    target++;
+                    nextOffset = 0;
+                    continue;
+                }
                 int off = nextOffset;
-                int len = Math.min(pieceSize, data.length - off);
+                int len = Math.min(pieceSize, t.bytes.length - off);
                 nextOffset += len;
                 inFlight++;
-                client.writeData(lease.chain(), lease.chunkId(), lease.version(), off, Arrays.copyOfRange(data, off, off + len))
+                client.writeData(t.chain, lease.chunkId(), lease.version(), off, Arrays.copyOfRange(t.bytes, off, off + len))
                         .onSuccess(this::onPiece);
             }
+            if (!over && allSent() && inFlight == 0) sync();
         }
 
         private void onPiece(ChainReply r) {
             inFlight--;
             if (over) return;
             if (r.status() != Status.OK) { fail(r); return; }
-            if (nextOffset < data.length) pump();
-            else if (inFlight == 0) sync();
+            pump();
         }
 
         private void sync() {
-            client.syncChunk(lease.chain(), lease.chunkId(), lease.version()).onSuccess(r -> {
-                if (r.status() != Status.OK) { fail(r); return; }
-                over = true;
-                done.complete(null);
-            });
+            over = true; // no more pieces; the syncs decide
+            syncsLeft = targets.size();
+            boolean[] failed = {false};
+            for (Target t : targets) {
+                client.syncChunk(t.chain, lease.chunkId(), lease.version()).onSuccess(r -> {
+                    if (failed[0]) return;
+                    if (r.status() != Status.OK) {
+                        failed[0] = true;
+                        retry(r.status(), r.failedServer(), r.detail());
+                        return;
+                    }
+                    if (--syncsLeft == 0) done.complete(null);
+                });
+            }
         }
 
         private void fail(ChainReply r) {

@@ -5,9 +5,13 @@ import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.MasterProtocol.ChunksReply;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.ec.ErasureCodec;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.ChunkLocation;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.ServerRef;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.TreeMap;
@@ -15,7 +19,9 @@ import java.util.TreeMap;
 /**
  * Reads a file by ranges. Chunk locations come from the master in batches and are cached; each piece is
  * read from one copy (the chunkserver verifies checksums) and, if that copy fails, from the next. When
- * every copy fails the locations are fetched again once before giving up.
+ * every copy fails the locations are fetched again once before giving up. An erasure-coded chunk is read
+ * from the data part holding the cell; if that part is missing, short or corrupt, the stripe's cells are
+ * read from any k other parts and decoded (a degraded read).
  */
 public final class FileReader {
     /** Chunk locations fetched per master call. */
@@ -42,10 +48,14 @@ public final class FileReader {
         if (offset >= size || length == 0) return Promise.completed(new byte[0]);
         int index = (int) (offset / file.chunkSize());
         long inChunk = offset - (long) index * file.chunkSize();
-        int n = (int) Math.min(Math.min(length, Codec.MAX_DATA_BYTES), Math.min(size - offset, file.chunkSize() - inChunk));
-        return location(index, false).flatMap(loc -> loc.chunkId() == HOLE
-                ? Promise.completed(new byte[n])
-                : readFrom(loc, 0, inChunk, n, true));
+        StorageClass cls = file.storageClass();
+        int whole = (int) Math.min(Math.min(length, Codec.MAX_DATA_BYTES), Math.min(size - offset, file.chunkSize() - inChunk));
+        // an erasure-coded read stays within one cell
+        int n = cls.isEc() ? (int) Math.min(whole, ChunkUpload.EC_CELL - inChunk % ChunkUpload.EC_CELL) : whole;
+        return location(index, false).flatMap(loc -> {
+            if (loc.chunkId() == HOLE) return Promise.completed(new byte[n]);
+            return cls.isEc() ? readCell(loc, cls, inChunk, n, true) : readFrom(loc, 0, inChunk, n, true);
+        });
     }
 
     /** Reads the whole file (small files: tests and the simulator). */
@@ -80,6 +90,67 @@ public final class FileReader {
         });
     }
 
+    private Promise<byte[]> readCell(ChunkLocation loc, StorageClass cls, long inChunk, int n, boolean mayRefresh) {
+        int cell = ChunkUpload.EC_CELL;
+        long stripeBytes = (long) cls.k() * cell;
+        long stripe = inChunk / stripeBytes;
+        int dataPart = (int) (inChunk % stripeBytes / cell);
+        int within = (int) (inChunk % cell);
+        ServerRef holder = holderOf(loc, dataPart);
+        Promise<byte[]> direct = holder == null
+                ? Promise.failed(new CairnException(Status.UNAVAILABLE, "no holder of part " + dataPart))
+                : client.readData(holder, loc.chunkId(), loc.version(), stripe * cell + within, n).map(r -> {
+                    if (r.status() != Status.OK || r.data().length != n) throw new CairnException(Status.IO, "part " + dataPart + " unreadable");
+                    return r.data();
+                });
+        return direct.then((bytes, e) -> e == null ? Promise.completed(bytes) : degraded(loc, cls, stripe, dataPart, within, n, mayRefresh));
+    }
+
+    /** Reads stripe {@code stripe} from any k parts other than the lost one and decodes the lost cell. */
+    private Promise<byte[]> degraded(ChunkLocation loc, StorageClass cls, long stripe, int lost, int within, int n, boolean mayRefresh) {
+        int k = cls.k(), total = cls.parts(), cell = ChunkUpload.EC_CELL;
+        ErasureCodec codec = client.codec(cls);
+        boolean direct = codec.engine().needsDirectBuffers();
+        ByteBuffer[] parts = new ByteBuffer[total];
+        for (int p = 0; p < total; p++) parts[p] = direct ? ByteBuffer.allocateDirect(cell) : ByteBuffer.allocate(cell);
+        boolean[] present = new boolean[total];
+        List<Integer> candidates = new ArrayList<>();
+        for (int p = 0; p < total; p++) if (p != lost && holderOf(loc, p) != null) candidates.add(p);
+        return gather(loc, candidates, 0, stripe * cell, parts, present, 0, k).then((have, e) -> {
+            if (have < k) {
+                if (mayRefresh) {
+                    return location(loc.index(), true).flatMap(fresh -> readCell(fresh, cls, stripe * k * cell + (long) lost * cell + within, n, false));
+                }
+                return Promise.failed(new CairnException(Status.UNAVAILABLE, "only " + have + " of the " + total + " parts of chunk "
+                        + loc.chunkId() + " are readable; " + cls + " needs " + k));
+            }
+            codec.decode(parts, present);
+            byte[] out = new byte[n];
+            parts[lost].get(within, out);
+            return Promise.completed(out);
+        });
+    }
+
+    /** Reads one cell from each candidate part in turn until {@code need} are in; returns how many were. */
+    private Promise<Integer> gather(ChunkLocation loc, List<Integer> candidates, int i, long partOffset,
+                                    ByteBuffer[] parts, boolean[] present, int have, int need) {
+        if (have == need || i == candidates.size()) return Promise.completed(have);
+        int p = candidates.get(i);
+        return client.readData(holderOf(loc, p), loc.chunkId(), loc.version(), partOffset, ChunkUpload.EC_CELL).then((r, e) -> {
+            boolean ok = e == null && r.status() == Status.OK && r.data().length == ChunkUpload.EC_CELL;
+            if (ok) {
+                parts[p].put(0, r.data());
+                present[p] = true;
+            }
+            return gather(loc, candidates, i + 1, partOffset, parts, present, ok ? have + 1 : have, need);
+        });
+    }
+
+    private static ServerRef holderOf(ChunkLocation loc, int part) {
+        for (int i = 0; i < loc.servers().size(); i++) if (loc.parts().get(i) == part) return loc.servers().get(i);
+        return null;
+    }
+
     private Promise<ChunkLocation> location(int index, boolean refresh) {
         ChunkLocation cached = refresh ? null : cache.get(index);
         if (cached != null) return Promise.completed(cached);
@@ -88,7 +159,7 @@ public final class FileReader {
             ChunkLocation loc = cache.get(index);
             if (loc == null) {
                 // never written: a hole
-                return new ChunkLocation(index, HOLE, 0, List.of());
+                return new ChunkLocation(index, HOLE, 0, List.of(), List.of());
             }
             return loc;
         });

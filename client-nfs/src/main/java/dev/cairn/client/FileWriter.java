@@ -13,6 +13,9 @@ import java.util.Arrays;
  * new chain under a new version. {@link #sync()} returns only when everything written so far is
  * fsynced on every copy and the file's length is committed at the master.
  *
+ * <p>Erasure-coded files are durable at {@link #close()} only: their chunks are written once, so a sync in
+ * the middle of such a file is refused (as HDFS refuses hflush on erasure-coded files).
+ *
  * <p>Calls must not overlap: issue the next one when the previous promise completes.
  */
 public final class FileWriter {
@@ -57,6 +60,13 @@ public final class FileWriter {
 
     /** Makes everything written so far durable on every copy and commits the length. */
     public Promise<Void> sync() {
+        if (file.storageClass().isEc()) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, file.storageClass() + " files are durable at close, not before"));
+        }
+        return flushAndCommit();
+    }
+
+    private Promise<Void> flushAndCommit() {
         if (failed) return Promise.failed(new CairnException(Status.BAD_REQUEST, "writer failed earlier"));
         Promise<Void> data = buffered > 0 ? upload() : Promise.completed(null);
         long length = position();
@@ -65,7 +75,7 @@ public final class FileWriter {
 
     /** Syncs and closes. */
     public Promise<Void> close() {
-        return sync().map(v -> {
+        return flushAndCommit().map(v -> {
             closed = true;
             buf = null;
             return null;
@@ -74,7 +84,7 @@ public final class FileWriter {
 
     private Promise<Void> upload() {
         byte[] chunk = buffered == buf.length ? buf : Arrays.copyOf(buf, buffered);
-        return new ChunkUpload(client, file.inode(), chunkIndex, chunk, Codec.MAX_DATA_BYTES).run()
+        return new ChunkUpload(client, file, chunkIndex, chunk, Codec.MAX_DATA_BYTES).run()
                 .onFailure(e -> failed = true);
     }
 

@@ -78,7 +78,7 @@ public class PipelineBench {
 
     @Benchmark public long cairnPutDurableOn3Copies() throws IOException {
         String path = "/f" + n++;
-        long written = client.put(new ByteArrayInputStream(data), path, 0, 3);
+        long written = client.put(new ByteArrayInputStream(data), path, 0, dev.cairn.core.proto.StorageClass.replicated(3));
         client.remove(path);
         return written;
     }

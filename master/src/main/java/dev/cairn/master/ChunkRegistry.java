@@ -17,6 +17,8 @@ final class ChunkRegistry {
     static final class Server {
         final String id;
         Address address;
+        /** Where its registrations and heartbeats come from (its connection to the master). */
+        Address controlAddress;
         long incarnation;
         long lastHeardNanos;
         long capacityBytes;
@@ -29,9 +31,12 @@ final class ChunkRegistry {
         ServerRef ref() { return new ServerRef(id, address); }
     }
 
+    /** A live server holding the current version of a chunk (part index for erasure-coded chunks, else 0). */
+    record Holder(Server server, int part) {}
+
     private final TreeMap<String, Server> servers = new TreeMap<>();
-    /** chunk id -> ids of live servers holding its current version. Long keys hash deterministically. */
-    private final Map<Long, TreeSet<String>> locations = new HashMap<>();
+    /** chunk id -> (id of a live server holding its current version -> part). Long keys hash deterministically. */
+    private final Map<Long, TreeMap<String, Integer>> locations = new HashMap<>();
 
     /** A (re)registering server: forgets whatever it was thought to hold. */
     Server register(String id, Address address, long incarnation, long nowNanos) {
@@ -72,14 +77,31 @@ final class ChunkRegistry {
         return dead;
     }
 
-    void addLocation(long chunkId, Server s) {
+    /**
+     * A connection to or from {@code peer} broke: a live server reached through it is taken for down at
+     * once (it re-registers with its next heartbeat if it was only the connection), so placement stops
+     * choosing it without waiting out the heartbeat timeout.
+     */
+    List<Server> disconnected(Address peer) {
+        List<Server> down = new ArrayList<>();
+        for (Server s : servers.values()) {
+            if (s.alive && (peer.equals(s.address) || peer.equals(s.controlAddress))) {
+                s.alive = false;
+                dropLocations(s);
+                down.add(s);
+            }
+        }
+        return down;
+    }
+
+    void addLocation(long chunkId, Server s, int part) {
         assert s.alive;
-        locations.computeIfAbsent(chunkId, k -> new TreeSet<>()).add(s.id);
+        locations.computeIfAbsent(chunkId, k -> new TreeMap<>()).put(s.id, part);
         s.chunks.add(chunkId);
     }
 
     void removeLocation(long chunkId, String serverId) {
-        TreeSet<String> set = locations.get(chunkId);
+        TreeMap<String, Integer> set = locations.get(chunkId);
         if (set != null) {
             set.remove(serverId);
             if (set.isEmpty()) locations.remove(chunkId);
@@ -90,10 +112,10 @@ final class ChunkRegistry {
 
     /** Forgets a chunk entirely (its file was removed); returns who held it. */
     List<Server> forget(long chunkId) {
-        TreeSet<String> set = locations.remove(chunkId);
+        TreeMap<String, Integer> set = locations.remove(chunkId);
         List<Server> out = new ArrayList<>();
         if (set != null) {
-            for (String id : set) {
+            for (String id : set.keySet()) {
                 Server s = servers.get(id);
                 s.chunks.remove(chunkId);
                 out.add(s);
@@ -102,17 +124,17 @@ final class ChunkRegistry {
         return out;
     }
 
-    /** Live servers holding the current version, in id order. */
-    List<Server> holders(long chunkId) {
-        TreeSet<String> set = locations.get(chunkId);
-        List<Server> out = new ArrayList<>();
-        if (set != null) for (String id : set) out.add(servers.get(id));
+    /** Live servers holding the current version, in id order, with the part each holds. */
+    List<Holder> holders(long chunkId) {
+        TreeMap<String, Integer> set = locations.get(chunkId);
+        List<Holder> out = new ArrayList<>();
+        if (set != null) for (Map.Entry<String, Integer> e : set.entrySet()) out.add(new Holder(servers.get(e.getKey()), e.getValue()));
         return out;
     }
 
     private void dropLocations(Server s) {
         for (long c : s.chunks) {
-            TreeSet<String> set = locations.get(c);
+            TreeMap<String, Integer> set = locations.get(c);
             if (set != null) {
                 set.remove(s.id);
                 if (set.isEmpty()) locations.remove(c);

@@ -30,12 +30,14 @@ import dev.cairn.core.proto.MasterProtocol.WriteLease;
 import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.Types.ChunkLocation;
 import dev.cairn.core.proto.Types.ChunkReport;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.rpc.Rpc;
+import dev.cairn.master.ChunkRegistry.Holder;
 import dev.cairn.master.ChunkRegistry.Server;
 import dev.cairn.master.meta.ChunkRecord;
 import dev.cairn.master.meta.LocalMetaLog;
@@ -124,11 +126,15 @@ public final class Master implements Node, MessageHandler {
         });
     }
 
-    @Override public void onDisconnect(Address peer) { rpc.onDisconnect(peer); }
+    @Override public void onDisconnect(Address peer) {
+        rpc.onDisconnect(peer);
+        if (!ready) return;
+        for (Server s : registry.disconnected(peer)) log.warn("lost the connection to chunkserver {} at {}: marked down", s.id, s.address);
+    }
 
     private Promise<? extends Message> handle(Address from, Message m) {
-        if (m instanceof Heartbeat h) return Promise.completed(heartbeat(h));
-        if (m instanceof Register r) return Promise.completed(register(r));
+        if (m instanceof Heartbeat h) return Promise.completed(heartbeat(from, h));
+        if (m instanceof Register r) return Promise.completed(register(from, r));
         if (m instanceof ReportBad r) return Promise.completed(reportBad(r));
         if (m instanceof Lookup r) return Promise.completed(new AttrReply(r.rid(), Status.OK, "", namespace.resolve(r.path()).attr()));
         if (m instanceof ListDir r) return Promise.completed(new ListReply(r.rid(), Status.OK, "", namespace.list(r.path())));
@@ -137,7 +143,7 @@ public final class Master implements Node, MessageHandler {
                     .map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
         if (m instanceof Create r) {
-            return metaLog.submit(new MetaCommand.CreateFile(r.path(), r.chunkSize(), r.goal(), env.clock().wallMillis()))
+            return metaLog.submit(new MetaCommand.CreateFile(r.path(), r.chunkSize(), r.storageClass(), env.clock().wallMillis()))
                     .map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
         if (m instanceof Remove r) return remove(r);
@@ -165,8 +171,9 @@ public final class Master implements Node, MessageHandler {
 
     // ---------------------------------------------------------------- chunkservers
 
-    private RegisterReply register(Register r) {
+    private RegisterReply register(Address from, Register r) {
         Server s = registry.register(r.serverId(), r.dataAddress(), r.incarnation(), env.clock().nanoTime());
+        s.controlAddress = from;
         s.capacityBytes = r.capacityBytes();
         s.usedBytes = r.usedBytes();
         List<Long> delete = new ArrayList<>();
@@ -178,7 +185,7 @@ public final class Master implements Node, MessageHandler {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge
                 if (c.chunkId() < nextChunk) delete.add(c.chunkId());
             } else if (rec.version() == c.version()) {
-                registry.addLocation(c.chunkId(), s);
+                registry.addLocation(c.chunkId(), s, c.part());
                 current++;
             } else {
                 stale++; // missed a write lease: never served; repaired and removed by the planner
@@ -189,9 +196,10 @@ public final class Master implements Node, MessageHandler {
         return new RegisterReply(r.rid(), Status.OK, delete);
     }
 
-    private HeartbeatReply heartbeat(Heartbeat h) {
+    private HeartbeatReply heartbeat(Address from, Heartbeat h) {
         Server s = registry.server(h.serverId());
         if (s == null || !s.alive || s.incarnation != h.incarnation()) return new HeartbeatReply(h.rid(), false);
+        s.controlAddress = from;
         s.lastHeardNanos = env.clock().nanoTime();
         s.capacityBytes = h.capacityBytes();
         s.usedBytes = h.usedBytes();
@@ -234,8 +242,12 @@ public final class Master implements Node, MessageHandler {
         List<ChunkLocation> out = new ArrayList<>();
         for (ChunkRecord c : namespace.chunks(r.inode(), r.fromIndex(), Math.max(0, Math.min(r.count(), 4096)))) {
             List<ServerRef> refs = new ArrayList<>();
-            for (Server s : registry.holders(c.chunkId())) refs.add(s.ref());
-            out.add(new ChunkLocation(c.index(), c.chunkId(), c.version(), refs));
+            List<Integer> parts = new ArrayList<>();
+            for (Holder h : registry.holders(c.chunkId())) {
+                refs.add(h.server().ref());
+                parts.add(h.part());
+            }
+            out.add(new ChunkLocation(c.index(), c.chunkId(), c.version(), refs, parts));
         }
         return new ChunksReply(r.rid(), Status.OK, "", f.attr(), out);
     }
@@ -252,17 +264,20 @@ public final class Master implements Node, MessageHandler {
         if (!leasing.add(slot)) throw new CairnException(Status.BUSY, "a lease on chunk " + slot + " is being set up");
         boolean existed = !namespace.chunks(r.inode(), r.index(), 1).isEmpty();
         Set<String> exclude = new TreeSet<>(r.exclude());
+        long chunkStart = (long) r.index() * f.chunkSize();
+        boolean committedData = f.size() > chunkStart;
         Promise<LeaseReply> out = metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
-            if (!existed) return place(c, f.goal(), exclude);
+            if (f.storageClass().isEc()) return ecLease(f, c, existed, committedData, exclude);
+            int goal = f.storageClass().replicas();
+            if (!existed) return place(c, goal, exclude);
             List<Server> holders = new ArrayList<>();
-            for (Server s : registry.holders(c.chunkId())) if (!exclude.contains(s.id)) holders.add(s);
+            for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h.server());
             if (!holders.isEmpty()) return bump(c, holders);
-            long chunkStart = (long) c.index() * f.chunkSize();
-            if (f.size() > chunkStart) {
+            if (committedData) {
                 throw new CairnException(Status.UNAVAILABLE, "no live current copy of chunk " + c.chunkId() + " holding committed data");
             }
             // nothing committed in this chunk: start over on fresh servers, above every version handed out
-            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, f.goal(), exclude));
+            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, goal, exclude));
         }).map(lease -> new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain));
         out.onComplete((v, e) -> leasing.remove(slot));
         return out;
@@ -271,21 +286,76 @@ public final class Master implements Node, MessageHandler {
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
 
     private Promise<Lease> place(ChunkRecord c, int goal, Set<String> exclude) {
+        List<Server> candidates = candidates(exclude);
+        if (candidates.isEmpty()) throw new CairnException(Status.NO_SPACE, "no live chunkserver to place chunk " + c.chunkId());
+        List<Server> chosen = candidates.subList(0, Math.min(goal, candidates.size()));
+        assert distinctHosts(chosen) : "two copies of one chunk on one host";
+        List<Promise<Ack>> calls = new ArrayList<>();
+        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0)));
+        return settle(c.chunkId(), c.version(), List.copyOf(chosen), calls);
+    }
+
+    /** Live servers not excluded, in a random order (Fisher-Yates with the node's seeded random: spread, yet replayable). */
+    private List<Server> candidates(Set<String> exclude) {
         List<Server> candidates = new ArrayList<>();
         for (Server s : registry.live()) if (!exclude.contains(s.id)) candidates.add(s);
-        if (candidates.isEmpty()) throw new CairnException(Status.NO_SPACE, "no live chunkserver to place chunk " + c.chunkId());
-        // Fisher-Yates on the id-ordered list with the node's seeded random: spread, yet replayable
         for (int i = candidates.size() - 1; i > 0; i--) {
             int j = env.random().nextInt(i + 1);
             Server t = candidates.get(i);
             candidates.set(i, candidates.get(j));
             candidates.set(j, t);
         }
-        List<Server> chosen = candidates.subList(0, Math.min(goal, candidates.size()));
-        assert distinctHosts(chosen) : "two copies of one chunk on one host";
-        List<Promise<Ack>> calls = new ArrayList<>();
-        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version())));
-        return settle(c.chunkId(), c.version(), List.copyOf(chosen), calls);
+        return candidates;
+    }
+
+    /**
+     * A lease on an erasure-coded chunk: all k+m parts on k+m distinct live servers, part i on server i.
+     * EC chunks are written once (a rewrite in place could let a degraded read mix old and new cells of
+     * a stripe), so a chunk holding acknowledged data is refused, and a retried upload is placed afresh
+     * above every version handed out, which makes any earlier parts stale.
+     */
+    private Promise<Lease> ecLease(InodeRecord f, ChunkRecord c, boolean existed, boolean committedData, Set<String> exclude) {
+        StorageClass cls = f.storageClass();
+        if (committedData) {
+            throw new CairnException(Status.BAD_REQUEST, "chunk " + c.index() + " of an " + cls + " file already holds acknowledged data; erasure-coded chunks are written once");
+        }
+        List<Server> candidates = candidates(exclude);
+        if (candidates.size() < cls.parts()) {
+            throw new CairnException(Status.NO_SPACE, cls + " needs " + cls.parts() + " live chunkservers on distinct hosts; "
+                    + candidates.size() + " are usable");
+        }
+        Promise<ChunkRecord> version = existed ? metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())) : Promise.completed(c);
+        return version.flatMap(next -> {
+            for (Holder h : registry.holders(c.chunkId())) registry.removeLocation(c.chunkId(), h.server().id);
+            List<Server> chosen = List.copyOf(candidates.subList(0, cls.parts()));
+            assert distinctHosts(chosen) : "two parts of one chunk on one host";
+            List<Promise<Ack>> calls = new ArrayList<>();
+            for (int p = 0; p < chosen.size(); p++) {
+                int part = p;
+                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part)));
+            }
+            return settleAll(c.chunkId(), next.version(), chosen, calls);
+        });
+    }
+
+    /** Like {@link #settle} but every server must say OK (erasure-coded parts); part i is server i. */
+    private Promise<Lease> settleAll(long chunkId, long version, List<Server> servers, List<Promise<Ack>> calls) {
+        return Promise.all(calls).then((acks, e) -> {
+            List<String> failed = new ArrayList<>();
+            for (int i = 0; i < servers.size(); i++) {
+                Promise<Ack> p = calls.get(i);
+                if (p.isFailed() || p.value().status() != Status.OK || !servers.get(i).alive) failed.add(servers.get(i).id);
+            }
+            if (!failed.isEmpty()) {
+                return Promise.failed(new CairnException(Status.UNAVAILABLE, "parts of chunk " + chunkId + " v" + version + " not created on " + failed));
+            }
+            List<ServerRef> chain = new ArrayList<>();
+            for (int i = 0; i < servers.size(); i++) {
+                registry.addLocation(chunkId, servers.get(i), i);
+                chain.add(servers.get(i).ref());
+            }
+            return Promise.completed(new Lease(chunkId, version, chain));
+        });
     }
 
     private Promise<Lease> bump(ChunkRecord c, List<Server> holders) {
@@ -311,7 +381,7 @@ public final class Master implements Node, MessageHandler {
                 for (int j = 0; j < servers.size(); j++) {
                     Server s = servers.get(j);
                     if (ok[j] && s.alive) {
-                        registry.addLocation(chunkId, s);
+                        registry.addLocation(chunkId, s, 0);
                         chain.add(s.ref());
                     }
                 }

@@ -15,8 +15,8 @@ public record SimResult(long seed, String traceHash, long events, long virtualNa
         sb.append(String.format(Locale.ROOT, "seed %d: %s%n", seed, passed() ? "PASS" : "FAIL"));
         sb.append(String.format(Locale.ROOT, "  virtual time %.1fs, wall time %.2fs, %d events, %d faults%n",
                 virtualNanos / 1e9, wallNanos / 1e9, events, faults));
-        sb.append(String.format(Locale.ROOT, "  files: %d written (%d failed, %d syncs mid-file), %d bytes acknowledged; %d reads (%d errors); %d removes; %d verified at the end%n",
-                stats.commits, stats.writeFailures, stats.midSyncs, stats.bytesCommitted, stats.reads, stats.readErrors, stats.removes, stats.verified));
+        sb.append(String.format(Locale.ROOT, "  files: %d written (%d erasure-coded, %d failed, %d syncs mid-file), %d bytes acknowledged; %d reads (%d errors); %d removes; %d verified at the end%n",
+                stats.commits, stats.ecCommits, stats.writeFailures, stats.midSyncs, stats.bytesCommitted, stats.reads, stats.readErrors, stats.removes, stats.verified));
         for (String v : violations) sb.append("  VIOLATION ").append(v).append('\n');
         sb.append("  trace hash ").append(traceHash).append('\n');
         return sb.toString();

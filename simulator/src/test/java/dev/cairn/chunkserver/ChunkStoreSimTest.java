@@ -81,7 +81,7 @@ class ChunkStoreSimTest {
         int size = 6 * ChunkFormat.BLOCK_SIZE;
         byte[] model = new byte[size];
         int length = 0;
-        run(s -> s.create(9, 1));
+        run(s -> s.create(9, 1, 0));
         for (int i = 0; i < 25; i++) {
             int off = r.nextInt(size - 1);
             int len = 1 + r.nextInt(Math.min(size - off, 100_000));
@@ -98,25 +98,25 @@ class ChunkStoreSimTest {
         run(s -> s.sync(9, 1));
         restart(true);
         int l = length;
-        assertThat(store().report()).containsExactly(new ChunkReport(9, 1, l));
+        assertThat(store().report()).containsExactly(new ChunkReport(9, 1, l, 0));
         assertThat(read(9, 1, 0, l)).isEqualTo(Arrays.copyOf(model, l));
     }
 
     @Test void powerLossDropsWhatWasNotSynced() {
         byte[] a = bytes(100_000, 1), b = bytes(50_000, 2);
-        run(s -> s.create(5, 3));
+        run(s -> s.create(5, 3, 0));
         run(s -> s.write(5, 3, 0, a));
         run(s -> s.sync(5, 3));
         run(s -> s.write(5, 3, 100_000, b));
         run(s -> s.write(5, 3, 0, b)); // an unsynced overwrite of synced data too
         restart(true);
-        assertThat(store().report()).containsExactly(new ChunkReport(5, 3, 100_000));
+        assertThat(store().report()).containsExactly(new ChunkReport(5, 3, 100_000, 0));
         assertThat(read(5, 3, 0, 200_000)).isEqualTo(a);
     }
 
     @Test void aCrashWithoutPowerLossKeepsTheSyncedHeaderAndTheWrittenBytes() {
         byte[] a = bytes(70_000, 3);
-        run(s -> s.create(6, 1));
+        run(s -> s.create(6, 1, 0));
         run(s -> s.write(6, 1, 0, a));
         run(s -> s.sync(6, 1));
         restart(false);
@@ -124,7 +124,7 @@ class ChunkStoreSimTest {
     }
 
     @Test void aChunkNeverSyncedDisappearsAfterPowerLoss() {
-        run(s -> s.create(7, 1));
+        run(s -> s.create(7, 1, 0));
         run(s -> s.write(7, 1, 0, bytes(1000, 4)));
         restart(true);
         assertThat(store().report()).isEmpty();
@@ -132,20 +132,20 @@ class ChunkStoreSimTest {
 
     @Test void anAcknowledgedVersionBumpIsDurableWithTheSyncedData() {
         byte[] a = bytes(10, 5);
-        run(s -> s.create(8, 1));
+        run(s -> s.create(8, 1, 0));
         run(s -> s.write(8, 1, 0, a));
         run(s -> s.sync(8, 1));
         run(s -> s.bump(8, 1, 2));
         assertThat(failure(s -> s.read(8, 1, 0, 10))).isEqualTo(Status.STALE);
         restart(true);
-        assertThat(store().report()).containsExactly(new ChunkReport(8, 2, 10));
+        assertThat(store().report()).containsExactly(new ChunkReport(8, 2, 10, 0));
         assertThat(read(8, 2, 0, 10)).isEqualTo(a);
         assertThat(failure(s -> s.bump(8, 1, 4))).isEqualTo(Status.STALE);
     }
 
     @Test void aFlippedBitIsReportedCorruptNeverServed() {
         byte[] a = bytes(3 * ChunkFormat.BLOCK_SIZE, 6);
-        run(s -> s.create(10, 1));
+        run(s -> s.create(10, 1, 0));
         run(s -> s.write(10, 1, 0, a));
         run(s -> s.sync(10, 1));
         host.flipBit("disk0", ChunkFormat.fileName(10), ChunkFormat.DATA_OFFSET + ChunkFormat.BLOCK_SIZE + 17, 3);
@@ -155,23 +155,25 @@ class ChunkStoreSimTest {
     }
 
     @Test void aTornNewestHeaderFallsBackToTheOlderSlot() {
-        run(s -> s.create(11, 1));
+        run(s -> s.create(11, 1, 0));
         run(s -> s.write(11, 1, 0, bytes(5000, 7)));
         run(s -> s.sync(11, 1));  // slot 0 durable (length 5000)
         run(s -> s.write(11, 1, 5000, bytes(5000, 8)));
         run(s -> s.sync(11, 1));  // slot 1 durable and newest (length 10000)
         host.flipBit("disk0", ChunkFormat.fileName(11), ChunkFormat.SLOT_SIZE + 40, 0); // tear slot 1
         restart(false);
-        assertThat(store().report()).containsExactly(new ChunkReport(11, 1, 5000));
+        assertThat(store().report()).containsExactly(new ChunkReport(11, 1, 5000, 0));
     }
 
     @Test void badRequestsAreRefused() {
-        run(s -> s.create(12, 1));
+        run(s -> s.create(12, 1, 0));
         assertThat(failure(s -> s.write(12, 1, ChunkFormat.MAX_CHUNK_SIZE - 1, new byte[2]))).isEqualTo(Status.BAD_REQUEST);
         assertThat(failure(s -> s.write(12, 2, 0, new byte[2]))).isEqualTo(Status.STALE);
         assertThat(failure(s -> s.read(99, 1, 0, 1))).isEqualTo(Status.NOT_FOUND);
-        assertThat(failure(s -> s.create(12, 1))).isEqualTo(Status.OK); // a retried create is fine
-        assertThat(failure(s -> s.create(12, 5))).isEqualTo(Status.EXISTS);
+        assertThat(failure(s -> s.create(12, 1, 0))).isEqualTo(Status.OK); // a retried create is fine
+        assertThat(failure(s -> s.create(12, 0, 0))).isEqualTo(Status.EXISTS);   // an older version never replaces a newer
+        assertThat(failure(s -> s.create(12, 5, 0))).isEqualTo(Status.OK);       // a newer one replaces a stale copy
+        assertThat(store().report()).containsExactly(new ChunkReport(12, 5, 0, 0));
     }
 
     static byte[] bytes(int n, long seed) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.proto.MasterProtocol.LeaseReply;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.sim.SimCluster;
 import dev.cairn.sim.runtime.SimHost;
@@ -46,7 +47,7 @@ class LeaseDurabilitySimTest {
         sim.runUntil(2_000_000_000L);
         CairnClient c = cluster.client();
         byte[] data = Oracle.content(77, 10_000);
-        FileAttr attr = run(() -> c.create("/f", 128 << 10, 3));
+        FileAttr attr = run(() -> c.create("/f", 128 << 10, StorageClass.replicated(3)));
         FileWriter w = c.writer(attr);
         run(() -> w.write(data).flatMap(v -> w.sync()));  // 10 000 bytes acknowledged at version v
 

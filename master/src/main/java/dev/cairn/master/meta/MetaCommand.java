@@ -1,5 +1,6 @@
 package dev.cairn.master.meta;
 
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.FileAttr;
 import java.util.List;
 
@@ -12,7 +13,7 @@ import java.util.List;
 public sealed interface MetaCommand<R> {
     record Mkdir(String path, long mtimeMillis) implements MetaCommand<FileAttr> {}
 
-    record CreateFile(String path, int chunkSize, int goal, long mtimeMillis) implements MetaCommand<FileAttr> {}
+    record CreateFile(String path, int chunkSize, StorageClass storageClass, long mtimeMillis) implements MetaCommand<FileAttr> {}
 
     /** Removes a file (returning its chunk ids) or an empty directory. */
     record Remove(String path) implements MetaCommand<List<Long>> {}

@@ -7,6 +7,7 @@ import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
@@ -33,7 +34,6 @@ import java.util.List;
 public final class Namespace {
     public static final long ROOT = 1;
     public static final int DEFAULT_CHUNK_SIZE = ChunkFormat.MAX_CHUNK_SIZE;
-    public static final int MAX_GOAL = 16;
     /** Entries a single directory listing returns at most. */
     public static final int MAX_LIST_ENTRIES = 100_000;
 
@@ -54,7 +54,7 @@ public final class Namespace {
     /** The writes that create an empty namespace. */
     public KvBatch formatBatch(long mtime) {
         KvBatch b = new KvBatch();
-        b.put(inodeKey(ROOT), Codec.encodeRecord(new InodeRecord(ROOT, FileType.DIR, ROOT, 0, mtime, 0, defaultGoal)));
+        b.put(inodeKey(ROOT), Codec.encodeRecord(new InodeRecord(ROOT, FileType.DIR, ROOT, 0, mtime, 0, StorageClass.DEFAULT)));
         b.put(NEXT_INODE, longBytes(ROOT + 1));
         b.put(NEXT_CHUNK, longBytes(1));
         return b;
@@ -120,8 +120,8 @@ public final class Namespace {
     /** Applies a command, adding its writes to {@code batch}; throws (writing nothing) if it is refused. */
     @SuppressWarnings("unchecked")
     public <R> R apply(MetaCommand<R> command, KvBatch batch) {
-        if (command instanceof MetaCommand.Mkdir c) return (R) create(c.path(), FileType.DIR, 0, 0, c.mtimeMillis(), batch);
-        if (command instanceof MetaCommand.CreateFile c) return (R) create(c.path(), FileType.FILE, c.chunkSize(), c.goal(), c.mtimeMillis(), batch);
+        if (command instanceof MetaCommand.Mkdir c) return (R) create(c.path(), FileType.DIR, 0, StorageClass.DEFAULT, c.mtimeMillis(), batch);
+        if (command instanceof MetaCommand.CreateFile c) return (R) create(c.path(), FileType.FILE, c.chunkSize(), c.storageClass(), c.mtimeMillis(), batch);
         if (command instanceof MetaCommand.Remove c) return (R) remove(c.path(), batch);
         if (command instanceof MetaCommand.AllocChunk c) return (R) allocChunk(c.inode(), c.index(), batch);
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
@@ -129,7 +129,7 @@ public final class Namespace {
         throw new IllegalArgumentException("unknown command " + command);
     }
 
-    private FileAttr create(String path, FileType type, int chunkSize, int goal, long mtime, KvBatch batch) {
+    private FileAttr create(String path, FileType type, int chunkSize, StorageClass cls, long mtime, KvBatch batch) {
         List<String> parts = Paths.split(path);
         if (parts.isEmpty()) throw new CairnException(Status.EXISTS, path);
         String parentPath = "/" + String.join("/", parts.subList(0, parts.size() - 1));
@@ -142,11 +142,10 @@ public final class Namespace {
             if (chunkSize < ChunkFormat.BLOCK_SIZE || chunkSize > ChunkFormat.MAX_CHUNK_SIZE || chunkSize % ChunkFormat.BLOCK_SIZE != 0) {
                 throw new CairnException(Status.BAD_REQUEST, "chunk size must be a multiple of " + ChunkFormat.BLOCK_SIZE + " up to " + ChunkFormat.MAX_CHUNK_SIZE);
             }
-            if (goal == 0) goal = defaultGoal;
-            if (goal < 1 || goal > MAX_GOAL) throw new CairnException(Status.BAD_REQUEST, "goal must be 1.." + MAX_GOAL);
+            if (cls.equals(StorageClass.DEFAULT)) cls = StorageClass.replicated(defaultGoal);
         }
         long ino = counter(NEXT_INODE);
-        InodeRecord rec = new InodeRecord(ino, type, parent.inode(), 0, mtime, chunkSize, goal);
+        InodeRecord rec = new InodeRecord(ino, type, parent.inode(), 0, mtime, chunkSize, cls);
         batch.put(NEXT_INODE, longBytes(ino + 1));
         batch.put(inodeKey(ino), Codec.encodeRecord(rec));
         batch.put(direntKey(parent.inode(), name), longBytes(ino));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
@@ -49,10 +50,10 @@ class NamespaceTest {
     @Test void createLookupListRemoveInATree() {
         submit(new MetaCommand.Mkdir("/a", 1));
         submit(new MetaCommand.Mkdir("/a/b", 2));
-        FileAttr f = submit(new MetaCommand.CreateFile("/a/b/f", 0, 0, 3));
+        FileAttr f = submit(new MetaCommand.CreateFile("/a/b/f", 0, StorageClass.DEFAULT, 3));
         assertThat(f.type()).isEqualTo(FileType.FILE);
         assertThat(f.chunkSize()).isEqualTo(Namespace.DEFAULT_CHUNK_SIZE);
-        assertThat(f.goal()).isEqualTo(3);
+        assertThat(f.storageClass()).isEqualTo(StorageClass.replicated(3));
         assertThat(ns.resolve("/a/b/f").inode()).isEqualTo(f.inode());
         assertThat(ns.resolve("//a///b/f/").inode()).isEqualTo(f.inode());
         assertThat(ns.list("/a/b")).extracting(DirEntry::name).containsExactly("f");
@@ -65,13 +66,13 @@ class NamespaceTest {
     }
 
     @Test void errorsNameTheirCauseAndWriteNothing() {
-        submit(new MetaCommand.CreateFile("/f", 0, 0, 1));
+        submit(new MetaCommand.CreateFile("/f", 0, StorageClass.DEFAULT, 1));
         int keys = kv.size();
-        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/f", 0, 0, 1)))).isEqualTo(Status.EXISTS);
-        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/f/g", 0, 0, 1)))).isEqualTo(Status.NOT_DIR);
-        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/no/g", 0, 0, 1)))).isEqualTo(Status.NOT_FOUND);
-        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/g", 1000, 0, 1)))).isEqualTo(Status.BAD_REQUEST);
-        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/g", 0, 99, 1)))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/f", 0, StorageClass.DEFAULT, 1)))).isEqualTo(Status.EXISTS);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/f/g", 0, StorageClass.DEFAULT, 1)))).isEqualTo(Status.NOT_DIR);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/no/g", 0, StorageClass.DEFAULT, 1)))).isEqualTo(Status.NOT_FOUND);
+        assertThat(statusOf(() -> submit(new MetaCommand.CreateFile("/g", 1000, StorageClass.DEFAULT, 1)))).isEqualTo(Status.BAD_REQUEST);
+        assertThatThrownBy(() -> StorageClass.replicated(99)).isInstanceOf(IllegalArgumentException.class);
         assertThat(statusOf(() -> submit(new MetaCommand.Remove("/")))).isEqualTo(Status.BAD_REQUEST);
         assertThat(statusOf(() -> ns.list("/f"))).isEqualTo(Status.NOT_DIR);
         assertThat(kv.size()).isEqualTo(keys);
@@ -90,7 +91,7 @@ class NamespaceTest {
     }
 
     @Test void chunksAreAllocatedOnceAndVersionsOnlyGrow() {
-        FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, 2, 0));
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
         ChunkRecord c0 = submit(new MetaCommand.AllocChunk(f.inode(), 0));
         assertThat(c0.version()).isEqualTo(1);
         assertThat(submit(new MetaCommand.AllocChunk(f.inode(), 0))).isEqualTo(c0);
@@ -107,8 +108,14 @@ class NamespaceTest {
         assertThat(statusOf(() -> submit(new MetaCommand.BumpVersion(c0.chunkId())))).isEqualTo(Status.NOT_FOUND);
     }
 
+    @Test void filesKeepTheirStorageClass() {
+        FileAttr ec = submit(new MetaCommand.CreateFile("/ec", 0, StorageClass.ec(8, 3), 0));
+        assertThat(ec.storageClass()).isEqualTo(StorageClass.ec(8, 3));
+        assertThat(new Namespace(kv, 3).resolve("/ec").storageClass()).isEqualTo(StorageClass.ec(8, 3));
+    }
+
     @Test void lengthCommitsAndEverythingSurvivesAReopen() {
-        FileAttr f = submit(new MetaCommand.CreateFile("/f", 0, 0, 5));
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 0, StorageClass.DEFAULT, 5));
         submit(new MetaCommand.SetLength(f.inode(), 12345, 9));
         Namespace reopened = new Namespace(kv, 3);
         assertThat(reopened.isEmpty()).isFalse();
@@ -119,7 +126,7 @@ class NamespaceTest {
     @Test void everyAcceptedMutationIsSyncedBeforeItsReply() {
         int before = kv.syncedWrites();
         submit(new MetaCommand.Mkdir("/d", 0));
-        submit(new MetaCommand.CreateFile("/d/f", 0, 0, 0));
+        submit(new MetaCommand.CreateFile("/d/f", 0, StorageClass.DEFAULT, 0));
         assertThat(kv.syncedWrites()).isEqualTo(before + 2);
     }
 }

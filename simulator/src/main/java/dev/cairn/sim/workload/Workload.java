@@ -6,6 +6,7 @@ import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Scheduler;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.sim.runtime.Simulation;
 import java.util.Arrays;
 import java.util.List;
@@ -27,10 +28,14 @@ public final class Workload {
     static final long VERIFY_RETRY_NANOS = 2_000_000_000L;
     /** Chance (percent) that the writer syncs after a piece, acknowledging a prefix of a file still being written. */
     static final int SYNC_PERCENT = 20;
+    /** Storage classes files are written with, drawn uniformly (replicated(3) twice as often). */
+    static final StorageClass[] CLASSES = {
+        StorageClass.DEFAULT, StorageClass.DEFAULT, StorageClass.replicated(2), StorageClass.ec(2, 1), StorageClass.ec(2, 2), StorageClass.ec(3, 1)
+    };
 
     /** Counters for the run summary. */
     public static final class Stats {
-        public long writesStarted, commits, midSyncs, writeFailures, bytesCommitted;
+        public long writesStarted, commits, ecCommits, midSyncs, writeFailures, bytesCommitted;
         public long reads, readErrors, removes, removeFailures;
         public long verified;
     }
@@ -106,17 +111,19 @@ public final class Workload {
         String path = "/d" + (n % DIRS) + "/f" + n;
         long seed = rnd.nextLong();
         int size = pickSize();
+        StorageClass cls = CLASSES[rnd.nextInt(CLASSES.length)];
         byte[] data = Oracle.content(seed, size);
         stats.writesStarted++;
         oracle.writing(path);
-        return client.create(path, CHUNK_SIZE, 0).flatMap(attr -> {
+        return client.create(path, CHUNK_SIZE, cls).flatMap(attr -> {
             FileWriter w = client.writer(attr);
-            return writePieces(w, path, seed, data, 0).flatMap(v -> w.close());
+            return writePieces(w, path, seed, data, 0, !cls.isEc()).flatMap(v -> w.close());
         }).then((v, e) -> {
             oracle.written(path);
             if (e == null) {
                 oracle.committed(path, seed, size);
                 stats.commits++;
+                if (cls.isEc()) stats.ecCommits++;
                 stats.bytesCommitted += size;
             } else {
                 stats.writeFailures++;
@@ -126,11 +133,11 @@ public final class Workload {
     }
 
     /** Writes uneven pieces; now and then syncs, which acknowledges the prefix written so far. */
-    private Promise<Void> writePieces(FileWriter w, String path, long seed, byte[] data, int off) {
+    private Promise<Void> writePieces(FileWriter w, String path, long seed, byte[] data, int off, boolean midSyncs) {
         if (off >= data.length) return Promise.completed(null);
         int len = Math.min(data.length - off, 1 + rnd.nextInt(MAX_PIECE));
         Promise<Void> written = w.write(data, off, len);
-        if (rnd.nextInt(100) < SYNC_PERCENT) {
+        if (midSyncs && rnd.nextInt(100) < SYNC_PERCENT) {
             int upTo = off + len;
             written = written.flatMap(v -> w.sync()).map(v -> {
                 oracle.committed(path, seed, upTo);
@@ -138,7 +145,7 @@ public final class Workload {
                 return null;
             });
         }
-        return written.flatMap(v -> writePieces(w, path, seed, data, off + len));
+        return written.flatMap(v -> writePieces(w, path, seed, data, off + len, midSyncs));
     }
 
     private Promise<Void> readFile() {

@@ -10,7 +10,8 @@ import java.util.zip.CRC32C;
  * <pre>
  *   [header slot 0: 8 KiB][header slot 1: 8 KiB][data: up to 64 MiB]
  * </pre>
- * A header slot holds the chunk id, version, committed length, a sequence number, the CRC32C of every
+ * A header slot holds the chunk id, version, committed length, a sequence number, the part index (of an
+ * erasure-coded chunk; 0 for a replica), the CRC32C of every
  * 64 KiB data block, and a CRC32C of the slot itself. A commit writes the slot that is <em>not</em> the
  * newest durable one and fsyncs, so a power loss during a commit always leaves one valid slot; recovery
  * takes the valid slot with the highest sequence. Bytes past the committed length were never
@@ -23,7 +24,7 @@ public final class ChunkFormat {
     public static final int SLOT_SIZE = 8 << 10;
     public static final int DATA_OFFSET = 2 * SLOT_SIZE;
     private static final int MAGIC = 0x4341_4b31; // "CAK1"
-    private static final int FIXED = 4 + 8 + 8 + 8 + 8 + 4; // magic, id, version, length, seq, blocks
+    private static final int FIXED = 4 + 8 + 8 + 8 + 8 + 4 + 4; // magic, id, version, length, seq, part, blocks
 
     static {
         assert FIXED + 4 * MAX_BLOCKS + 4 <= SLOT_SIZE : "header slot too small for the CRC table";
@@ -32,7 +33,7 @@ public final class ChunkFormat {
     private ChunkFormat() {}
 
     /** A decoded header slot. {@code crcs} has one entry per block up to {@code length}. */
-    public record Header(long chunkId, long version, long length, long seq, int[] crcs) {
+    public record Header(long chunkId, long version, long length, long seq, int part, int[] crcs) {
         public Header {
             if (length < 0 || length > MAX_CHUNK_SIZE) throw new IllegalArgumentException("length " + length);
             if (crcs.length != blocks(length)) throw new IllegalArgumentException("crc table size");
@@ -40,7 +41,7 @@ public final class ChunkFormat {
 
         @Override public boolean equals(Object o) {
             return o instanceof Header h && h.chunkId == chunkId && h.version == version && h.length == length
-                    && h.seq == seq && Arrays.equals(h.crcs, crcs);
+                    && h.seq == seq && h.part == part && Arrays.equals(h.crcs, crcs);
         }
 
         @Override public int hashCode() { return Long.hashCode(chunkId * 31 + version); }
@@ -57,7 +58,7 @@ public final class ChunkFormat {
 
     public static byte[] encodeHeader(Header h) {
         ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE);
-        b.putInt(MAGIC).putLong(h.chunkId).putLong(h.version).putLong(h.length).putLong(h.seq).putInt(h.crcs.length);
+        b.putInt(MAGIC).putLong(h.chunkId).putLong(h.version).putLong(h.length).putLong(h.seq).putInt(h.part).putInt(h.crcs.length);
         for (int c : h.crcs) b.putInt(c);
         int end = b.position();
         b.putInt(crc(b.array(), 0, end));
@@ -70,6 +71,7 @@ public final class ChunkFormat {
         ByteBuffer b = ByteBuffer.wrap(slot);
         if (b.getInt() != MAGIC) throw new CodecException("no header magic");
         long id = b.getLong(), version = b.getLong(), length = b.getLong(), seq = b.getLong();
+        int part = b.getInt();
         int n = b.getInt();
         if (n < 0 || n > MAX_BLOCKS || FIXED + 4L * n + 4 > slot.length) throw new CodecException("bad block count " + n);
         int[] crcs = new int[n];
@@ -78,7 +80,8 @@ public final class ChunkFormat {
         if (b.getInt() != crc(slot, 0, end)) throw new CodecException("header checksum mismatch");
         if (id != expectedChunkId) throw new CodecException("header names chunk " + id + ", expected " + expectedChunkId);
         if (length < 0 || length > MAX_CHUNK_SIZE || n != blocks(length)) throw new CodecException("bad length " + length);
-        return new Header(id, version, length, seq, crcs);
+        if (part < 0 || part >= 32) throw new CodecException("bad part index " + part);
+        return new Header(id, version, length, seq, part, crcs);
     }
 
     public static int crc(byte[] data, int off, int len) {

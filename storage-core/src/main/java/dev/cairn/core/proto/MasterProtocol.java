@@ -39,8 +39,8 @@ public sealed interface MasterProtocol extends Message {
 
     record Mkdir(long rid, String path) implements MasterProtocol {}
 
-    /** Creates an empty file; chunkSize 0 means the master's default. */
-    record Create(long rid, String path, int chunkSize, int goal) implements MasterProtocol {}
+    /** Creates an empty file; chunkSize 0 and {@link StorageClass#DEFAULT} mean the master's defaults. */
+    record Create(long rid, String path, int chunkSize, StorageClass storageClass) implements MasterProtocol {}
 
     record AttrReply(long rid, Status status, String detail, FileAttr attr) implements MasterProtocol {
         @Override public boolean isReply() { return true; }
@@ -59,7 +59,8 @@ public sealed interface MasterProtocol extends Message {
 
     /**
      * Asks to write chunk {@code index} of a file. The master allocates the chunk or bumps its version on
-     * the live copies (leaving out {@code exclude}), and answers with the chain to stream to.
+     * the live copies (leaving out {@code exclude}), and answers with the chain to stream to; for an
+     * erasure-coded file the chain has k+m servers and server i takes part i.
      */
     record WriteLease(long rid, long inode, int index, List<String> exclude) implements MasterProtocol {}
 
@@ -80,8 +81,8 @@ public sealed interface MasterProtocol extends Message {
 
     // ---- master -> chunkserver ----
 
-    /** Creates an empty chunk at {@code version}. Answered with Ack. */
-    record CreateChunk(long rid, long chunkId, long version) implements MasterProtocol {}
+    /** Creates an empty chunk copy (or part {@code part} of an erasure-coded chunk) at {@code version}. Answered with Ack. */
+    record CreateChunk(long rid, long chunkId, long version, int part) implements MasterProtocol {}
 
     /** Moves a copy from {@code fromVersion} to {@code toVersion}; STALE if the copy is not at fromVersion. */
     record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) implements MasterProtocol {}

@@ -12,15 +12,19 @@ public final class Types {
     public record ServerRef(String id, Address address) {}
 
     /** What a chunkserver holds of one chunk. */
-    public record ChunkReport(long chunkId, long version, long length) {}
+    /** {@code part} is the part index of an erasure-coded chunk (0 for a replica). */
+    public record ChunkReport(long chunkId, long version, long length, int part) {}
 
-    public record FileAttr(long inode, FileType type, long size, long mtimeMillis, int chunkSize, int goal) {}
+    public record FileAttr(long inode, FileType type, long size, long mtimeMillis, int chunkSize, StorageClass storageClass) {}
 
     /** Stands in for "no attributes" in error replies (the wire has no nulls). */
-    public static final FileAttr NO_ATTR = new FileAttr(0, FileType.FILE, 0, 0, 0, 0);
+    public static final FileAttr NO_ATTR = new FileAttr(0, FileType.FILE, 0, 0, 0, StorageClass.DEFAULT);
 
     public record DirEntry(String name, FileAttr attr) {}
 
-    /** One chunk of a file with its current version and the servers holding that version. */
-    public record ChunkLocation(int index, long chunkId, long version, java.util.List<ServerRef> servers) {}
+    /**
+     * One chunk of a file with its current version and the live servers holding that version; for an
+     * erasure-coded chunk {@code parts.get(i)} is the part that {@code servers.get(i)} holds.
+     */
+    public record ChunkLocation(int index, long chunkId, long version, java.util.List<ServerRef> servers, java.util.List<Integer> parts) {}
 }

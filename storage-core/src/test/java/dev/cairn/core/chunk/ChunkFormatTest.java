@@ -17,16 +17,16 @@ class ChunkFormatTest {
         int[] crcs = new int[ChunkFormat.blocks(length)];
         SplittableRandom r = new SplittableRandom(length);
         for (int i = 0; i < crcs.length; i++) crcs[i] = r.nextInt();
-        Header h = new Header(42, 7, length, 3, crcs);
+        Header h = new Header(42, 7, length, 3, (int) (length % 32), crcs);
         byte[] slot = ChunkFormat.encodeHeader(h);
         assertThat(slot).hasSize(ChunkFormat.SLOT_SIZE);
         assertThat(ChunkFormat.decodeHeader(slot, 42)).isEqualTo(h);
     }
 
     @Test void anyFlippedBitInTheUsedPartIsDetected() {
-        Header h = new Header(42, 7, 200_000, 3, new int[ChunkFormat.blocks(200_000)]);
+        Header h = new Header(42, 7, 200_000, 3, 5, new int[ChunkFormat.blocks(200_000)]);
         byte[] slot = ChunkFormat.encodeHeader(h);
-        int used = 4 + 8 * 4 + 4 + 4 * h.crcs().length + 4;
+        int used = 4 + 8 * 4 + 4 + 4 + 4 * h.crcs().length + 4;
         for (int bit = 0; bit < used * 8; bit += 7) {
             byte[] b = slot.clone();
             b[bit / 8] ^= (byte) (1 << (bit % 8));
@@ -36,7 +36,7 @@ class ChunkFormatTest {
 
     @Test void blankAndForeignSlotsAreRefused() {
         assertThatThrownBy(() -> ChunkFormat.decodeHeader(new byte[ChunkFormat.SLOT_SIZE], 1)).isInstanceOf(CodecException.class);
-        byte[] other = ChunkFormat.encodeHeader(new Header(1, 1, 0, 1, new int[0]));
+        byte[] other = ChunkFormat.encodeHeader(new Header(1, 1, 0, 1, 0, new int[0]));
         assertThatThrownBy(() -> ChunkFormat.decodeHeader(other, 2)).isInstanceOf(CodecException.class).hasMessageContaining("chunk");
     }
 

@@ -32,20 +32,20 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class CodecTest {
     static final ServerRef CS = new ServerRef("cs1", new Address("127.0.0.1", 7201));
-    static final FileAttr ATTR = new FileAttr(7, FileType.FILE, 1234, 99, 1 << 20, 3);
+    static final FileAttr ATTR = new FileAttr(7, FileType.FILE, 1234, 99, 1 << 20, StorageClass.ec(8, 3));
 
     /** One instance of every message type. */
     static List<Message> samples() {
         return List.of(
                 new Ack(1, Status.NOT_FOUND, "gone"),
-                new Register(2, "cs1", -5, CS.address(), 1L << 40, 77, List.of(new ChunkReport(1, 2, 3))),
+                new Register(2, "cs1", -5, CS.address(), 1L << 40, 77, List.of(new ChunkReport(1, 2, 3, 4))),
                 new RegisterReply(3, Status.OK, List.of(4L, 5L)),
                 new Heartbeat(4, "cs1", 9, 10, 11, 12),
                 new HeartbeatReply(5, true),
                 new ReportBad(6, "cs1", 1, 2, "crc"),
                 new Lookup(7, "/a/b"),
                 new Mkdir(8, "/a"),
-                new Create(9, "/a/f", 0, 3),
+                new Create(9, "/a/f", 0, StorageClass.replicated(3)),
                 new AttrReply(10, Status.OK, "", ATTR),
                 new ListDir(11, "/"),
                 new ListReply(12, Status.OK, "", List.of(new DirEntry("f", ATTR), new DirEntry("ü", Types.NO_ATTR))),
@@ -54,8 +54,8 @@ class CodecTest {
                 new LeaseReply(15, Status.OK, "", 100, 2, List.of(CS)),
                 new CommitLength(16, 7, 1234),
                 new GetChunks(17, 7, 0, 64),
-                new ChunksReply(18, Status.OK, "", ATTR, List.of(new ChunkLocation(0, 100, 2, List.of(CS)))),
-                new CreateChunk(19, 100, 1),
+                new ChunksReply(18, Status.OK, "", ATTR, List.of(new ChunkLocation(0, 100, 2, List.of(CS), List.of(0)))),
+                new CreateChunk(19, 100, 1, 7),
                 new MasterProtocol.BumpVersion(20, 100, 1, 2),
                 new DeleteChunk(21, 100),
                 new WriteData(22, 100, 2, 65536, new byte[] {1, 2, 3}, List.of(CS)),
@@ -165,6 +165,20 @@ class CodecTest {
         bytes[bytes.length - 1] = (byte) 0xff;
         assertThatThrownBy(() -> Codec.decode(bytes)).isInstanceOf(CodecException.class).hasMessageContaining("UTF-8");
         assertThatThrownBy(() -> Codec.encode(new Lookup(1, "/\uD800"))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test void storageClassesParseValidateAndRefuseNonsenseOnTheWire() {
+        assertThat(StorageClass.parse("ec(8, 3)")).isEqualTo(StorageClass.ec(8, 3));
+        assertThat(StorageClass.parse("replicated(2)").parts()).isEqualTo(2);
+        assertThat(StorageClass.ec(4, 2).toString()).isEqualTo("ec(4,2)");
+        for (String bad : new String[] {"ec(30,3)", "ec(0,1)", "replicated(17)", "raid5", "ec(4)"}) {
+            assertThatThrownBy(() -> StorageClass.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+        // a Create carrying ec(31,31) is refused by the decoder, not passed on
+        byte[] frame = Codec.encode(new Create(1, "/f", 0, StorageClass.ec(2, 2)));
+        frame[frame.length - 5] = 31;
+        frame[frame.length - 1] = 31;
+        assertThatThrownBy(() -> Codec.decode(frame)).isInstanceOf(CodecException.class);
     }
 
     @Test void nullsCannotBeEncoded() {
