@@ -84,9 +84,9 @@ public final class FileReader {
         }
         ServerRef s = loc.servers().get(replica);
         return client.readData(s, loc.chunkId(), loc.version(), inChunk, n).then((r, e) -> {
-            if (e != null || r.status() != Status.OK) return readFrom(loc, replica + 1, inChunk, n, mayRefresh);
-            // a copy shorter than the file (a hole never written) reads as zeros
-            return Promise.completed(r.data().length == n ? r.data() : Arrays.copyOf(r.data(), n));
+            // a copy shorter than the committed data missed writes: never fill it in, read another
+            if (e != null || r.status() != Status.OK || r.data().length != n) return readFrom(loc, replica + 1, inChunk, n, mayRefresh);
+            return Promise.completed(r.data());
         });
     }
 

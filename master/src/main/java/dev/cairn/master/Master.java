@@ -61,6 +61,8 @@ public final class Master implements Node, MessageHandler {
     static final long LIVENESS_CHECK_NANOS = 1_000_000_000L;
     /** Time allowed for a chunkserver to answer a create, bump or delete. */
     static final long CHUNKSERVER_CALL_NANOS = 5_000_000_000L;
+    /** Cell size of erasure-coded stripes (one checksum block); the client cuts stripes the same way. */
+    static final int EC_CELL = dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
 
     private final Env env;
     private final MasterConfig config;
@@ -184,7 +186,7 @@ public final class Master implements Node, MessageHandler {
             if (rec == null) {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge
                 if (c.chunkId() < nextChunk) delete.add(c.chunkId());
-            } else if (rec.version() == c.version()) {
+            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part())) {
                 registry.addLocation(c.chunkId(), s, c.part());
                 current++;
             } else {
@@ -194,6 +196,20 @@ public final class Master implements Node, MessageHandler {
         log.info("chunkserver {} registered from {} with {} chunks ({} current, {} stale, {} to delete)",
                 r.serverId(), r.dataAddress(), r.chunks().size(), current, stale, delete.size());
         return new RegisterReply(r.rid(), Status.OK, delete);
+    }
+
+    /**
+     * Bytes a current copy (or part) of this chunk must hold: the acknowledged data of its chunk, or for
+     * an erasure-coded part one cell per stripe of it. A copy at the right version but shorter than this
+     * (created, then left out of the write) is not current.
+     */
+    private long committedLength(ChunkRecord rec, int part) {
+        InodeRecord f = namespace.inode(rec.inode());
+        long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) rec.index() * f.chunkSize()));
+        StorageClass cls = f.storageClass();
+        if (!cls.isEc() || inChunk == 0) return inChunk;
+        long stripe = (long) cls.k() * EC_CELL;
+        return (inChunk + stripe - 1) / stripe * EC_CELL;
     }
 
     private HeartbeatReply heartbeat(Address from, Heartbeat h) {
@@ -292,7 +308,7 @@ public final class Master implements Node, MessageHandler {
         assert distinctHosts(chosen) : "two copies of one chunk on one host";
         List<Promise<Ack>> calls = new ArrayList<>();
         for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0)));
-        return settle(c.chunkId(), c.version(), List.copyOf(chosen), calls);
+        return settle(c, List.copyOf(chosen), calls);
     }
 
     /** Live servers not excluded, in a random order (Fisher-Yates with the node's seeded random: spread, yet replayable). */
@@ -363,33 +379,34 @@ public final class Master implements Node, MessageHandler {
             for (Server s : holders) registry.removeLocation(c.chunkId(), s.id);
             List<Promise<Ack>> calls = new ArrayList<>();
             for (Server s : holders) calls.add(call(s, rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), c.version(), next.version())));
-            return settle(c.chunkId(), next.version(), holders, calls);
+            return settle(next, holders, calls);
         });
     }
 
-    /** Waits for every server's answer; the chain is the servers that said OK, in order. */
-    private Promise<Lease> settle(long chunkId, long version, List<Server> servers, List<Promise<Ack>> calls) {
-        Promise<Lease> out = new Promise<>();
-        int[] left = {calls.size()};
-        boolean[] ok = new boolean[calls.size()];
-        for (int i = 0; i < calls.size(); i++) {
-            int idx = i;
-            calls.get(i).onComplete((ack, e) -> {
-                ok[idx] = e == null && ack.status() == Status.OK;
-                if (--left[0] > 0) return;
-                List<ServerRef> chain = new ArrayList<>();
-                for (int j = 0; j < servers.size(); j++) {
-                    Server s = servers.get(j);
-                    if (ok[j] && s.alive) {
-                        registry.addLocation(chunkId, s, 0);
-                        chain.add(s.ref());
-                    }
-                }
-                if (chain.isEmpty()) out.fail(new CairnException(Status.UNAVAILABLE, "no chunkserver took chunk " + chunkId + " v" + version));
-                else out.complete(new Lease(chunkId, version, chain));
-            });
-        }
-        return out;
+    /**
+     * Waits for every server's answer; the chain is the servers that said OK, in order. If any server did
+     * not answer OK it may still have carried out the create or bump (the reply, not the request, may be
+     * what was lost), leaving a copy at this version that will not receive the data. So the version is
+     * bumped once more on the servers that answered: a copy the master lost track of is then stale.
+     */
+    private Promise<Lease> settle(ChunkRecord at, List<Server> servers, List<Promise<Ack>> calls) {
+        return Promise.all(calls).then((acks, e) -> {
+            List<Server> ok = new ArrayList<>();
+            for (int i = 0; i < servers.size(); i++) {
+                Promise<Ack> p = calls.get(i);
+                if (!p.isFailed() && p.value().status() == Status.OK && servers.get(i).alive) ok.add(servers.get(i));
+            }
+            if (ok.isEmpty()) {
+                return Promise.failed(new CairnException(Status.UNAVAILABLE, "no chunkserver took chunk " + at.chunkId() + " v" + at.version()));
+            }
+            if (ok.size() < servers.size()) return bump(at, ok);
+            List<ServerRef> chain = new ArrayList<>();
+            for (Server s : ok) {
+                registry.addLocation(at.chunkId(), s, 0);
+                chain.add(s.ref());
+            }
+            return Promise.completed(new Lease(at.chunkId(), at.version(), chain));
+        });
     }
 
     private Promise<Ack> call(Server s, LongFunction<Message> req) {

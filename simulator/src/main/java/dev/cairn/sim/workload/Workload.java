@@ -47,6 +47,8 @@ public final class Workload {
     private final SplittableRandom rnd;
     private final long endNanos;
     private final Stats stats = new Stats();
+    /** Each file's storage class, for violation reports. */
+    private final java.util.TreeMap<String, StorageClass> classes = new java.util.TreeMap<>();
     private int fileCounter;
     private int activeWorkers = -1;
     private Runnable onQuiet;
@@ -113,6 +115,7 @@ public final class Workload {
         int size = pickSize();
         StorageClass cls = CLASSES[rnd.nextInt(CLASSES.length)];
         byte[] data = Oracle.content(seed, size);
+        classes.put(path, cls);
         stats.writesStarted++;
         oracle.writing(path);
         return client.create(path, CHUNK_SIZE, cls).flatMap(attr -> {
@@ -194,7 +197,7 @@ public final class Workload {
         byte[] expect = want.bytes();
         if (!Arrays.equals(got, expect)) {
             int i = Arrays.mismatch(got, expect);
-            sim.violation("read of " + path + " returned bytes never written (first difference at offset " + i + ")");
+            sim.violation("read of " + path + " (" + classes.get(path) + ", " + got.length + " bytes) returned bytes never written (first difference at offset " + i + ")");
             return false;
         }
         return true;
