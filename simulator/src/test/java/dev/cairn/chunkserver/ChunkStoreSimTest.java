@@ -40,19 +40,7 @@ class ChunkStoreSimTest {
 
     /** Runs an operation on the host and the world until it completes. */
     <T> T run(Function<ChunkStore, Promise<T>> op) {
-        Object[] box = new Object[2];
-        boolean[] done = {false};
-        sim.at(0, host, Simulation.Kind.TASK, 0, () -> {
-            Promise<T> p;
-            try { p = op.apply(store()); } catch (RuntimeException e) { p = Promise.failed(e); }
-            p.onComplete((v, e) -> { box[0] = v; box[1] = e; done[0] = true; });
-        });
-        long deadline = sim.now() + 60_000_000_000L;
-        while (!done[0] && sim.now() < deadline) sim.runUntil(sim.now() + 1_000_000);
-        assertThat(done[0]).as("operation finished").isTrue();
-        if (box[1] != null) throw (RuntimeException) box[1];
-        @SuppressWarnings("unchecked") T v = (T) box[0];
-        return v;
+        return sim.await(host, () -> op.apply(store()), 60_000_000_000L);
     }
 
     <T> Status failure(Function<ChunkStore, Promise<T>> op) {

@@ -27,19 +27,7 @@ class LeaseDurabilitySimTest {
     final SimCluster cluster = new SimCluster(world, 3);
 
     <T> T run(Supplier<Promise<T>> op) {
-        Object[] box = new Object[2];
-        boolean[] done = {false};
-        sim.at(0, cluster.clientHost(), Simulation.Kind.TASK, 0, () -> op.get().onComplete((v, e) -> {
-            box[0] = v;
-            box[1] = e;
-            done[0] = true;
-        }));
-        long deadline = sim.now() + 120_000_000_000L;
-        while (!done[0] && sim.now() < deadline) sim.runUntil(sim.now() + 10_000_000);
-        assertThat(done[0]).isTrue();
-        if (box[1] != null) throw new AssertionError((Throwable) box[1]);
-        @SuppressWarnings("unchecked") T v = (T) box[0];
-        return v;
+        return sim.await(cluster.clientHost(), op, 120_000_000_000L);
     }
 
     @Test void anAcknowledgedPrefixSurvivesPowerLossOfEveryCopyRightAfterANewLease() {

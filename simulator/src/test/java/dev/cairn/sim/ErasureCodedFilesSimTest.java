@@ -34,19 +34,7 @@ class ErasureCodedFilesSimTest {
     }
 
     <T> T run(SimCluster c, Supplier<Promise<T>> op) {
-        Object[] box = new Object[2];
-        boolean[] done = {false};
-        sim.at(0, c.clientHost(), Simulation.Kind.TASK, 0, () -> op.get().onComplete((v, e) -> {
-            box[0] = v;
-            box[1] = e;
-            done[0] = true;
-        }));
-        long deadline = sim.now() + 600_000_000_000L;
-        while (!done[0] && sim.now() < deadline) sim.runUntil(sim.now() + 10_000_000);
-        assertThat(done[0]).as("operation finished").isTrue();
-        if (box[1] != null) throw (RuntimeException) box[1];
-        @SuppressWarnings("unchecked") T v = (T) box[0];
-        return v;
+        return sim.await(c.clientHost(), op, 600_000_000_000L);
     }
 
     Status failure(SimCluster c, Supplier<Promise<?>> op) {

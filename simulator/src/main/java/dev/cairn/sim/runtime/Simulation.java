@@ -125,6 +125,28 @@ public final class Simulation {
 
     public void stop() { stopped = true; }
 
+    /**
+     * Runs {@code op} on {@code host} and the world until its promise completes (tests and tools, not the
+     * run loop): returns the value, rethrows the failure, or fails if {@code limitNanos} of virtual time
+     * pass first.
+     */
+    public <T> T await(SimHost host, java.util.function.Supplier<dev.cairn.core.async.Promise<T>> op, long limitNanos) {
+        Object[] box = new Object[2];
+        boolean[] done = {false};
+        at(0, host, Kind.TASK, 0, () -> {
+            dev.cairn.core.async.Promise<T> p;
+            try { p = op.get(); } catch (RuntimeException e) { p = dev.cairn.core.async.Promise.failed(e); }
+            p.onComplete((v, e) -> { box[0] = v; box[1] = e; done[0] = true; });
+        });
+        long deadline = now + limitNanos;
+        while (!done[0] && now < deadline && !stopped) runUntil(Math.min(deadline, now + 10_000_000));
+        if (!done[0]) throw new IllegalStateException("operation on " + host.name() + " did not finish within " + limitNanos / 1_000_000_000L + "s of virtual time");
+        if (box[1] instanceof RuntimeException r) throw r;
+        if (box[1] != null) throw new IllegalStateException((Throwable) box[1]);
+        @SuppressWarnings("unchecked") T v = (T) box[0];
+        return v;
+    }
+
     public boolean stopped() { return stopped; }
 
     public int pendingEvents() { return queue.size(); }
