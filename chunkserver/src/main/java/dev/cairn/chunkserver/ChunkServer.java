@@ -23,6 +23,7 @@ import dev.cairn.core.proto.MasterProtocol.HeartbeatReply;
 import dev.cairn.core.proto.MasterProtocol.Register;
 import dev.cairn.core.proto.MasterProtocol.RegisterReply;
 import dev.cairn.core.proto.MasterProtocol.ReportBad;
+import dev.cairn.core.proto.MasterProtocol.ReplicateChunk;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.ServerRef;
@@ -44,6 +45,12 @@ public final class ChunkServer implements Node, MessageHandler {
     static final long REGISTER_RETRY_NANOS = 1_000_000_000L;
     /** Time the next server in a chain gets to write or sync and answer (a slow disk is not a dead one). */
     static final long CHAIN_CALL_NANOS = 30_000_000_000L;
+    /** Bytes per read when copying a chunk from a peer (one message). */
+    static final int COPY_PIECE = 1 << 20;
+    /** Time a peer gets to answer one read of a copy. */
+    static final long COPY_READ_NANOS = 30_000_000_000L;
+    /** How often the scrubber wakes; each wake verifies up to the configured bytes. */
+    static final long SCRUB_TICK_NANOS = 1_000_000_000L;
 
     private final Env env;
     private final ChunkServerConfig config;
@@ -51,6 +58,8 @@ public final class ChunkServer implements Node, MessageHandler {
     private final Rpc rpc;
     private final ChunkStore store;
     private final long incarnation;
+    private final Scrubber scrubber;
+    private final java.util.Map<Integer, dev.cairn.core.ec.ErasureCodec> codecs = new java.util.TreeMap<>();
     private boolean registered;
     private boolean stopped;
 
@@ -63,6 +72,7 @@ public final class ChunkServer implements Node, MessageHandler {
         for (String v : config.volumes()) volumes.add(env.volume(v));
         this.store = new ChunkStore(volumes, log);
         this.incarnation = env.random().nextLong();
+        this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), this::reportBad);
     }
 
     @Override public void start() {
@@ -75,11 +85,13 @@ public final class ChunkServer implements Node, MessageHandler {
             log.info("chunkserver {} recovered {} chunks; listening on {}", config.serverId(), n, config.listen());
             env.transport().start(config.listen(), this);
             register();
+            scrubber.start();
         });
     }
 
     @Override public void stop() {
         stopped = true;
+        scrubber.stop();
         rpc.failAll("chunkserver stopping");
     }
 
@@ -92,7 +104,7 @@ public final class ChunkServer implements Node, MessageHandler {
     private void register() {
         if (stopped) return;
         registered = false;
-        rpc.call(config.master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(),
+        rpc.call(config.master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
                         config.capacityBytes(), store.usedBytes(), store.report()), RegisterReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
                     if (stopped) return;
@@ -101,7 +113,7 @@ public final class ChunkServer implements Node, MessageHandler {
                         env.scheduler().schedule(REGISTER_RETRY_NANOS, this::register);
                         return;
                     }
-                    for (long id : r.deleteChunks()) store.delete(id);
+                    for (long id : r.deleteChunks()) store.delete(id, DeleteChunk.ANY_VERSION);
                     registered = true;
                     env.scheduler().schedule(HEARTBEAT_NANOS, this::heartbeat);
                 });
@@ -128,7 +140,7 @@ public final class ChunkServer implements Node, MessageHandler {
         if (rpc.onMessage(from, m)) return;
         if (stopped) return;
         if (m instanceof WriteData w) {
-            chain(from, w.rid(), w.forward(), () -> store.write(w.chunkId(), w.version(), w.offset(), w.data()),
+            chain(from, w.rid(), w.forward(), () -> store.write(w.chunkId(), w.version(), w.offset(), w.data(), env.clock().nanoTime()),
                     next -> rid -> new WriteData(rid, w.chunkId(), w.version(), w.offset(), w.data(), next));
         } else if (m instanceof SyncChunk s) {
             chain(from, s.rid(), s.forward(), () -> store.sync(s.chunkId(), s.version()),
@@ -136,11 +148,15 @@ public final class ChunkServer implements Node, MessageHandler {
         } else if (m instanceof ReadData r) {
             read(from, r);
         } else if (m instanceof CreateChunk c) {
-            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part())));
+            long until = env.clock().nanoTime() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
+            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), until)));
         } else if (m instanceof BumpVersion b) {
-            ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion())));
+            long until = env.clock().nanoTime() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
+            ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion(), until)));
         } else if (m instanceof DeleteChunk d) {
-            ack(from, d.rid(), guard(() -> store.delete(d.chunkId())));
+            ack(from, d.rid(), guard(() -> store.delete(d.chunkId(), d.version())));
+        } else if (m instanceof ReplicateChunk r) {
+            ack(from, r.rid(), replicate(r));
         } else {
             env.transport().send(from, new Ack(m.rid(), Status.BAD_REQUEST, "chunkserver does not serve " + m.getClass().getSimpleName()));
         }
@@ -168,7 +184,9 @@ public final class ChunkServer implements Node, MessageHandler {
         local.onComplete((v, e) -> downstream.onSuccess(down -> {
             ChainReply reply;
             if (e != null) {
-                reply = new ChainReply(rid, CairnException.statusOf(e), config.serverId(), CairnException.detailOf(e));
+                Status st = CairnException.statusOf(e);
+                // a closed write window is not this server's fault: the client should not leave it out
+                reply = new ChainReply(rid, st, st == Status.EXPIRED ? "" : config.serverId(), CairnException.detailOf(e));
             } else if (down.status() != Status.OK) {
                 reply = new ChainReply(rid, down.status(), down.failedServer(), down.detail());
             } else {
@@ -194,12 +212,83 @@ public final class ChunkServer implements Node, MessageHandler {
                 return;
             }
             Status s = CairnException.statusOf(e);
-            if (s == Status.CORRUPT) {
-                log.warn("{}", e.getMessage());
-                rpc.call(config.master(), rid -> new ReportBad(rid, config.serverId(), r.chunkId(), r.version(), e.getMessage()),
-                        Ack.class, MASTER_CALL_NANOS);
-            }
+            if (s == Status.CORRUPT) reportBad(r.chunkId(), r.version(), e.getMessage());
             env.transport().send(from, new DataReply(r.rid(), s, CairnException.detailOf(e), new byte[0]));
+        });
+    }
+
+    /** A copy failed its checksum: never served again, and the master is told so it repairs the chunk elsewhere. */
+    private void reportBad(long chunkId, long version, String why) {
+        log.warn("{}", why);
+        store.markBad(chunkId, version);
+        rpc.call(config.master(), rid -> new ReportBad(rid, config.serverId(), chunkId, version, why), Ack.class, MASTER_CALL_NANOS);
+    }
+
+    // ---------------------------------------------------------------- copies for the planner
+
+    /**
+     * Makes the copy the master asked for: piece by piece from one source holding the same thing, or, for
+     * a lost erasure-coded part, rebuilt from k other parts read at the same offsets (the code works byte
+     * by byte across parts, so any aligned range of the parts decodes on its own). Synced before the OK; a
+     * failure removes the partial copy.
+     */
+    private Promise<Void> replicate(ReplicateChunk r) {
+        boolean rebuild = r.k() > 0 && !(r.sources().size() == 1 && r.sourceParts().get(0) == r.part());
+        if (r.sources().isEmpty() || r.sources().size() != r.sourceParts().size() || (rebuild && r.sources().size() != r.k())) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, "replicate chunk " + r.chunkId() + ": sources do not fit the class"));
+        }
+        Promise<Void> done = guard(() -> store.createCopy(r.chunkId(), r.version(), r.part()))
+                .flatMap(v -> copyPieces(r, rebuild, 0))
+                .flatMap(v -> store.sync(r.chunkId(), r.version()));
+        return done.then((v, e) -> {
+            if (e == null) return Promise.completed(null);
+            log.info("copy of chunk {} v{} part {} failed: {}", r.chunkId(), r.version(), r.part(), e.getMessage());
+            return store.delete(r.chunkId(), r.version()).then((x, y) -> Promise.<Void>failed(e));
+        });
+    }
+
+    private Promise<Void> copyPieces(ReplicateChunk r, boolean rebuild, long offset) {
+        if (stopped) return Promise.failed(new CairnException(Status.UNAVAILABLE, "chunkserver stopping"));
+        Promise<byte[]> piece = rebuild ? rebuildPiece(r, offset) : readPiece(r.sources().get(0), r.chunkId(), r.version(), offset);
+        return piece.flatMap(data -> {
+            if (data.length == 0) return Promise.completed(null);
+            return store.writeCopy(r.chunkId(), r.version(), offset, data)
+                    .flatMap(v -> data.length < COPY_PIECE ? Promise.completed(null) : copyPieces(r, rebuild, offset + data.length));
+        });
+    }
+
+    private Promise<byte[]> readPiece(ServerRef source, long chunkId, long version, long offset) {
+        return rpc.call(source.address(), rid -> new ReadData(rid, chunkId, version, offset, COPY_PIECE), DataReply.class, COPY_READ_NANOS)
+                .map(d -> {
+                    if (d.status() != Status.OK) throw new CairnException(d.status(), "reading from " + source.id() + ": " + d.detail());
+                    return d.data();
+                });
+    }
+
+    private Promise<byte[]> rebuildPiece(ReplicateChunk r, long offset) {
+        List<Promise<byte[]>> reads = new ArrayList<>();
+        for (ServerRef s : r.sources()) reads.add(readPiece(s, r.chunkId(), r.version(), offset));
+        return Promise.all(reads).map(pieces -> {
+            int len = pieces.get(0).length;
+            for (byte[] p : pieces) {
+                if (p.length != len) throw new CairnException(Status.IO, "parts of chunk " + r.chunkId() + " differ in length at " + offset);
+            }
+            if (len == 0) return pieces.get(0);
+            dev.cairn.core.ec.ErasureCodec codec = codecs.computeIfAbsent(r.k() * 64 + r.m(),
+                    x -> new dev.cairn.core.ec.ErasureCodec(r.k(), r.m(), dev.cairn.core.ec.Engines.best()));
+            java.nio.ByteBuffer[] parts = new java.nio.ByteBuffer[r.k() + r.m()];
+            boolean[] present = new boolean[parts.length];
+            for (int i = 0; i < parts.length; i++) parts[i] = java.nio.ByteBuffer.allocateDirect(len);
+            for (int i = 0; i < pieces.size(); i++) {
+                int p = r.sourceParts().get(i);
+                if (p < 0 || p >= parts.length || present[p]) throw new CairnException(Status.BAD_REQUEST, "bad source part " + p);
+                parts[p].put(0, pieces.get(i));
+                present[p] = true;
+            }
+            codec.decode(parts, present);
+            byte[] out = new byte[len];
+            parts[r.part()].get(0, out);
+            return out;
         });
     }
 

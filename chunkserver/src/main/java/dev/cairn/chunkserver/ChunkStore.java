@@ -42,6 +42,14 @@ final class ChunkStore {
         int durableSlot = -1;
         boolean nameDurable;
         boolean deleted;
+        /** Found corrupt (by a read or the scrubber): never served again; the master repairs it elsewhere. */
+        boolean bad;
+        /**
+         * Client writes at this version are taken until this instant of this server's monotonic clock (the
+         * lease window opened by the master's create or bump); 0: none (after a restart, or a copy made by
+         * the planner). The master keeps chunks with an open window out of its plans.
+         */
+        long writableUntilNanos;
 
         Chunk(long id, Volume volume) {
             this.id = id;
@@ -128,25 +136,77 @@ final class ChunkStore {
 
     // ---------------------------------------------------------------- operations
 
-    Promise<Void> create(long id, long version, int part) {
+    Promise<Void> create(long id, long version, int part, long writableUntilNanos) {
         Chunk existing = chunks.get(id);
         if (existing != null) {
             // a retried create is fine
-            if (existing.version == version && existing.part == part && existing.length == 0) return Promise.completed(null);
+            if (existing.version == version && existing.part == part && existing.length == 0) {
+                existing.writableUntilNanos = writableUntilNanos;
+                return Promise.completed(null);
+            }
             // an older copy (a stale part left from before, or a copy that missed leases) gives way to the new one
             if (existing.version < version) {
-                return delete(id).flatMap(v -> create(id, version, part));
+                return delete(id, existing.version).flatMap(v -> create(id, version, part, writableUntilNanos));
             }
             return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
         }
         Chunk c = new Chunk(id, pickVolume());
         c.version = version;
         c.part = part;
+        c.writableUntilNanos = writableUntilNanos;
         chunks.put(id, c);
         return c.ops.submit(() -> writeHeader(c));
     }
 
+    /**
+     * Starts a copy the planner asked for: any copy here at this version or older (stale, bad, or a
+     * leftover of an earlier attempt) gives way. Filled with {@link #writeCopy}, then {@link #sync}ed.
+     */
+    Promise<Void> createCopy(long id, long version, int part) {
+        Chunk existing = chunks.get(id);
+        if (existing != null && existing.version > version) {
+            return Promise.failed(new CairnException(Status.STALE, "chunk " + id + " is here at v" + existing.version + ", newer than v" + version));
+        }
+        Promise<Void> cleared = existing == null ? Promise.completed(null) : delete(id, existing.version);
+        return cleared.flatMap(v -> create(id, version, part, 0));
+    }
+
+    /** A piece of a planner copy: no lease window involved (the copy is not in any client's chain). */
+    Promise<Void> writeCopy(long id, long version, long offset, byte[] data) {
+        Chunk c = find(id);
+        return c.ops.submit(() -> {
+            checkVersion(c, version);
+            return writeLocked(c, offset, data);
+        });
+    }
+
+    /** Marks a copy corrupt: reads refuse it from now on (it is deleted once the master has repaired the chunk). */
+    void markBad(long id, long version) {
+        Chunk c = chunks.get(id);
+        if (c != null && c.version == version) c.bad = true;
+    }
+
+    /** {id, version, length} of a chunk that is here and not marked bad, or null. */
+    long[] info(long id) {
+        Chunk c = chunks.get(id);
+        return c == null || c.bad ? null : new long[] {c.id, c.version, c.length};
+    }
+
+    /** Chunk ids after {@code after} (for the scrubber's round), at most {@code n}. */
+    List<long[]> nextChunks(long after, int n) {
+        List<long[]> out = new ArrayList<>();
+        for (Chunk c : chunks.tailMap(after, false).values()) {
+            if (out.size() == n) break;
+            if (!c.bad) out.add(new long[] {c.id, c.version, c.length});
+        }
+        return out;
+    }
+
     Promise<Void> bump(long id, long from, long to) {
+        return bump(id, from, to, 0);
+    }
+
+    Promise<Void> bump(long id, long from, long to, long writableUntilNanos) {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             if (c.version != from) {
@@ -156,14 +216,19 @@ final class ChunkStore {
             // all come back at the old version, stale against the master's, and data acknowledged by an
             // earlier sync would become unreadable.
             c.version = to;
+            c.writableUntilNanos = writableUntilNanos;
             return persistHeader(c);
         });
     }
 
-    Promise<Void> write(long id, long version, long offset, byte[] data) {
+    /** A client write, taken only inside the lease window of this version ({@code nowNanos} on this server's clock). */
+    Promise<Void> write(long id, long version, long offset, byte[] data, long nowNanos) {
         Chunk c = find(id);
         if (offset < 0 || offset + data.length > MAX_CHUNK_SIZE) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "write of " + data.length + " at " + offset + " outside the chunk"));
+        }
+        if (c.version == version && nowNanos - c.writableUntilNanos >= 0) {
+            return Promise.failed(new CairnException(Status.EXPIRED, "the write window of chunk " + id + " v" + version + " has closed"));
         }
         return c.ops.submit(() -> {
             checkVersion(c, version);
@@ -185,6 +250,7 @@ final class ChunkStore {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             checkVersion(c, version);
+            if (c.bad) throw new CairnException(Status.CORRUPT, "chunk " + id + " v" + version + " is marked corrupt here");
             if (offset < 0 || length < 0) throw new CairnException(Status.BAD_REQUEST, "negative offset or length");
             long end = Math.min(c.length, offset + length);
             if (offset >= end) return Promise.completed(new byte[0]);
@@ -204,9 +270,13 @@ final class ChunkStore {
         });
     }
 
-    Promise<Void> delete(long id) {
-        Chunk c = chunks.remove(id);
-        if (c == null) return Promise.completed(null);
+    /** Deletes the copy if it is at {@code version} (any version for {@code DeleteChunk.ANY_VERSION}); done if there is none. */
+    Promise<Void> delete(long id, long version) {
+        Chunk c = chunks.get(id);
+        if (c == null || (version != dev.cairn.core.proto.MasterProtocol.DeleteChunk.ANY_VERSION && c.version != version)) {
+            return Promise.completed(null);
+        }
+        chunks.remove(id);
         return c.ops.submit(() -> {
             c.deleted = true;
             return c.volume.delete(c.file);

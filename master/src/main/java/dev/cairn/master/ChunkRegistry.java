@@ -1,7 +1,9 @@
 package dev.cairn.master;
 
 import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.ServerRef;
+import dev.cairn.core.proto.Types.Topology;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,12 +25,32 @@ final class ChunkRegistry {
         long lastHeardNanos;
         long capacityBytes;
         long usedBytes;
+        Topology topology;
         boolean alive;
+        /** Marked for removal: gets no new chunks; its copies are moved elsewhere, then deleted. */
+        boolean draining;
         final TreeSet<Long> chunks = new TreeSet<>();
+        /** Chunks of which it holds a copy at an old version (or too short): never served, deleted by the planner. */
+        final TreeMap<Long, Long> staleChunks = new TreeMap<>();
 
-        Server(String id) { this.id = id; }
+        Server(String id) {
+            this.id = id;
+            this.topology = Topology.of(id);
+        }
 
         ServerRef ref() { return new ServerRef(id, address); }
+
+        /** The label of this server's failure domain at {@code level}. */
+        String domain(StorageClass.Domain level) {
+            return switch (level) {
+                case SERVER -> "server:" + id;
+                case HOST -> "host:" + topology.host();
+                case RACK -> "rack:" + topology.rack();
+            };
+        }
+
+        /** Fraction of the advertised capacity in use (1 when no capacity is known). */
+        double usedFraction() { return capacityBytes <= 0 ? 1.0 : (double) usedBytes / capacityBytes; }
     }
 
     /** A live server holding the current version of a chunk (part index for erasure-coded chunks, else 0). */
@@ -41,6 +63,7 @@ final class ChunkRegistry {
     /** A (re)registering server: forgets whatever it was thought to hold. */
     Server register(String id, Address address, long incarnation, long nowNanos) {
         Server s = servers.computeIfAbsent(id, Server::new);
+        s.staleChunks.clear();
         dropLocations(s);
         s.address = address;
         s.incarnation = incarnation;
@@ -94,8 +117,27 @@ final class ChunkRegistry {
         return down;
     }
 
+    /** All servers ever registered since this master started, in id order. */
+    java.util.Collection<Server> all() { return servers.values(); }
+
+    /** Records that {@code s} holds an outdated copy of a chunk (at {@code version}). */
+    void addStale(long chunkId, Server s, long version) {
+        removeLocation(chunkId, s.id);
+        s.staleChunks.put(chunkId, version);
+    }
+
+    void removeStale(long chunkId, Server s) { s.staleChunks.remove(chunkId); }
+
+    /** Live servers holding an outdated copy of the chunk, in id order. */
+    List<Server> staleHolders(long chunkId) {
+        List<Server> out = new ArrayList<>();
+        for (Server s : servers.values()) if (s.alive && s.staleChunks.containsKey(chunkId)) out.add(s);
+        return out;
+    }
+
     void addLocation(long chunkId, Server s, int part) {
         assert s.alive;
+        s.staleChunks.remove(chunkId);
         locations.computeIfAbsent(chunkId, k -> new TreeMap<>()).put(s.id, part);
         s.chunks.add(chunkId);
     }
@@ -121,6 +163,9 @@ final class ChunkRegistry {
                 out.add(s);
             }
         }
+        for (Server s : servers.values()) {
+            if (s.staleChunks.remove(chunkId) != null && s.alive && (set == null || !set.containsKey(s.id))) out.add(s);
+        }
         return out;
     }
 
@@ -133,6 +178,7 @@ final class ChunkRegistry {
     }
 
     private void dropLocations(Server s) {
+        s.staleChunks.clear();
         for (long c : s.chunks) {
             TreeMap<String, Integer> set = locations.get(c);
             if (set != null) {

@@ -30,6 +30,8 @@ import dev.cairn.core.proto.MasterProtocol.WriteLease;
 import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Leases;
+import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.Types.ChunkLocation;
@@ -63,6 +65,17 @@ public final class Master implements Node, MessageHandler {
     static final long CHUNKSERVER_CALL_NANOS = 5_000_000_000L;
     /** Cell size of erasure-coded stripes (one checksum block); the client cuts stripes the same way. */
     static final int EC_CELL = dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
+    /** How often the planner looks at every chunk. */
+    static final long PLAN_INTERVAL_NANOS = 1_000_000_000L;
+    /**
+     * After a start the master waits for every chunkserver it knew to register before it repairs or deletes
+     * anything (locations are rebuilt from their reports), but no longer than this.
+     */
+    static final long GRACE_MAX_NANOS = 60_000_000_000L;
+    /** Time a chunkserver gets to make one copy for the planner (64 MiB read from peers, written, synced). */
+    static final long COPY_CALL_NANOS = 300_000_000_000L;
+    /** KV prefix of the durable list of chunkservers this master has known (for the start-up grace window). */
+    private static final byte[] KNOWN_SERVER = "S".getBytes(java.nio.charset.StandardCharsets.UTF_8);
 
     private final Env env;
     private final MasterConfig config;
@@ -71,6 +84,17 @@ public final class Master implements Node, MessageHandler {
     private final ChunkRegistry registry = new ChunkRegistry();
     /** Chunk slots (inode:index) with a lease being set up; a second request gets BUSY. */
     private final Set<String> leasing = new HashSet<>();
+    /** Chunk id -> instant (master clock) until which a lease granted on it may still see writes. */
+    private final java.util.Map<Long, Long> leaseUntil = new java.util.HashMap<>();
+    /** Chunks with a planner action under way, and actions per server. */
+    private final Set<Long> moving = new HashSet<>();
+    private final java.util.Map<String, Integer> busy = new java.util.TreeMap<>();
+    private final Set<String> knownServers = new TreeSet<>();
+    private Planner.Counts counts = new Planner.Counts(0, 0, 0, 0, 0, 0);
+    private long copiesMade;
+    private long copiesDeleted;
+    private long startNanos;
+    private boolean grace = true;
     private Namespace namespace;
     private MetaLog metaLog;
     private boolean ready;
@@ -94,8 +118,14 @@ public final class Master implements Node, MessageHandler {
                 return;
             }
             ready = true;
+            startNanos = env.clock().nanoTime();
+            env.kv().scan(KNOWN_SERVER, (key, value) -> {
+                knownServers.add(new String(key, 1, key.length - 1, java.nio.charset.StandardCharsets.UTF_8));
+                return true;
+            });
             env.transport().start(config.listen(), this);
             scheduleLivenessCheck();
+            schedulePlanner();
             log.info("master listening on {}", config.listen());
         });
     }
@@ -155,6 +185,12 @@ public final class Master implements Node, MessageHandler {
         }
         if (m instanceof GetChunks r) return Promise.completed(chunks(r));
         if (m instanceof WriteLease r) return lease(r);
+        if (m instanceof MasterProtocol.ClusterStatus r) return Promise.completed(status(r));
+        if (m instanceof MasterProtocol.FileInfo r) return Promise.completed(fileInfo(r));
+        if (m instanceof MasterProtocol.Drain r) return Promise.completed(drain(r));
+        if (m instanceof MasterProtocol.SetClass r) {
+            return metaLog.submit(new MetaCommand.SetClass(r.path(), r.storageClass())).map(a -> new AttrReply(r.rid(), Status.OK, "", a));
+        }
         throw new CairnException(Status.BAD_REQUEST, "master does not serve " + m.getClass().getSimpleName());
     }
 
@@ -162,7 +198,13 @@ public final class Master implements Node, MessageHandler {
     static Message errorReply(Message req, Status status, String detail) {
         long rid = req.rid();
         if (req.isReply()) return null; // never answer an answer
-        if (req instanceof Lookup || req instanceof Mkdir || req instanceof Create) return new AttrReply(rid, status, detail, Types.NO_ATTR);
+        if (req instanceof Lookup || req instanceof Mkdir || req instanceof Create || req instanceof MasterProtocol.SetClass) {
+            return new AttrReply(rid, status, detail, Types.NO_ATTR);
+        }
+        if (req instanceof MasterProtocol.ClusterStatus) {
+            return new MasterProtocol.StatusReply(rid, status, detail, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of());
+        }
+        if (req instanceof MasterProtocol.FileInfo) return new MasterProtocol.FileInfoReply(rid, status, detail, Types.NO_ATTR, List.of());
         if (req instanceof ListDir) return new ListReply(rid, status, detail, List.of());
         if (req instanceof WriteLease) return new LeaseReply(rid, status, detail, 0, 0, List.of());
         if (req instanceof GetChunks) return new ChunksReply(rid, status, detail, Types.NO_ATTR, List.of());
@@ -178,6 +220,15 @@ public final class Master implements Node, MessageHandler {
         s.controlAddress = from;
         s.capacityBytes = r.capacityBytes();
         s.usedBytes = r.usedBytes();
+        s.topology = r.topology();
+        if (knownServers.add(s.id)) {
+            KvBatch b = new KvBatch();
+            byte[] id = s.id.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] key = java.util.Arrays.copyOf(KNOWN_SERVER, 1 + id.length);
+            System.arraycopy(id, 0, key, 1, id.length);
+            b.put(key, new byte[0]);
+            env.kv().write(b, false); // losing it only shortens a later grace window
+        }
         List<Long> delete = new ArrayList<>();
         long nextChunk = namespace.nextChunkId();
         int current = 0, stale = 0;
@@ -191,6 +242,7 @@ public final class Master implements Node, MessageHandler {
                 current++;
             } else {
                 stale++; // missed a write lease: never served; repaired and removed by the planner
+                registry.addStale(c.chunkId(), s, c.version());
             }
         }
         log.info("chunkserver {} registered from {} with {} chunks ({} current, {} stale, {} to delete)",
@@ -224,7 +276,9 @@ public final class Master implements Node, MessageHandler {
 
     private Ack reportBad(ReportBad r) {
         log.warn("chunkserver {} reports chunk {} v{} bad: {}", r.serverId(), r.chunkId(), r.version(), r.reason());
-        registry.removeLocation(r.chunkId(), r.serverId());
+        Server s = registry.server(r.serverId());
+        if (s != null && s.alive) registry.addStale(r.chunkId(), s, r.version()); // repaired, then deleted, by the planner
+        else registry.removeLocation(r.chunkId(), r.serverId());
         return Ack.ok(r.rid());
     }
 
@@ -245,7 +299,7 @@ public final class Master implements Node, MessageHandler {
             for (long id : chunkIds) {
                 for (Server s : registry.forget(id)) {
                     // best effort: a copy on a server that is down now is deleted when it registers again
-                    rpc.call(s.address, rid -> new DeleteChunk(rid, id), Ack.class, CHUNKSERVER_CALL_NANOS);
+                    rpc.call(s.address, rid -> new DeleteChunk(rid, id, DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
                 }
             }
             return Ack.ok(r.rid());
@@ -284,8 +338,8 @@ public final class Master implements Node, MessageHandler {
         boolean committedData = f.size() > chunkStart;
         Promise<LeaseReply> out = metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
             if (f.storageClass().isEc()) return ecLease(f, c, existed, committedData, exclude);
-            int goal = f.storageClass().replicas();
-            if (!existed) return place(c, goal, exclude);
+            StorageClass cls = f.storageClass();
+            if (!existed) return place(c, cls, exclude);
             List<Server> holders = new ArrayList<>();
             for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h.server());
             if (!holders.isEmpty()) return bump(c, holders);
@@ -293,28 +347,52 @@ public final class Master implements Node, MessageHandler {
                 throw new CairnException(Status.UNAVAILABLE, "no live current copy of chunk " + c.chunkId() + " holding committed data");
             }
             // nothing committed in this chunk: start over on fresh servers, above every version handed out
-            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, goal, exclude));
-        }).map(lease -> new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain));
+            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude));
+        }).map(lease -> {
+            // writes may land until the chunkservers' windows close; the planner keeps off until then
+            leaseUntil.put(lease.chunkId, env.clock().nanoTime() + Leases.MASTER_HOLD_NANOS);
+            return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain);
+        });
         out.onComplete((v, e) -> leasing.remove(slot));
         return out;
     }
 
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
 
-    private Promise<Lease> place(ChunkRecord c, int goal, Set<String> exclude) {
-        List<Server> candidates = candidates(exclude);
-        if (candidates.isEmpty()) throw new CairnException(Status.NO_SPACE, "no live chunkserver to place chunk " + c.chunkId());
-        List<Server> chosen = candidates.subList(0, Math.min(goal, candidates.size()));
-        assert distinctHosts(chosen) : "two copies of one chunk on one host";
+    /** Places a new replicated chunk on up to its goal of servers in distinct failure domains (the planner adds any missing later). */
+    private Promise<Lease> place(ChunkRecord c, StorageClass cls, Set<String> exclude) {
+        List<Server> chosen = choose(cls, exclude, cls.replicas());
+        if (chosen.isEmpty()) {
+            throw new CairnException(Status.NO_SPACE, "no live chunkserver can take chunk " + c.chunkId() + " of class " + cls
+                    + (cls.disk().isEmpty() ? "" : " (it needs disk label " + cls.disk() + ")"));
+        }
+        assert distinctDomains(chosen, cls.domain()) : "two copies of one chunk in one failure domain";
         List<Promise<Ack>> calls = new ArrayList<>();
         for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0)));
         return settle(c, List.copyOf(chosen), calls);
     }
 
-    /** Live servers not excluded, in a random order (Fisher-Yates with the node's seeded random: spread, yet replayable). */
+    /**
+     * Up to {@code n} servers for a new chunk of class {@code cls}: live, not draining, not full, carrying the
+     * class's disk label, one per failure domain, in a random order (Fisher-Yates with the node's seeded
+     * random: spread, yet replayable).
+     */
+    private List<Server> choose(StorageClass cls, Set<String> exclude, int n) {
+        List<Server> chosen = new ArrayList<>();
+        Set<String> domains = new HashSet<>();
+        for (Server s : candidates(exclude)) {
+            if (chosen.size() == n) break;
+            if (!cls.disk().isEmpty() && !cls.disk().equals(s.topology.disk())) continue;
+            if (s.usedFraction() >= Planner.Limits.DEFAULT.fullFraction()) continue;
+            if (domains.add(s.domain(cls.domain()))) chosen.add(s);
+        }
+        return chosen;
+    }
+
+    /** Live servers not excluded and not draining, in a random order. */
     private List<Server> candidates(Set<String> exclude) {
         List<Server> candidates = new ArrayList<>();
-        for (Server s : registry.live()) if (!exclude.contains(s.id)) candidates.add(s);
+        for (Server s : registry.live()) if (!exclude.contains(s.id) && !s.draining) candidates.add(s);
         for (int i = candidates.size() - 1; i > 0; i--) {
             int j = env.random().nextInt(i + 1);
             Server t = candidates.get(i);
@@ -335,16 +413,16 @@ public final class Master implements Node, MessageHandler {
         if (committedData) {
             throw new CairnException(Status.BAD_REQUEST, "chunk " + c.index() + " of an " + cls + " file already holds acknowledged data; erasure-coded chunks are written once");
         }
-        List<Server> candidates = candidates(exclude);
+        List<Server> candidates = choose(cls, exclude, cls.parts());
         if (candidates.size() < cls.parts()) {
-            throw new CairnException(Status.NO_SPACE, cls + " needs " + cls.parts() + " live chunkservers on distinct hosts; "
-                    + candidates.size() + " are usable");
+            throw new CairnException(Status.NO_SPACE, cls + " needs " + cls.parts() + " live chunkservers in distinct failure domains (one per "
+                    + cls.domain() + (cls.disk().isEmpty() ? "" : ", disk label " + cls.disk()) + "); " + candidates.size() + " are usable");
         }
         Promise<ChunkRecord> version = existed ? metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())) : Promise.completed(c);
         return version.flatMap(next -> {
             for (Holder h : registry.holders(c.chunkId())) registry.removeLocation(c.chunkId(), h.server().id);
-            List<Server> chosen = List.copyOf(candidates.subList(0, cls.parts()));
-            assert distinctHosts(chosen) : "two parts of one chunk on one host";
+            List<Server> chosen = List.copyOf(candidates);
+            assert distinctDomains(chosen, cls.domain()) : "two parts of one chunk in one failure domain";
             List<Promise<Ack>> calls = new ArrayList<>();
             for (int p = 0; p < chosen.size(); p++) {
                 int part = p;
@@ -413,9 +491,143 @@ public final class Master implements Node, MessageHandler {
         return rpc.call(s.address, req, Ack.class, CHUNKSERVER_CALL_NANOS);
     }
 
-    private static boolean distinctHosts(List<Server> servers) {
-        Set<String> hosts = new HashSet<>();
-        for (Server s : servers) if (!hosts.add(s.id)) return false;
+    private static boolean distinctDomains(List<Server> servers, StorageClass.Domain level) {
+        Set<String> domains = new HashSet<>();
+        for (Server s : servers) if (!domains.add(s.domain(level))) return false;
         return true;
+    }
+
+    // ---------------------------------------------------------------- planner
+
+    private void schedulePlanner() {
+        env.scheduler().schedule(PLAN_INTERVAL_NANOS, () -> {
+            if (!ready) return;
+            try {
+                planOnce();
+            } catch (RuntimeException e) {
+                log.warn("planner pass failed: {}", e.toString());
+            }
+            schedulePlanner();
+        });
+    }
+
+    /** One pass: snapshot every chunk's copies, ask the {@link Planner}, start what it says. */
+    void planOnce() {
+        long now = env.clock().nanoTime();
+        if (grace) {
+            int reported = 0;
+            for (String id : knownServers) if (registry.server(id) != null && registry.server(id).alive) reported++;
+            if (reported < knownServers.size() && now - startNanos < GRACE_MAX_NANOS) return;
+            grace = false;
+            log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
+        }
+        leaseUntil.values().removeIf(until -> until - now <= 0);
+        Set<Long> skip = new HashSet<>(moving);
+        skip.addAll(leaseUntil.keySet());
+        Set<Long> leasingInodes = new HashSet<>();
+        for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
+        java.util.Map<Long, InodeRecord> files = new java.util.HashMap<>();
+        List<Planner.ChunkState> states = new ArrayList<>();
+        namespace.forEachChunk(c -> {
+            InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
+            if (leasingInodes.contains(c.inode())) skip.add(c.chunkId());
+            if (c.isNew() && registry.holders(c.chunkId()).isEmpty()) return true; // allocated, never written
+            states.add(new Planner.ChunkState(c.chunkId(), c.version(), f.storageClass(), registry.holders(c.chunkId()),
+                    registry.staleHolders(c.chunkId())));
+            return true;
+        });
+        Planner.Plan plan = Planner.plan(registry.live(), states, busy, skip, Planner.Limits.DEFAULT, true);
+        counts = plan.counts();
+        for (Planner.Action a : plan.actions()) {
+            if (a instanceof Planner.Copy c) startCopy(c);
+            else if (a instanceof Planner.Drop d) startDrop(d);
+        }
+    }
+
+    private void startCopy(Planner.Copy c) {
+        StorageClass cls = namespace.inode(namespace.chunk(c.chunkId()).inode()).storageClass();
+        List<ServerRef> sources = new ArrayList<>();
+        List<Integer> parts = new ArrayList<>();
+        for (Holder h : c.sources()) {
+            sources.add(h.server().ref());
+            parts.add(h.part());
+        }
+        Server target = c.target();
+        long incarnation = target.incarnation;
+        List<String> involved = new ArrayList<>();
+        involved.add(target.id);
+        for (Holder h : c.sources()) involved.add(h.server().id);
+        moving.add(c.chunkId());
+        for (String id : involved) busy.merge(id, 1, Integer::sum);
+        log.debug("planner: copy chunk {} v{} part {} to {} from {} ({})", c.chunkId(), c.version(), c.part(), target.id, parts, c.reason());
+        rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), sources, parts),
+                Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
+                    moving.remove(c.chunkId());
+                    for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);
+                    if (e != null || ack.status() != Status.OK) {
+                        log.info("planner: copy of chunk {} to {} failed: {}", c.chunkId(), target.id, e != null ? e.getMessage() : ack.detail());
+                        return;
+                    }
+                    ChunkRecord rec = namespace.chunk(c.chunkId());
+                    if (!target.alive || target.incarnation != incarnation) return; // its registration reports the copy
+                    if (rec == null) { // the file went away meanwhile
+                        rpc.call(target.address, rid -> new DeleteChunk(rid, c.chunkId(), DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
+                    } else if (rec.version() == c.version()) {
+                        registry.addLocation(c.chunkId(), target, c.part());
+                        copiesMade++;
+                    } else {
+                        registry.addStale(c.chunkId(), target, c.version()); // a lease moved the chunk on meanwhile
+                    }
+                });
+    }
+
+    private void startDrop(Planner.Drop d) {
+        Server s = d.server();
+        if (d.reason() == Planner.Reason.STALE) registry.removeStale(d.chunkId(), s);
+        else registry.removeLocation(d.chunkId(), s.id); // no longer handed out, before it goes
+        moving.add(d.chunkId());
+        busy.merge(s.id, 1, Integer::sum);
+        log.debug("planner: delete chunk {} v{} on {} ({})", d.chunkId(), d.version(), s.id, d.reason());
+        rpc.call(s.address, rid -> new DeleteChunk(rid, d.chunkId(), d.version()), Ack.class, CHUNKSERVER_CALL_NANOS).onComplete((ack, e) -> {
+            moving.remove(d.chunkId());
+            busy.computeIfPresent(s.id, (k, v) -> v > 1 ? v - 1 : null);
+            if (e == null && ack.status() == Status.OK) copiesDeleted++;
+            // on failure the copy is still there: the server reports it when it registers again, and it is judged then
+        });
+    }
+
+    // ---------------------------------------------------------------- admin
+
+    private MasterProtocol.StatusReply status(MasterProtocol.ClusterStatus r) {
+        List<MasterProtocol.ServerStatus> servers = new ArrayList<>();
+        for (Server s : registry.all()) {
+            servers.add(new MasterProtocol.ServerStatus(s.id, s.address == null ? config.listen() : s.address, s.topology, s.alive, s.draining,
+                    s.usedBytes, s.capacityBytes, s.chunks.size(), s.staleChunks.size()));
+        }
+        Planner.Counts c = counts;
+        return new MasterProtocol.StatusReply(r.rid(), Status.OK, "", grace, c.chunks(), c.underGoal(), c.overGoal(), c.endangered(), c.lost(),
+                c.stale(), moving.size(), copiesMade, copiesDeleted, servers);
+    }
+
+    private MasterProtocol.FileInfoReply fileInfo(MasterProtocol.FileInfo r) {
+        InodeRecord f = namespace.resolve(r.path());
+        List<MasterProtocol.ChunkInfo> out = new ArrayList<>();
+        if (f.type() == FileType.FILE) {
+            for (ChunkRecord c : namespace.chunks(f.inode(), 0, 4096)) {
+                List<MasterProtocol.CopyInfo> copies = new ArrayList<>();
+                for (Holder h : registry.holders(c.chunkId())) copies.add(new MasterProtocol.CopyInfo(h.server().id, h.part(), true));
+                for (Server s : registry.staleHolders(c.chunkId())) copies.add(new MasterProtocol.CopyInfo(s.id, 0, false));
+                out.add(new MasterProtocol.ChunkInfo(c.index(), c.chunkId(), c.version(), copies));
+            }
+        }
+        return new MasterProtocol.FileInfoReply(r.rid(), Status.OK, "", f.attr(), out);
+    }
+
+    private Ack drain(MasterProtocol.Drain r) {
+        Server s = registry.server(r.serverId());
+        if (s == null) throw new CairnException(Status.NOT_FOUND, "no chunkserver " + r.serverId() + " has registered");
+        s.draining = r.drain();
+        log.info("chunkserver {} {}", s.id, r.drain() ? "draining: its chunks move elsewhere" : "back in service");
+        return Ack.ok(r.rid());
     }
 }

@@ -69,7 +69,7 @@ class ChunkStoreSimTest {
         int size = 6 * ChunkFormat.BLOCK_SIZE;
         byte[] model = new byte[size];
         int length = 0;
-        run(s -> s.create(9, 1, 0));
+        run(s -> s.create(9, 1, 0, Long.MAX_VALUE));
         for (int i = 0; i < 25; i++) {
             int off = r.nextInt(size - 1);
             int len = 1 + r.nextInt(Math.min(size - off, 100_000));
@@ -77,7 +77,7 @@ class ChunkStoreSimTest {
             r.nextBytes(data);
             System.arraycopy(data, 0, model, off, len);
             length = Math.max(length, off + len);
-            run(s -> s.write(9, 1, off, data));
+            run(s -> s.write(9, 1, off, data, 0L));
             int from = r.nextInt(length), n = 1 + r.nextInt(length - from);
             int l = length;
             byte[] got = read(9, 1, from, n);
@@ -92,11 +92,11 @@ class ChunkStoreSimTest {
 
     @Test void powerLossDropsWhatWasNotSynced() {
         byte[] a = bytes(100_000, 1), b = bytes(50_000, 2);
-        run(s -> s.create(5, 3, 0));
-        run(s -> s.write(5, 3, 0, a));
+        run(s -> s.create(5, 3, 0, Long.MAX_VALUE));
+        run(s -> s.write(5, 3, 0, a, 0L));
         run(s -> s.sync(5, 3));
-        run(s -> s.write(5, 3, 100_000, b));
-        run(s -> s.write(5, 3, 0, b)); // an unsynced overwrite of synced data too
+        run(s -> s.write(5, 3, 100_000, b, 0L));
+        run(s -> s.write(5, 3, 0, b, 0L)); // an unsynced overwrite of synced data too
         restart(true);
         assertThat(store().report()).containsExactly(new ChunkReport(5, 3, 100_000, 0));
         assertThat(read(5, 3, 0, 200_000)).isEqualTo(a);
@@ -104,24 +104,24 @@ class ChunkStoreSimTest {
 
     @Test void aCrashWithoutPowerLossKeepsTheSyncedHeaderAndTheWrittenBytes() {
         byte[] a = bytes(70_000, 3);
-        run(s -> s.create(6, 1, 0));
-        run(s -> s.write(6, 1, 0, a));
+        run(s -> s.create(6, 1, 0, Long.MAX_VALUE));
+        run(s -> s.write(6, 1, 0, a, 0L));
         run(s -> s.sync(6, 1));
         restart(false);
         assertThat(read(6, 1, 0, 70_000)).isEqualTo(a);
     }
 
     @Test void aChunkNeverSyncedDisappearsAfterPowerLoss() {
-        run(s -> s.create(7, 1, 0));
-        run(s -> s.write(7, 1, 0, bytes(1000, 4)));
+        run(s -> s.create(7, 1, 0, Long.MAX_VALUE));
+        run(s -> s.write(7, 1, 0, bytes(1000, 4), 0L));
         restart(true);
         assertThat(store().report()).isEmpty();
     }
 
     @Test void anAcknowledgedVersionBumpIsDurableWithTheSyncedData() {
         byte[] a = bytes(10, 5);
-        run(s -> s.create(8, 1, 0));
-        run(s -> s.write(8, 1, 0, a));
+        run(s -> s.create(8, 1, 0, Long.MAX_VALUE));
+        run(s -> s.write(8, 1, 0, a, 0L));
         run(s -> s.sync(8, 1));
         run(s -> s.bump(8, 1, 2));
         assertThat(failure(s -> s.read(8, 1, 0, 10))).isEqualTo(Status.STALE);
@@ -133,8 +133,8 @@ class ChunkStoreSimTest {
 
     @Test void aFlippedBitIsReportedCorruptNeverServed() {
         byte[] a = bytes(3 * ChunkFormat.BLOCK_SIZE, 6);
-        run(s -> s.create(10, 1, 0));
-        run(s -> s.write(10, 1, 0, a));
+        run(s -> s.create(10, 1, 0, Long.MAX_VALUE));
+        run(s -> s.write(10, 1, 0, a, 0L));
         run(s -> s.sync(10, 1));
         host.flipBit("disk0", ChunkFormat.fileName(10), ChunkFormat.DATA_OFFSET + ChunkFormat.BLOCK_SIZE + 17, 3);
         assertThat(read(10, 1, 0, 1000)).isEqualTo(Arrays.copyOf(a, 1000)); // block 0 is fine
@@ -143,24 +143,48 @@ class ChunkStoreSimTest {
     }
 
     @Test void aTornNewestHeaderFallsBackToTheOlderSlot() {
-        run(s -> s.create(11, 1, 0));
-        run(s -> s.write(11, 1, 0, bytes(5000, 7)));
+        run(s -> s.create(11, 1, 0, Long.MAX_VALUE));
+        run(s -> s.write(11, 1, 0, bytes(5000, 7), 0L));
         run(s -> s.sync(11, 1));  // slot 0 durable (length 5000)
-        run(s -> s.write(11, 1, 5000, bytes(5000, 8)));
+        run(s -> s.write(11, 1, 5000, bytes(5000, 8), 0L));
         run(s -> s.sync(11, 1));  // slot 1 durable and newest (length 10000)
         host.flipBit("disk0", ChunkFormat.fileName(11), ChunkFormat.SLOT_SIZE + 40, 0); // tear slot 1
         restart(false);
         assertThat(store().report()).containsExactly(new ChunkReport(11, 1, 5000, 0));
     }
 
+    @Test void clientWritesAreTakenOnlyInsideTheLeaseWindow() {
+        run(s -> s.create(14, 1, 0, 1_000));
+        assertThat(failure(s -> s.write(14, 1, 0, new byte[10], 999))).isEqualTo(Status.OK);
+        assertThat(failure(s -> s.write(14, 1, 0, new byte[10], 1_000))).isEqualTo(Status.EXPIRED);
+        run(s -> s.bump(14, 1, 2, 5_000)); // a new lease opens a new window
+        assertThat(failure(s -> s.write(14, 2, 10, new byte[10], 4_000))).isEqualTo(Status.OK);
+        // a planner copy is not in any client's chain and has no window, but the planner may fill it
+        run(s -> s.createCopy(15, 3, 0));
+        assertThat(failure(s -> s.write(15, 3, 0, new byte[10], 0))).isEqualTo(Status.EXPIRED);
+        assertThat(failure(s -> s.writeCopy(15, 3, 0, new byte[10]))).isEqualTo(Status.OK);
+    }
+
+    @Test void aCopyMarkedBadIsNeverServedAndDeletesMatchTheVersion() {
+        run(s -> s.create(16, 4, 0, Long.MAX_VALUE));
+        run(s -> s.write(16, 4, 0, bytes(1000, 7), 0L));
+        run(s -> s.sync(16, 4));
+        store().markBad(16, 4);
+        assertThat(failure(s -> s.read(16, 4, 0, 10))).isEqualTo(Status.CORRUPT);
+        run(s -> s.delete(16, 3)); // another version: nothing happens
+        assertThat(store().report()).extracting(ChunkReport::chunkId).contains(16L);
+        run(s -> s.delete(16, 4));
+        assertThat(store().report()).extracting(ChunkReport::chunkId).doesNotContain(16L);
+    }
+
     @Test void badRequestsAreRefused() {
-        run(s -> s.create(12, 1, 0));
-        assertThat(failure(s -> s.write(12, 1, ChunkFormat.MAX_CHUNK_SIZE - 1, new byte[2]))).isEqualTo(Status.BAD_REQUEST);
-        assertThat(failure(s -> s.write(12, 2, 0, new byte[2]))).isEqualTo(Status.STALE);
+        run(s -> s.create(12, 1, 0, Long.MAX_VALUE));
+        assertThat(failure(s -> s.write(12, 1, ChunkFormat.MAX_CHUNK_SIZE - 1, new byte[2], 0L))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(failure(s -> s.write(12, 2, 0, new byte[2], 0L))).isEqualTo(Status.STALE);
         assertThat(failure(s -> s.read(99, 1, 0, 1))).isEqualTo(Status.NOT_FOUND);
-        assertThat(failure(s -> s.create(12, 1, 0))).isEqualTo(Status.OK); // a retried create is fine
-        assertThat(failure(s -> s.create(12, 0, 0))).isEqualTo(Status.EXISTS);   // an older version never replaces a newer
-        assertThat(failure(s -> s.create(12, 5, 0))).isEqualTo(Status.OK);       // a newer one replaces a stale copy
+        assertThat(failure(s -> s.create(12, 1, 0, Long.MAX_VALUE))).isEqualTo(Status.OK); // a retried create is fine
+        assertThat(failure(s -> s.create(12, 0, 0, Long.MAX_VALUE))).isEqualTo(Status.EXISTS);   // an older version never replaces a newer
+        assertThat(failure(s -> s.create(12, 5, 0, Long.MAX_VALUE))).isEqualTo(Status.OK);       // a newer one replaces a stale copy
         assertThat(store().report()).containsExactly(new ChunkReport(12, 5, 0, 0));
     }
 

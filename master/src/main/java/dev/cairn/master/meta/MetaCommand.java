@@ -25,4 +25,11 @@ public sealed interface MetaCommand<R> {
     record BumpVersion(long chunkId) implements MetaCommand<ChunkRecord> {}
 
     record SetLength(long inode, long length, long mtimeMillis) implements MetaCommand<FileAttr> {}
+
+    /**
+     * Sets the storage class of a file, or the class a directory hands to files and directories created
+     * under it. A file holding data may change its copy count, domain or disk label, not between
+     * replicated and erasure-coded (that needs its data rewritten).
+     */
+    record SetClass(String path, StorageClass storageClass) implements MetaCommand<FileAttr> {}
 }

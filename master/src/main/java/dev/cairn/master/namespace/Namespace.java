@@ -112,6 +112,11 @@ public final class Namespace {
         return b == null ? null : decode(b, ChunkRecord.class);
     }
 
+    /** Visits every chunk record in chunk id order while the visitor returns true. */
+    public void forEachChunk(java.util.function.Predicate<ChunkRecord> visitor) {
+        kv.scan(new byte[] {'K'}, (k, v) -> visitor.test(decode(v, ChunkRecord.class)));
+    }
+
     /** Every chunk id below this was allocated at some point (used to tell removed chunks from unknown ones). */
     public long nextChunkId() { return counter(NEXT_CHUNK); }
 
@@ -121,11 +126,13 @@ public final class Namespace {
     @SuppressWarnings("unchecked")
     public <R> R apply(MetaCommand<R> command, KvBatch batch) {
         if (command instanceof MetaCommand.Mkdir c) return (R) create(c.path(), FileType.DIR, 0, StorageClass.DEFAULT, c.mtimeMillis(), batch);
+
         if (command instanceof MetaCommand.CreateFile c) return (R) create(c.path(), FileType.FILE, c.chunkSize(), c.storageClass(), c.mtimeMillis(), batch);
         if (command instanceof MetaCommand.Remove c) return (R) remove(c.path(), batch);
         if (command instanceof MetaCommand.AllocChunk c) return (R) allocChunk(c.inode(), c.index(), batch);
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.SetLength c) return (R) setLength(c.inode(), c.length(), c.mtimeMillis(), batch);
+        if (command instanceof MetaCommand.SetClass c) return (R) setClass(c.path(), c.storageClass(), batch);
         throw new IllegalArgumentException("unknown command " + command);
     }
 
@@ -142,8 +149,10 @@ public final class Namespace {
             if (chunkSize < ChunkFormat.BLOCK_SIZE || chunkSize > ChunkFormat.MAX_CHUNK_SIZE || chunkSize % ChunkFormat.BLOCK_SIZE != 0) {
                 throw new CairnException(Status.BAD_REQUEST, "chunk size must be a multiple of " + ChunkFormat.BLOCK_SIZE + " up to " + ChunkFormat.MAX_CHUNK_SIZE);
             }
-            if (cls.equals(StorageClass.DEFAULT)) cls = StorageClass.replicated(defaultGoal);
         }
+        // a class not given is inherited from the directory (whose own may be unset: then the master's default)
+        if (cls.equals(StorageClass.DEFAULT)) cls = parent.storageClass();
+        if (type == FileType.FILE && cls.equals(StorageClass.DEFAULT)) cls = StorageClass.replicated(defaultGoal);
         long ino = counter(NEXT_INODE);
         InodeRecord rec = new InodeRecord(ino, type, parent.inode(), 0, mtime, chunkSize, cls);
         batch.put(NEXT_INODE, longBytes(ino + 1));
@@ -200,6 +209,24 @@ public final class Namespace {
         if (length < 0) throw new CairnException(Status.BAD_REQUEST, "length " + length);
         InodeRecord next = rec.withSize(length, mtime);
         batch.put(inodeKey(ino), Codec.encodeRecord(next));
+        return next.attr();
+    }
+
+    private FileAttr setClass(String path, StorageClass cls, KvBatch batch) {
+        InodeRecord rec = resolve(path);
+        if (rec.type() == FileType.FILE) {
+            if (cls.equals(StorageClass.DEFAULT)) cls = StorageClass.replicated(defaultGoal);
+            boolean hasChunks = !chunks(rec.inode(), 0, 1).isEmpty();
+            if (hasChunks && cls.isEc() != rec.storageClass().isEc()) {
+                throw new CairnException(Status.BAD_REQUEST, path + " holds data as " + rec.storageClass() + "; moving it to " + cls
+                        + " means rewriting it (copy it to a new file of that class)");
+            }
+            if (hasChunks && cls.isEc() && (cls.k() != rec.storageClass().k() || cls.m() != rec.storageClass().m())) {
+                throw new CairnException(Status.BAD_REQUEST, path + " holds data as " + rec.storageClass() + "; a new k+m means rewriting it");
+            }
+        }
+        InodeRecord next = new InodeRecord(rec.inode(), rec.type(), rec.parent(), rec.size(), rec.mtimeMillis(), rec.chunkSize(), cls);
+        batch.put(inodeKey(rec.inode()), Codec.encodeRecord(next));
         return next.attr();
     }
 

@@ -62,7 +62,14 @@ public final class Codec {
             ChunkProtocol.SyncChunk.class,
             ChunkProtocol.ReadData.class,
             ChunkProtocol.DataReply.class,
-            ChunkProtocol.ChainReply.class);
+            ChunkProtocol.ChainReply.class,
+            MasterProtocol.ReplicateChunk.class,
+            MasterProtocol.ClusterStatus.class,
+            MasterProtocol.StatusReply.class,
+            MasterProtocol.FileInfo.class,
+            MasterProtocol.FileInfoReply.class,
+            MasterProtocol.Drain.class,
+            MasterProtocol.SetClass.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

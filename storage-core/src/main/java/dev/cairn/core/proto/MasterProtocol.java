@@ -6,6 +6,7 @@ import dev.cairn.core.proto.Types.ChunkReport;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.ServerRef;
+import dev.cairn.core.proto.Types.Topology;
 import java.util.List;
 
 /** Messages to and from the master: chunkserver membership, namespace, chunk leases and locations. */
@@ -14,7 +15,7 @@ public sealed interface MasterProtocol extends Message {
     // ---- chunkserver -> master ----
 
     /** Sent on every chunkserver start (new incarnation) and when the master no longer knows it. */
-    record Register(long rid, String serverId, long incarnation, Address dataAddress,
+    record Register(long rid, String serverId, long incarnation, Address dataAddress, Topology topology,
                     long capacityBytes, long usedBytes, List<ChunkReport> chunks) implements MasterProtocol {}
 
     /** Chunks the master wants deleted (removed files, or unknown to it). */
@@ -87,5 +88,57 @@ public sealed interface MasterProtocol extends Message {
     /** Moves a copy from {@code fromVersion} to {@code toVersion}; STALE if the copy is not at fromVersion. */
     record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) implements MasterProtocol {}
 
-    record DeleteChunk(long rid, long chunkId) implements MasterProtocol {}
+    /** Deletes the copy of a chunk if it is at {@code version} ({@link #ANY_VERSION}: whatever its version). Answered with Ack. */
+    record DeleteChunk(long rid, long chunkId, long version) implements MasterProtocol {
+        public static final long ANY_VERSION = -1;
+    }
+
+    /**
+     * Makes a durable copy of a chunk at {@code version} on the receiving server, from {@code sources}: for a
+     * replica (k = 0), or an erasure-coded part held as it is, one source holding the same thing; for a lost
+     * erasure-coded part, k sources holding distinct parts ({@code sourceParts}), from which part
+     * {@code part} is rebuilt. Answered with Ack once the copy is synced.
+     */
+    record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, List<ServerRef> sources, List<Integer> sourceParts)
+            implements MasterProtocol {}
+
+    // ---- admin -> master ----
+
+    /** Cluster health: counts and every known server. */
+    record ClusterStatus(long rid) implements MasterProtocol {}
+
+    record ServerStatus(String id, Address address, Topology topology, boolean alive, boolean draining,
+                        long usedBytes, long capacityBytes, int chunks, int staleChunks) {}
+
+    /**
+     * @param grace true while the master waits, after a start, for the servers it knew to report before it
+     *              repairs or deletes anything
+     * @param moving copies being made right now
+     */
+    record StatusReply(long rid, Status status, String detail, boolean grace, long chunks, long underGoal, long overGoal,
+                       long endangered, long lost, long staleCopies, long moving, long copiesMade, long copiesDeleted,
+                       List<ServerStatus> servers) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    /** Every chunk of a file with its version and where its copies are. */
+    record FileInfo(long rid, String path) implements MasterProtocol {}
+
+    /** One copy of a chunk: {@code current} false for an outdated copy awaiting deletion. */
+    record CopyInfo(String serverId, int part, boolean current) {}
+
+    record ChunkInfo(int index, long chunkId, long version, List<CopyInfo> copies) {}
+
+    record FileInfoReply(long rid, Status status, String detail, FileAttr attr, List<ChunkInfo> chunks) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    /** Marks a chunkserver for removal ({@code drain}) or back in service. Answered with Ack. */
+    record Drain(long rid, String serverId, boolean drain) implements MasterProtocol {}
+
+    /**
+     * Sets the storage class of a file (its chunks are then brought to it by the planner) or of a directory
+     * (the class new files under it inherit). Answered with AttrReply.
+     */
+    record SetClass(long rid, String path, StorageClass storageClass) implements MasterProtocol {}
 }

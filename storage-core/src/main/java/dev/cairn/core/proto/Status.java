@@ -20,9 +20,11 @@ public enum Status {
     /** Another operation on the same object is in progress; retry shortly. */
     BUSY,
     /** Peer did not answer in time or the connection broke. */
-    UNAVAILABLE;
+    UNAVAILABLE,
+    /** The write window of a chunk version has closed (on the chunkserver's own clock); ask for a new lease. */
+    EXPIRED;
 
     public boolean retryable() {
-        return this == IO || this == BUSY || this == UNAVAILABLE || this == STALE || this == CORRUPT;
+        return this == IO || this == BUSY || this == UNAVAILABLE || this == STALE || this == CORRUPT || this == EXPIRED;
     }
 }

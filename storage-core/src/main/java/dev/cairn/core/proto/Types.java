@@ -11,8 +11,24 @@ public final class Types {
     /** A chunkserver by identity and address. */
     public record ServerRef(String id, Address address) {}
 
-    /** What a chunkserver holds of one chunk. */
-    /** {@code part} is the part index of an erasure-coded chunk (0 for a replica). */
+    /**
+     * Where a chunkserver sits, for failure domains and placement: its host and rack (from its config;
+     * the host defaults to the server id) and the label of its disks (e.g. ssd, hdd; empty for none).
+     */
+    public record Topology(String host, String rack, String disk) {
+        public static final int MAX_LABEL = 64;
+
+        public Topology {
+            for (String l : new String[] {host, rack}) {
+                if (l == null || l.isEmpty() || l.length() > MAX_LABEL) throw new IllegalArgumentException("topology labels are 1.." + MAX_LABEL + " characters");
+            }
+            if (disk == null || disk.length() > MAX_LABEL) throw new IllegalArgumentException("disk label over " + MAX_LABEL + " characters");
+        }
+
+        public static Topology of(String serverId) { return new Topology(serverId, "rack0", ""); }
+    }
+
+    /** What a chunkserver holds of one chunk; {@code part} is the part index of an erasure-coded chunk (0 for a replica). */
     public record ChunkReport(long chunkId, long version, long length, int part) {}
 
     public record FileAttr(long inode, FileType type, long size, long mtimeMillis, int chunkSize, StorageClass storageClass) {}

@@ -38,7 +38,7 @@ class CodecTest {
     static List<Message> samples() {
         return List.of(
                 new Ack(1, Status.NOT_FOUND, "gone"),
-                new Register(2, "cs1", -5, CS.address(), 1L << 40, 77, List.of(new ChunkReport(1, 2, 3, 4))),
+                new Register(2, "cs1", -5, CS.address(), new Types.Topology("h1", "r1", "ssd"), 1L << 40, 77, List.of(new ChunkReport(1, 2, 3, 4))),
                 new RegisterReply(3, Status.OK, List.of(4L, 5L)),
                 new Heartbeat(4, "cs1", 9, 10, 11, 12),
                 new HeartbeatReply(5, true),
@@ -57,12 +57,21 @@ class CodecTest {
                 new ChunksReply(18, Status.OK, "", ATTR, List.of(new ChunkLocation(0, 100, 2, List.of(CS), List.of(0)))),
                 new CreateChunk(19, 100, 1, 7),
                 new MasterProtocol.BumpVersion(20, 100, 1, 2),
-                new DeleteChunk(21, 100),
+                new DeleteChunk(21, 100, DeleteChunk.ANY_VERSION),
                 new WriteData(22, 100, 2, 65536, new byte[] {1, 2, 3}, List.of(CS)),
                 new SyncChunk(23, 100, 2, List.of()),
                 new ReadData(24, 100, 2, 0, 4096),
                 new DataReply(25, Status.OK, "", new byte[] {9}),
-                new ChainReply(26, Status.IO, "cs2", "disk"));
+                new ChainReply(26, Status.IO, "cs2", "disk"),
+                new MasterProtocol.ReplicateChunk(27, 100, 3, 4, 4, 2, List.of(CS, CS), List.of(0, 5)),
+                new MasterProtocol.ClusterStatus(28),
+                new MasterProtocol.StatusReply(29, Status.OK, "", true, 10, 1, 2, 3, 4, 5, 6, 7, 8,
+                        List.of(new MasterProtocol.ServerStatus("cs1", CS.address(), Types.Topology.of("cs1"), true, false, 1, 2, 3, 4))),
+                new MasterProtocol.FileInfo(30, "/a/f"),
+                new MasterProtocol.FileInfoReply(31, Status.OK, "", ATTR,
+                        List.of(new MasterProtocol.ChunkInfo(0, 100, 3, List.of(new MasterProtocol.CopyInfo("cs1", 0, true))))),
+                new MasterProtocol.Drain(32, "cs1", true),
+                new MasterProtocol.SetClass(33, "/a", StorageClass.parse("ec(4,2,domain=rack)")));
     }
 
     @Test void everyMessageTypeRoundTrips() {
@@ -141,7 +150,7 @@ class CodecTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {255, 200, 26})
+    @ValueSource(ints = {255, 200, 33})
     void unknownTagsAreRefused(int tag) {
         assertThatThrownBy(() -> Codec.decode(new byte[] {(byte) tag, 0, 0})).isInstanceOf(CodecException.class).hasMessageContaining("tag");
     }
@@ -171,13 +180,20 @@ class CodecTest {
         assertThat(StorageClass.parse("ec(8, 3)")).isEqualTo(StorageClass.ec(8, 3));
         assertThat(StorageClass.parse("replicated(2)").parts()).isEqualTo(2);
         assertThat(StorageClass.ec(4, 2).toString()).isEqualTo("ec(4,2)");
-        for (String bad : new String[] {"ec(30,3)", "ec(0,1)", "replicated(17)", "raid5", "ec(4)"}) {
+        assertThat(StorageClass.parse("replicated(3, domain=rack)")).isEqualTo(StorageClass.replicated(3).withDomain(StorageClass.Domain.RACK));
+        StorageClass both = StorageClass.parse("EC(4,2,disk=ssd,domain=server)");
+        assertThat(both).isEqualTo(StorageClass.ec(4, 2).withDomain(StorageClass.Domain.SERVER).withDisk("ssd"));
+        assertThat(StorageClass.parse(both.toString())).isEqualTo(both);
+        assertThat(both.toString()).isEqualTo("ec(4,2,domain=server,disk=ssd)");
+        for (String bad : new String[] {"ec(30,3)", "ec(0,1)", "replicated(17)", "raid5", "ec(4)", "replicated(2,3)", "ec(4,2,domain=planet)",
+                "ec(4,2,colour=red)", "replicated(3,disk=" + "x".repeat(33) + ")", "replicated(3,)", "ec(,)", "replicated(123)"}) {
             assertThatThrownBy(() -> StorageClass.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
         }
         // a Create carrying ec(31,31) is refused by the decoder, not passed on
         byte[] frame = Codec.encode(new Create(1, "/f", 0, StorageClass.ec(2, 2)));
-        frame[frame.length - 5] = 31;
-        frame[frame.length - 1] = 31;
+        // ..., int4 k, int4 m, byte1 domain, int4 disk length (empty label)
+        frame[frame.length - 10] = 31;
+        frame[frame.length - 6] = 31;
         assertThatThrownBy(() -> Codec.decode(frame)).isInstanceOf(CodecException.class);
     }
 

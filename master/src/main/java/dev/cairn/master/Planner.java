@@ -1,0 +1,279 @@
+package dev.cairn.master;
+
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.master.ChunkRegistry.Holder;
+import dev.cairn.master.ChunkRegistry.Server;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Decides, from a snapshot of the cluster, what the master should do to bring every chunk to its goal:
+ * a pure function (no I/O, no clock, no randomness) so its decisions can be property-tested.
+ *
+ * <p>Priority order (DESIGN.md "Master"): chunks with the least remaining redundancy first; copy or
+ * reconstruct what is missing; then delete what is extra — never before the chunk has its full goal of
+ * current copies in distinct failure domains, so never the last good copy; stale copies likewise; copies
+ * on draining servers count as leaving; finally, with nothing to repair, move copies from the fullest to
+ * the emptiest server until usage is within the spread. Every server takes part in at most
+ * {@link Limits#perServer} actions at a time so client I/O keeps most of its bandwidth.
+ */
+final class Planner {
+    /**
+     * @param perServer actions one server may take part in at once (as source or target)
+     * @param maxActions actions per plan
+     * @param spread balance until every server's used fraction is within this of every other's
+     * @param fullFraction a server this full gets no new copies
+     */
+    record Limits(int perServer, int maxActions, double spread, double fullFraction) {
+        static final Limits DEFAULT = new Limits(2, 64, 0.05, 0.95);
+    }
+
+    /** What the planner knows of one chunk: current copies (live servers), outdated copies, class. */
+    record ChunkState(long chunkId, long version, StorageClass cls, List<Holder> current, List<Server> stale) {}
+
+    sealed interface Action {
+        long chunkId();
+    }
+
+    /**
+     * Make a new current copy (or rebuild part {@code part} of an erasure-coded chunk) on {@code target}
+     * from {@code sources} (one replica, or k distinct parts).
+     */
+    record Copy(long chunkId, long version, int part, Server target, List<Holder> sources, Reason reason) implements Action {}
+
+    /** Delete the copy on {@code server} (at {@code version}: an extra current one, or a stale one). */
+    record Drop(long chunkId, long version, Server server, Reason reason) implements Action {}
+
+    enum Reason { UNDER_GOAL, EXTRA, STALE, DRAIN, BALANCE }
+
+    /** Counts for {@code ./cairn status}. */
+    record Counts(long chunks, long underGoal, long overGoal, long endangered, long lost, long stale) {}
+
+    record Plan(List<Action> actions, Counts counts) {}
+
+    private Planner() {}
+
+    /**
+     * @param live live servers (draining ones included: they still serve)
+     * @param chunks every chunk to consider
+     * @param busy actions already under way per server id
+     * @param skip chunks not to touch now (actions under way, write leases open)
+     * @param deletes false during the master's start-up grace window: plan no deletions at all
+     */
+    static Plan plan(List<Server> live, List<ChunkState> chunks, Map<String, Integer> busy, Set<Long> skip, Limits limits, boolean deletes) {
+        Map<String, Integer> load = new HashMap<>(busy);
+        List<Action> actions = new ArrayList<>();
+        long under = 0, over = 0, endangered = 0, lost = 0, stale = 0;
+        List<ChunkState> repair = new ArrayList<>();
+        List<ChunkState> tidy = new ArrayList<>();
+        for (ChunkState c : chunks) {
+            int missing = missing(c);
+            int redundancy = redundancy(c);
+            if (redundancy < 0) lost++;
+            else if (redundancy == 0 && c.cls().tolerance() > 0) endangered++;
+            if (missing > 0) under++;
+            if (extraCopies(c) > 0) over++;
+            stale += c.stale().size();
+            if (skip.contains(c.chunkId())) continue;
+            if (missing > 0 && redundancy >= 0) repair.add(c);
+            else if (missing == 0) tidy.add(c);
+        }
+        // least remaining redundancy first; chunk id breaks ties so plans are reproducible
+        repair.sort(Comparator.comparingInt(Planner::redundancy).thenComparingLong(ChunkState::chunkId));
+        for (ChunkState c : repair) {
+            if (actions.size() >= limits.maxActions()) break;
+            planRepair(c, live, load, limits, actions);
+        }
+        if (deletes) {
+            for (ChunkState c : tidy) {
+                if (actions.size() >= limits.maxActions()) break;
+                planTidy(c, load, limits, actions);
+            }
+        }
+        if (deletes && repair.isEmpty() && actions.isEmpty()) planBalance(live, tidy, load, limits, actions);
+        return new Plan(actions, new Counts(chunks.size(), under, over, endangered, lost, stale));
+    }
+
+    // ---------------------------------------------------------------- accounting
+
+    /** Copies (parts) that count toward the goal: on servers that are not draining, one per failure domain. */
+    static int goodCount(ChunkState c) {
+        if (c.cls().isEc()) {
+            Set<Integer> parts = new HashSet<>();
+            for (Holder h : c.current()) if (!h.server().draining) parts.add(h.part());
+            return parts.size();
+        }
+        Set<String> domains = new HashSet<>();
+        for (Holder h : c.current()) if (!h.server().draining) domains.add(h.server().domain(c.cls().domain()));
+        return domains.size();
+    }
+
+    static int missing(ChunkState c) { return Math.max(0, c.cls().parts() - goodCount(c)); }
+
+    /** Further copies (parts) that may be lost before data is: negative when the chunk is unreadable. */
+    static int redundancy(ChunkState c) {
+        if (c.cls().isEc()) {
+            Set<Integer> parts = new HashSet<>();
+            for (Holder h : c.current()) parts.add(h.part());
+            return parts.size() - c.cls().k();
+        }
+        return c.current().size() - 1;
+    }
+
+    static int extraCopies(ChunkState c) { return Math.max(0, c.current().size() - c.cls().parts()) + (missing(c) == 0 ? countDraining(c) : 0); }
+
+    private static int countDraining(ChunkState c) {
+        int n = 0;
+        for (Holder h : c.current()) if (h.server().draining) n++;
+        return n;
+    }
+
+    // ---------------------------------------------------------------- repair
+
+    private static void planRepair(ChunkState c, List<Server> live, Map<String, Integer> load, Limits limits, List<Action> actions) {
+        StorageClass cls = c.cls();
+        Set<String> usedDomains = new HashSet<>();
+        Set<String> holders = new HashSet<>();
+        for (Holder h : c.current()) {
+            holders.add(h.server().id);
+            if (!h.server().draining) usedDomains.add(h.server().domain(cls.domain()));
+        }
+        if (cls.isEc()) {
+            TreeMap<Integer, Holder> byPart = new TreeMap<>();
+            for (Holder h : c.current()) {
+                Holder prev = byPart.get(h.part());
+                if (prev == null || (prev.server().draining && !h.server().draining)) byPart.put(h.part(), h);
+            }
+            for (int part = 0; part < cls.parts(); part++) {
+                Holder have = byPart.get(part);
+                if (have != null && !have.server().draining) continue;
+                Server target = target(live, cls, usedDomains, holders, load, limits);
+                if (target == null) return;
+                List<Holder> sources = new ArrayList<>();
+                if (have != null) {
+                    if (!free(have.server(), load, limits)) continue;
+                    sources.add(have); // a draining holder: copy its part as it is
+                } else {
+                    for (Holder h : byPart.values()) {
+                        if (sources.size() == cls.k()) break;
+                        if (free(h.server(), load, limits)) sources.add(h);
+                    }
+                    if (sources.size() < cls.k()) return;
+                }
+                take(load, target, sources);
+                actions.add(new Copy(c.chunkId(), c.version(), part, target, List.copyOf(sources), have != null ? Reason.DRAIN : Reason.UNDER_GOAL));
+                usedDomains.add(target.domain(cls.domain()));
+                holders.add(target.id);
+                if (actions.size() >= limits.maxActions()) return;
+            }
+            return;
+        }
+        for (int need = missing(c); need > 0; need--) {
+            Server target = target(live, cls, usedDomains, holders, load, limits);
+            if (target == null) return;
+            Holder source = null;
+            for (Holder h : c.current()) {
+                if (free(h.server(), load, limits) && (source == null || load.getOrDefault(h.server().id, 0) < load.getOrDefault(source.server().id, 0))) source = h;
+            }
+            if (source == null) return;
+            take(load, target, List.of(source));
+            boolean drain = source.server().draining && c.current().size() <= cls.parts();
+            actions.add(new Copy(c.chunkId(), c.version(), 0, target, List.of(source), drain ? Reason.DRAIN : Reason.UNDER_GOAL));
+            usedDomains.add(target.domain(cls.domain()));
+            holders.add(target.id);
+            if (actions.size() >= limits.maxActions()) return;
+        }
+    }
+
+    /** The least-full eligible server: live, not draining, not full, right disk label, in a domain the chunk does not use yet. */
+    private static Server target(List<Server> live, StorageClass cls, Set<String> usedDomains, Set<String> holders,
+                                 Map<String, Integer> load, Limits limits) {
+        Server best = null;
+        for (Server s : live) {
+            if (s.draining || holders.contains(s.id) || !free(s, load, limits)) continue;
+            if (s.usedFraction() >= limits.fullFraction()) continue;
+            if (!cls.disk().isEmpty() && !cls.disk().equals(s.topology.disk())) continue;
+            if (usedDomains.contains(s.domain(cls.domain()))) continue;
+            if (best == null || s.usedFraction() < best.usedFraction()) best = s;
+        }
+        return best;
+    }
+
+    private static boolean free(Server s, Map<String, Integer> load, Limits limits) {
+        return load.getOrDefault(s.id, 0) < limits.perServer();
+    }
+
+    private static void take(Map<String, Integer> load, Server target, List<Holder> sources) {
+        load.merge(target.id, 1, Integer::sum);
+        for (Holder h : sources) load.merge(h.server().id, 1, Integer::sum);
+    }
+
+    // ---------------------------------------------------------------- deletion (chunk at full goal)
+
+    /**
+     * The chunk has its full goal of good copies: keep one good copy per needed domain (part), on the
+     * least-full servers, and drop every other current copy and every stale one.
+     */
+    private static void planTidy(ChunkState c, Map<String, Integer> load, Limits limits, List<Action> actions) {
+        assert missing(c) == 0;
+        StorageClass cls = c.cls();
+        List<Holder> good = new ArrayList<>();
+        for (Holder h : c.current()) if (!h.server().draining) good.add(h);
+        good.sort(Comparator.comparingDouble((Holder h) -> h.server().usedFraction()).thenComparing(h -> h.server().id));
+        Set<String> keep = new HashSet<>();
+        Set<Object> covered = new HashSet<>();
+        for (Holder h : good) {
+            Object key = cls.isEc() ? (Object) h.part() : h.server().domain(cls.domain());
+            if (keep.size() < cls.parts() && covered.add(key)) keep.add(h.server().id);
+        }
+        assert keep.size() == cls.parts() : "tidying a chunk below its goal";
+        for (Holder h : c.current()) {
+            if (keep.contains(h.server().id) || !free(h.server(), load, limits)) continue;
+            load.merge(h.server().id, 1, Integer::sum);
+            actions.add(new Drop(c.chunkId(), c.version(), h.server(), h.server().draining ? Reason.DRAIN : Reason.EXTRA));
+        }
+        for (Server s : c.stale()) {
+            if (!free(s, load, limits)) continue;
+            load.merge(s.id, 1, Integer::sum);
+            actions.add(new Drop(c.chunkId(), s.staleChunks.getOrDefault(c.chunkId(), -1L), s, Reason.STALE));
+        }
+    }
+
+    // ---------------------------------------------------------------- balance
+
+    /**
+     * Copies a chunk from the fullest server to the emptiest one when their used fractions differ by
+     * more than the spread; the next plan sees the chunk over goal and drops the copy on the fuller server.
+     */
+    private static void planBalance(List<Server> live, List<ChunkState> chunks, Map<String, Integer> load, Limits limits, List<Action> actions) {
+        Server full = null, empty = null;
+        for (Server s : live) {
+            if (s.draining) continue;
+            if (full == null || s.usedFraction() > full.usedFraction()) full = s;
+            if (empty == null || s.usedFraction() < empty.usedFraction()) empty = s;
+        }
+        if (full == null || full == empty || full.usedFraction() - empty.usedFraction() <= limits.spread()) return;
+        for (ChunkState c : chunks) {
+            if (actions.size() >= limits.perServer() || !free(full, load, limits) || !free(empty, load, limits)) return;
+            if (c.current().size() != c.cls().parts() || !c.stale().isEmpty()) continue;
+            Holder from = null;
+            Set<String> otherDomains = new HashSet<>();
+            boolean emptyHolds = false;
+            for (Holder h : c.current()) {
+                if (h.server() == full) from = h;
+                else otherDomains.add(h.server().domain(c.cls().domain()));
+                if (h.server() == empty) emptyHolds = true;
+            }
+            if (from == null || emptyHolds || otherDomains.contains(empty.domain(c.cls().domain()))) continue;
+            if (!c.cls().disk().isEmpty() && !c.cls().disk().equals(empty.topology.disk())) continue;
+            take(load, empty, List.of(from));
+            actions.add(new Copy(c.chunkId(), c.version(), from.part(), empty, List.of(from), Reason.BALANCE));
+        }
+    }
+}

@@ -1,0 +1,242 @@
+package dev.cairn.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.Topology;
+import dev.cairn.master.ChunkRegistry.Holder;
+import dev.cairn.master.ChunkRegistry.Server;
+import dev.cairn.master.Planner.Action;
+import dev.cairn.master.Planner.ChunkState;
+import dev.cairn.master.Planner.Copy;
+import dev.cairn.master.Planner.Drop;
+import dev.cairn.master.Planner.Limits;
+import dev.cairn.master.Planner.Plan;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The planner's decisions on random cluster states: random servers (shared hosts and racks, disk labels,
+ * usage, draining), random chunks of random classes with random current, duplicate and stale copies,
+ * random actions already under way.
+ */
+class PlannerTest {
+    static final String[] LABELS = {"", "ssd", "hdd"};
+
+    /** A random cluster and its chunks. */
+    record Cluster(List<Server> servers, List<ChunkState> chunks, Map<String, Integer> busy, Limits limits) {}
+
+    static Cluster random(long seed, int extraEmptyServers) {
+        SplittableRandom r = new SplittableRandom(seed);
+        List<Server> servers = new ArrayList<>();
+        int n = 1 + r.nextInt(14);
+        for (int i = 0; i < n; i++) servers.add(server("cs" + i, "h" + r.nextInt(Math.max(1, n - r.nextInt(4))), "r" + r.nextInt(3),
+                LABELS[r.nextInt(LABELS.length)], r.nextDouble(), r.nextInt(6) == 0));
+        for (int i = 0; i < extraEmptyServers; i++) servers.add(server("new" + i, "nh" + i, "nr" + i, "", 0, false));
+        List<ChunkState> chunks = new ArrayList<>();
+        int chunkCount = r.nextInt(40);
+        for (long id = 1; id <= chunkCount; id++) {
+            StorageClass cls = r.nextBoolean() ? StorageClass.replicated(1 + r.nextInt(4)) : StorageClass.ec(1 + r.nextInt(4), 1 + r.nextInt(3));
+            cls = cls.withDomain(StorageClass.Domain.values()[r.nextInt(3)]);
+            if (extraEmptyServers == 0 && r.nextInt(5) == 0) cls = cls.withDisk(LABELS[1 + r.nextInt(2)]);
+            List<Server> shuffled = new ArrayList<>(servers.subList(0, n));
+            for (int i = shuffled.size() - 1; i > 0; i--) {
+                int j = r.nextInt(i + 1);
+                Server t = shuffled.get(i);
+                shuffled.set(i, shuffled.get(j));
+                shuffled.set(j, t);
+            }
+            int holders = r.nextInt(Math.min(n, cls.parts() + 2) + 1);
+            List<Holder> current = new ArrayList<>();
+            for (int i = 0; i < holders; i++) current.add(new Holder(shuffled.get(i), cls.isEc() ? r.nextInt(cls.parts()) : 0));
+            List<Server> stale = new ArrayList<>();
+            for (int i = holders; i < n; i++) {
+                if (r.nextInt(4) == 0) {
+                    Server s = shuffled.get(i);
+                    s.staleChunks.put(id, 1L);
+                    stale.add(s);
+                }
+            }
+            chunks.add(new ChunkState(id, 2, cls, current, stale));
+        }
+        Map<String, Integer> busy = new HashMap<>();
+        for (Server s : servers) if (r.nextInt(4) == 0) busy.put(s.id, r.nextInt(3));
+        Limits limits = new Limits(1 + r.nextInt(3), 1 + r.nextInt(64), 0.05, 0.95);
+        return new Cluster(servers, chunks, busy, limits);
+    }
+
+    static Server server(String id, String host, String rack, String disk, double used, boolean draining) {
+        Server s = new Server(id);
+        s.topology = new Topology(host, rack, disk);
+        s.capacityBytes = 1_000_000;
+        s.usedBytes = (long) (used * s.capacityBytes);
+        s.draining = draining;
+        s.alive = true;
+        return s;
+    }
+
+    static Plan plan(Cluster c, boolean deletes) {
+        return Planner.plan(c.servers(), c.chunks(), c.busy(), Set.of(), c.limits(), deletes);
+    }
+
+    @Test void deletionsNeverTakeAChunkBelowItsGoalNorRemoveItsLastCurrentCopy() {
+        qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
+            Cluster c = random(seed, 0);
+            Plan plan = plan(c, true);
+            for (ChunkState chunk : c.chunks()) {
+                Set<String> dropped = new HashSet<>();
+                for (Action a : plan.actions()) if (a instanceof Drop d && d.chunkId() == chunk.chunkId()) dropped.add(d.server().id);
+                List<Holder> left = new ArrayList<>();
+                for (Holder h : chunk.current()) if (!dropped.contains(h.server().id)) left.add(h);
+                boolean droppedCurrent = left.size() < chunk.current().size();
+                boolean droppedStale = false;
+                for (Server s : chunk.stale()) droppedStale |= dropped.contains(s.id);
+                if (droppedCurrent || droppedStale) {
+                    ChunkState after = new ChunkState(chunk.chunkId(), chunk.version(), chunk.cls(), left, List.of());
+                    assertThat(Planner.missing(chunk)).as("deleting from an under-goal chunk %s", chunk).isZero();
+                    assertThat(Planner.missing(after)).as("deletions leave chunk %s at goal", chunk).isZero();
+                    assertThat(left).as("last current copy of %s", chunk).isNotEmpty();
+                }
+            }
+        });
+    }
+
+    @Test void newCopiesGoToEligibleServersInDistinctFailureDomains() {
+        qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
+            Cluster c = random(seed, 0);
+            Plan plan = plan(c, true);
+            Map<Long, ChunkState> byId = new TreeMap<>();
+            for (ChunkState s : c.chunks()) byId.put(s.chunkId(), s);
+            Map<Long, Set<String>> domains = new HashMap<>();
+            for (Action a : plan.actions()) {
+                if (!(a instanceof Copy copy)) continue;
+                ChunkState chunk = byId.get(copy.chunkId());
+                StorageClass cls = chunk.cls();
+                Server t = copy.target();
+                assertThat(t.alive && !t.draining).as("target %s live and in service", t.id).isTrue();
+                assertThat(cls.disk().isEmpty() || cls.disk().equals(t.topology.disk())).as("disk label").isTrue();
+                for (Holder h : chunk.current()) assertThat(h.server()).as("target already holds %s", chunk).isNotSameAs(t);
+                Set<String> used = domains.computeIfAbsent(copy.chunkId(), id -> {
+                    Set<String> d = new HashSet<>();
+                    for (Holder h : chunk.current()) if (!h.server().draining) d.add(h.server().domain(cls.domain()));
+                    return d;
+                });
+                if (copy.reason() != Planner.Reason.BALANCE) {
+                    assertThat(used.add(t.domain(cls.domain()))).as("copy of %s into a domain it already uses", chunk).isTrue();
+                }
+                if (cls.isEc() && copy.sources().get(0).part() != copy.part()) { // a rebuild
+                    Set<Integer> parts = new HashSet<>();
+                    for (Holder h : copy.sources()) parts.add(h.part());
+                    assertThat(parts).as("rebuild sources").hasSize(cls.k()).doesNotContain(copy.part());
+                } else {
+                    assertThat(copy.sources()).hasSize(1);
+                    assertThat(copy.sources().get(0).part()).isEqualTo(copy.part());
+                }
+            }
+        });
+    }
+
+    @Test void noServerTakesPartInMoreActionsThanItsLimit() {
+        qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
+            Cluster c = random(seed, 0);
+            Map<String, Integer> load = new HashMap<>(c.busy());
+            for (Action a : plan(c, true).actions()) {
+                if (a instanceof Copy copy) {
+                    load.merge(copy.target().id, 1, Integer::sum);
+                    for (Holder h : copy.sources()) load.merge(h.server().id, 1, Integer::sum);
+                } else if (a instanceof Drop d) {
+                    load.merge(d.server().id, 1, Integer::sum);
+                }
+            }
+            for (Server s : c.servers()) {
+                int before = c.busy().getOrDefault(s.id, 0);
+                assertThat(load.getOrDefault(s.id, 0)).as("load of %s", s.id).isLessThanOrEqualTo(Math.max(before, c.limits().perServer()));
+            }
+        });
+    }
+
+    @Test void theMostEndangeredChunksComeFirst() {
+        qt().withExamples(1000).forAll(longs().all()).checkAssert(seed -> {
+            // plenty of empty servers in their own domains: every under-goal chunk could be repaired
+            Cluster c = random(seed, 40);
+            Cluster one = new Cluster(c.servers(), c.chunks(), Map.of(), new Limits(1_000, 1, 0.05, 0.95));
+            Plan plan = plan(one, true);
+            int least = Integer.MAX_VALUE;
+            for (ChunkState s : c.chunks()) if (Planner.missing(s) > 0 && Planner.redundancy(s) >= 0) least = Math.min(least, Planner.redundancy(s));
+            if (least == Integer.MAX_VALUE) return;
+            assertThat(plan.actions()).hasSize(1);
+            Copy first = (Copy) plan.actions().get(0);
+            ChunkState chosen = c.chunks().stream().filter(s -> s.chunkId() == first.chunkId()).findFirst().orElseThrow();
+            assertThat(Planner.redundancy(chosen)).as("repairs %s first", chosen).isEqualTo(least);
+            // and in a full plan, repairs are in order of remaining redundancy
+            Plan all = plan(new Cluster(c.servers(), c.chunks(), Map.of(), new Limits(1_000, 10_000, 0.05, 0.95)), true);
+            int last = Integer.MIN_VALUE;
+            for (Action a : all.actions()) {
+                if (!(a instanceof Copy copy)) continue;
+                ChunkState s = c.chunks().stream().filter(x -> x.chunkId() == copy.chunkId()).findFirst().orElseThrow();
+                assertThat(Planner.redundancy(s)).isGreaterThanOrEqualTo(last);
+                last = Planner.redundancy(s);
+                // with room everywhere, every missing copy of every readable chunk is planned
+            }
+            for (ChunkState s : c.chunks()) {
+                if (Planner.redundancy(s) < 0 || Planner.missing(s) == 0 || !s.cls().disk().isEmpty()) continue;
+                long planned = all.actions().stream().filter(a -> a instanceof Copy x && x.chunkId() == s.chunkId()).count();
+                assertThat(planned).as("copies planned for %s", s).isEqualTo(Planner.missing(s));
+            }
+        });
+    }
+
+    @Test void duringTheGraceWindowNothingIsDeleted() {
+        qt().withExamples(500).forAll(longs().all()).checkAssert(seed -> {
+            for (Action a : plan(random(seed, 0), false).actions()) assertThat(a).isInstanceOf(Copy.class);
+        });
+    }
+
+    @Test void aDeadServersChunksAreCopiedAndItsReturnLeavesExtrasThatAreDropped() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 4; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.1 * i, false));
+        StorageClass three = StorageClass.replicated(3);
+        // cs2 is gone: the chunk has two copies left
+        ChunkState under = new ChunkState(7, 3, three, List.of(new Holder(s.get(0), 0), new Holder(s.get(1), 0)), List.of());
+        Plan p = Planner.plan(List.of(s.get(0), s.get(1), s.get(3)), List.of(under), Map.of(), Set.of(), Limits.DEFAULT, true);
+        assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Copy.class, c -> assertThat(c.target()).isSameAs(s.get(3)));
+        assertThat(p.counts().underGoal()).isEqualTo(1);
+        // copied to cs3, then cs2 comes back with its copy: four copies, the one on the fullest server goes
+        ChunkState over = new ChunkState(7, 3, three, List.of(new Holder(s.get(0), 0), new Holder(s.get(1), 0), new Holder(s.get(2), 0),
+                new Holder(s.get(3), 0)), List.of());
+        p = Planner.plan(s, List.of(over), Map.of(), Set.of(), Limits.DEFAULT, true);
+        assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Drop.class, d -> assertThat(d.server()).isSameAs(s.get(3)));
+        assertThat(p.counts().overGoal()).isEqualTo(1);
+        // a lost erasure-coded part is rebuilt from k others
+        ChunkState ec = new ChunkState(8, 1, StorageClass.ec(2, 1), List.of(new Holder(s.get(0), 0), new Holder(s.get(1), 2)), List.of());
+        p = Planner.plan(s, List.of(ec), Map.of(), Set.of(), Limits.DEFAULT, true);
+        assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Copy.class, c -> {
+            assertThat(c.part()).isEqualTo(1);
+            assertThat(c.sources()).extracting(Holder::part).containsExactlyInAnyOrder(0, 2);
+        });
+    }
+
+    @Test void anEmptyServerIsFilledUntilUsageIsWithinTheSpread() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 3; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.5, false));
+        Server empty = server("cs3", "h3", "r0", "", 0.0, false);
+        s.add(empty);
+        List<ChunkState> chunks = new ArrayList<>();
+        for (long id = 1; id <= 10; id++) {
+            chunks.add(new ChunkState(id, 1, StorageClass.replicated(2), List.of(new Holder(s.get((int) id % 3), 0), new Holder(s.get((int) (id + 1) % 3), 0)), List.of()));
+        }
+        Plan p = Planner.plan(s, chunks, Map.of(), Set.of(), Limits.DEFAULT, true);
+        assertThat(p.actions()).isNotEmpty().allSatisfy(a -> assertThat(((Copy) a).target()).isSameAs(empty));
+        for (Server x : s) x.usedBytes = x.capacityBytes * 30 / 100; // balanced
+        assertThat(Planner.plan(s, chunks, Map.of(), Set.of(), Limits.DEFAULT, true).actions()).isEmpty();
+    }
+}
