@@ -104,6 +104,30 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new Remove(rid, path), Ack.class).map(r -> check(r.status(), r.detail(), null));
     }
 
+    // ---------------------------------------------------------------- admin
+
+    /** Cluster health: redundancy counts, planner progress and every known chunkserver. */
+    public Promise<dev.cairn.core.proto.MasterProtocol.StatusReply> status() {
+        return master(rid -> new dev.cairn.core.proto.MasterProtocol.ClusterStatus(rid), dev.cairn.core.proto.MasterProtocol.StatusReply.class)
+                .map(r -> check(r.status(), r.detail(), r));
+    }
+
+    /** Every chunk of a file: version, and which servers hold current and outdated copies. */
+    public Promise<dev.cairn.core.proto.MasterProtocol.FileInfoReply> fileInfo(String path) {
+        return master(rid -> new dev.cairn.core.proto.MasterProtocol.FileInfo(rid, path), dev.cairn.core.proto.MasterProtocol.FileInfoReply.class)
+                .map(r -> check(r.status(), r.detail(), r));
+    }
+
+    /** Marks a chunkserver for removal (its chunks move elsewhere) or back in service. */
+    public Promise<Void> drain(String serverId, boolean drain) {
+        return master(rid -> new dev.cairn.core.proto.MasterProtocol.Drain(rid, serverId, drain), Ack.class).map(r -> check(r.status(), r.detail(), null));
+    }
+
+    /** Sets a file's storage class (the planner then moves its chunks to it) or the class a directory hands down. */
+    public Promise<FileAttr> setClass(String path, StorageClass cls) {
+        return master(rid -> new dev.cairn.core.proto.MasterProtocol.SetClass(rid, path, cls), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
     /** A writer appending to an empty file created with {@link #create}. */
     public FileWriter writer(FileAttr file) { return new FileWriter(this, file); }
 

@@ -19,6 +19,8 @@ public final class SimRun {
     static final long SETTLE_NANOS = 10_000_000_000L;
     /** The final check must finish within this much virtual time. */
     static final long VERIFY_LIMIT_NANOS = 300_000_000_000L;
+    /** After the read-back, every readable chunk must be back at its goal (and no extras left) within this. */
+    static final long REDUNDANCY_LIMIT_NANOS = 200_000_000_000L;
 
     private SimRun() {}
 
@@ -46,12 +48,31 @@ public final class SimRun {
         sim.at(end, null, Simulation.Kind.FAULT, 2, faults::healAll);
         sim.at(end + SETTLE_NANOS, clientHost, Simulation.Kind.CHECK, 1, () -> workload[0].verifyAll(() -> {
             verified[0] = true;
-            sim.stop();
+            awaitRedundancy(sim, cluster, sim.now() + REDUNDANCY_LIMIT_NANOS);
         }));
         sim.runUntil(end + SETTLE_NANOS + VERIFY_LIMIT_NANOS);
         if (!verified[0]) sim.violation("the final read-back did not finish within " + VERIFY_LIMIT_NANOS / 1_000_000_000L + "s of virtual time");
         return new SimResult(o.seed(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
                 faults.injected(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
                 sim.violations(), world.recentLog());
+    }
+
+    /**
+     * The repair invariant: with every host back, the planner brings every chunk that still has a readable
+     * set of copies to its goal and deletes the extras, on its own. Polls the master once a second.
+     */
+    private static void awaitRedundancy(Simulation sim, SimCluster cluster, long deadline) {
+        cluster.client().status().onComplete((s, e) -> {
+            boolean done = e == null && !s.grace() && s.underGoal() - s.lost() == 0 && s.overGoal() == 0 && s.moving() == 0;
+            if (done) {
+                sim.stop();
+            } else if (sim.now() - deadline >= 0) {
+                sim.violation("the cluster did not return to full redundancy within " + REDUNDANCY_LIMIT_NANOS / 1_000_000_000L + "s: "
+                        + (e != null ? e.getMessage() : "under goal " + (s.underGoal() - s.lost()) + ", over goal " + s.overGoal() + ", moving " + s.moving()));
+                sim.stop();
+            } else {
+                cluster.clientHost().env().scheduler().schedule(1_000_000_000L, () -> awaitRedundancy(sim, cluster, deadline));
+            }
+        });
     }
 }

@@ -11,7 +11,7 @@ package dev.cairn.core.proto;
  */
 public final class Leases {
     /** Client writes at one chunk version are taken for this long. An upload that runs longer asks again. */
-    public static final long WINDOW_NANOS = 60_000_000_000L;
+    public static final long WINDOW_NANOS = 30_000_000_000L;
     /** Worst-case rate difference between two hosts' monotonic clocks tolerated (500 ppm: 50× common quartz drift). */
     public static final double MAX_DRIFT = 500e-6;
     /** The master's hold: the window stretched by the drift on both clocks, plus a millisecond of rounding. */

@@ -1,0 +1,176 @@
+package dev.cairn.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cairn.client.CairnClient;
+import dev.cairn.client.FileWriter;
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.chunk.ChunkFormat;
+import dev.cairn.core.proto.MasterProtocol.ChunkInfo;
+import dev.cairn.core.proto.MasterProtocol.CopyInfo;
+import dev.cairn.core.proto.MasterProtocol.FileInfoReply;
+import dev.cairn.core.proto.MasterProtocol.StatusReply;
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.runtime.SimWorld;
+import dev.cairn.sim.runtime.Simulation;
+import dev.cairn.sim.workload.Oracle;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The planner end to end in the simulator: a host lost for good (goal restored from the survivors), its
+ * return (extras deleted), a lost erasure-coded part (rebuilt from the others), a corrupted copy (found
+ * by the scrubber, repaired, deleted), a drained server (emptied). Every host's wall clock is skewed by
+ * up to two hours (SimCluster), which must change nothing.
+ */
+class PlannerSimTest {
+    static final int CHUNK = 1 << 20;
+    static final long SECOND = 1_000_000_000L;
+
+    final Simulation sim = new Simulation(21);
+    final SimWorld world = new SimWorld(sim, false);
+    SimCluster c;
+
+    void cluster(int chunkservers) {
+        c = new SimCluster(world, chunkservers);
+        c.startAll();
+        sim.runUntil(sim.now() + 2 * SECOND);
+    }
+
+    <T> T run(Supplier<Promise<T>> op) {
+        return sim.await(c.clientHost(), op, 600 * SECOND);
+    }
+
+    byte[] write(String path, StorageClass cls, int length, long seed) {
+        byte[] data = Oracle.content(seed, length);
+        CairnClient client = c.client();
+        FileWriter w = client.writer(run(() -> client.create(path, CHUNK, cls)));
+        run(() -> w.write(data).flatMap(v -> w.close()));
+        return data;
+    }
+
+    byte[] read(String path) {
+        CairnClient client = c.client();
+        return run(() -> client.lookup(path).flatMap(a -> client.reader(a).readAll()));
+    }
+
+    FileInfoReply info(String path) { return run(() -> c.client().fileInfo(path)); }
+
+    StatusReply status() { return run(() -> c.client().status()); }
+
+    SimHost host(String serverId) { return c.chunkservers().get(Integer.parseInt(serverId.substring(2)) - 1); }
+
+    /** Runs virtual time until {@code done} holds for the file's chunks, checking once a second; fails after {@code limitSeconds}. */
+    void awaitChunks(String path, int limitSeconds, Predicate<List<ChunkInfo>> done, String what) {
+        for (int i = 0; i < limitSeconds; i++) {
+            if (done.test(info(path).chunks())) return;
+            sim.runUntil(sim.now() + SECOND);
+        }
+        throw new AssertionError(what + " not reached in " + limitSeconds + " s; chunks: " + info(path).chunks() + "; status: " + status());
+    }
+
+    static List<String> current(ChunkInfo chunk) {
+        List<String> out = new ArrayList<>();
+        for (CopyInfo copy : chunk.copies()) if (copy.current()) out.add(copy.serverId());
+        return out;
+    }
+
+    static boolean exactly(List<ChunkInfo> chunks, int copies) {
+        for (ChunkInfo ch : chunks) if (current(ch).size() != copies || ch.copies().size() != copies) return false;
+        return true;
+    }
+
+    @Test void aHostLostForGoodIsReplacedAndItsReturnLeavesNoExtras() {
+        cluster(5);
+        byte[] data = write("/f", StorageClass.replicated(3), 3 * CHUNK + 4321, 1);
+        assertThat(exactly(info("/f").chunks(), 3)).isTrue();
+        String victim = current(info("/f").chunks().get(0)).get(0);
+        host(victim).crash();
+        awaitChunks("/f", 200, chunks -> {
+            for (ChunkInfo ch : chunks) if (current(ch).size() != 3 || current(ch).contains(victim)) return false;
+            return true;
+        }, "three current copies without " + victim);
+        sim.runUntil(sim.now() + 2 * SECOND); // a planner pass counts the result
+        assertThat(status().underGoal()).isZero();
+        assertThat(Arrays.equals(read("/f"), data)).isTrue();
+
+        host(victim).start(); // it comes back with copies that are now extras
+        awaitChunks("/f", 200, chunks -> exactly(chunks, 3), "exactly three copies again");
+        sim.runUntil(sim.now() + 5 * SECOND);
+        int stored = 0;
+        for (SimHost h : c.chunkservers()) stored += ((dev.cairn.chunkserver.ChunkServer) h.node()).chunkCount();
+        assertThat(stored).as("copies on all disks").isEqualTo(3 * info("/f").chunks().size());
+        StatusReply s = status();
+        assertThat(s.overGoal()).isZero();
+        assertThat(s.copiesDeleted()).isPositive();
+        assertThat(Arrays.equals(read("/f"), data)).isTrue();
+    }
+
+    @Test void aLostErasureCodedPartIsRebuiltFromTheOthers() {
+        cluster(5);
+        byte[] data = write("/ec", StorageClass.ec(2, 1), 2 * CHUNK + 70_000, 2);
+        List<ChunkInfo> before = info("/ec").chunks();
+        String victim = before.get(0).copies().get(0).serverId();
+        host(victim).crash();
+        awaitChunks("/ec", 200, chunks -> {
+            for (ChunkInfo ch : chunks) {
+                Set<Integer> parts = new HashSet<>();
+                for (CopyInfo copy : ch.copies()) if (copy.current() && !copy.serverId().equals(victim)) parts.add(copy.part());
+                if (parts.size() != 3) return false;
+            }
+            return true;
+        }, "all three parts without " + victim);
+        // now lose another server: the read must use the rebuilt part
+        String second = current(info("/ec").chunks().get(0)).get(0);
+        host(second).crash();
+        assertThat(Arrays.equals(read("/ec"), data)).as("read with a rebuilt part and " + second + " down").isTrue();
+    }
+
+    @Test void aCorruptedCopyIsFoundByTheScrubberRepairedAndDeleted() {
+        cluster(4);
+        byte[] data = write("/s", StorageClass.replicated(3), CHUNK, 3);
+        ChunkInfo chunk = info("/s").chunks().get(0);
+        String bad = current(chunk).get(1);
+        host(bad).flipBit("disk0", ChunkFormat.fileName(chunk.chunkId()), ChunkFormat.DATA_OFFSET + 1000, 3);
+        // nobody reads the file: only the scrubber can notice
+        awaitChunks("/s", 200, chunks -> !current(chunks.get(0)).contains(bad) && current(chunks.get(0)).size() == 3,
+                "three good copies, none on " + bad);
+        List<String> original = current(chunk);
+        for (String s : current(info("/s").chunks().get(0))) if (original.contains(s)) host(s).crash();
+        // only the copy the planner made is left to answer
+        assertThat(Arrays.equals(read("/s"), data)).isTrue();
+    }
+
+    @Test void aDrainedServerIsEmptied() {
+        cluster(5);
+        byte[] data = write("/d", StorageClass.replicated(2), 4 * CHUNK, 4);
+        String drained = current(info("/d").chunks().get(0)).get(0);
+        run(() -> c.client().drain(drained, true));
+        awaitChunks("/d", 200, chunks -> {
+            for (ChunkInfo ch : chunks) {
+                for (CopyInfo copy : ch.copies()) if (copy.serverId().equals(drained)) return false;
+                if (current(ch).size() != 2) return false;
+            }
+            return true;
+        }, "no copy on " + drained);
+        host(drained).crash();
+        assertThat(Arrays.equals(read("/d"), data)).isTrue();
+    }
+
+    @Test void raisingAFilesCopyCountAddsCopies() {
+        cluster(5);
+        byte[] data = write("/g", StorageClass.replicated(2), 2 * CHUNK, 5);
+        run(() -> c.client().setClass("/g", StorageClass.replicated(4)));
+        awaitChunks("/g", 200, chunks -> exactly(chunks, 4), "four copies");
+        run(() -> c.client().setClass("/g", StorageClass.replicated(1)));
+        awaitChunks("/g", 200, chunks -> exactly(chunks, 1), "one copy");
+        assertThat(Arrays.equals(read("/g"), data)).isTrue();
+    }
+}
