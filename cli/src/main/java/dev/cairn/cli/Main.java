@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
             UpCommand.class, MasterCommand.class, ChunkServerCommand.class,
             ClientCommands.Put.class, ClientCommands.Get.class, ClientCommands.Ls.class,
             ClientCommands.Mkdir.class, ClientCommands.Rm.class,
+            AdminCommands.Status.class, AdminCommands.FileInfo.class, AdminCommands.Drain.class, AdminCommands.SetClass.class,
             SimCommand.class
         })
 public final class Main implements Runnable {

@@ -2,14 +2,20 @@ package dev.cairn.cli;
 
 import dev.cairn.chaos.LocalCluster;
 import dev.cairn.core.env.Address;
+import dev.cairn.chaos.RealClient;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code cairn up}: a whole local cluster in this process, until Ctrl-C or SIGTERM. */
-@Command(name = "up", description = "Run a local cluster (1 master, 3 chunkservers on 127.0.0.1) with data under ./cairn-data.")
+/**
+ * {@code cairn up}: a whole local cluster until Ctrl-C or SIGTERM — by default one process per server
+ * (so a chunkserver can be killed and restarted on its own), or all in this process with {@code --in-process}.
+ */
+@Command(name = "up", description = "Run a local cluster (1 master, 3 chunkservers on 127.0.0.1, one process each) with data under ./cairn-data.")
 final class UpCommand implements Callable<Integer> {
     @Option(names = "--data", description = "Data directory (default: ${DEFAULT-VALUE}).", defaultValue = "cairn-data")
     Path data;
@@ -23,8 +29,67 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--chunk-port", description = "First chunkserver port (default: ${DEFAULT-VALUE}).", defaultValue = "" + LocalCluster.DEFAULT_FIRST_CHUNK_PORT)
     int chunkPort;
 
+    @Option(names = "--in-process", description = "Run every server in this one process (faster start, shared fate).")
+    boolean inProcess;
+
+    /** How long the processes get to come up before {@code up} reports failure. */
+    static final long READY_TIMEOUT_MILLIS = 60_000;
+
     @Override public Integer call() throws Exception {
         if (chunkservers < 1 || chunkservers > 64) throw new IllegalArgumentException("--chunkservers must be 1..64");
+        return inProcess ? inProcess() : processes();
+    }
+
+    private int processes() throws Exception {
+        Path root = data.toAbsolutePath();
+        Address m = new Address(LocalCluster.HOST, masterPort);
+        ProcessCluster cluster = new ProcessCluster(root);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("cairn: stopping");
+            cluster.close();
+            stopped.countDown();
+        }, "cairn-shutdown"));
+        cluster.startMaster(m);
+        List<String> lines = new ArrayList<>();
+        for (int i = 1; i <= chunkservers; i++) {
+            Address a = new Address(LocalCluster.HOST, chunkPort + i - 1);
+            cluster.startChunkserver("cs" + i, a, m);
+            lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(i).process().pid() + ")");
+        }
+        if (!awaitServers(m, chunkservers)) {
+            System.err.println("cairn: the cluster did not come up within " + READY_TIMEOUT_MILLIS / 1000 + " s; see " + root.resolve("logs"));
+            cluster.close();
+            return 1;
+        }
+        System.out.println();
+        System.out.println("Cairn is up (data in " + root + ", logs in " + root.resolve("logs") + ")");
+        System.out.println("  master        " + m + "  (pid " + cluster.children().get(0).process().pid() + ")");
+        lines.forEach(System.out::println);
+        System.out.println();
+        System.out.println("Try:  ./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
+        System.out.println("      ./cairn status --watch      ./cairn fileinfo /somefile");
+        System.out.println("Stop: Ctrl-C");
+        stopped.await();
+        return 0;
+    }
+
+    /** Waits until the master answers and every chunkserver has registered. */
+    private static boolean awaitServers(Address master, int n) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + READY_TIMEOUT_MILLIS;
+        while (System.currentTimeMillis() < deadline) {
+            try (RealClient c = RealClient.connect(master)) {
+                long up = c.await(x -> x.status()).servers().stream().filter(s -> s.alive()).count();
+                if (up >= n) return true;
+            } catch (RuntimeException e) {
+                // not up yet
+            }
+            Thread.sleep(500);
+        }
+        return false;
+    }
+
+    private int inProcess() throws Exception {
         LocalCluster cluster = LocalCluster.start(data.toAbsolutePath(), chunkservers, masterPort, chunkPort);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

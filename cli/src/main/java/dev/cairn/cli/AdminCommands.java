@@ -1,0 +1,111 @@
+package dev.cairn.cli;
+
+import dev.cairn.chaos.RealClient;
+import dev.cairn.core.proto.MasterProtocol.ChunkInfo;
+import dev.cairn.core.proto.MasterProtocol.CopyInfo;
+import dev.cairn.core.proto.MasterProtocol.FileInfoReply;
+import dev.cairn.core.proto.MasterProtocol.ServerStatus;
+import dev.cairn.core.proto.MasterProtocol.StatusReply;
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.FileAttr;
+import java.io.PrintStream;
+import java.util.Locale;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** Operator commands: cluster status, where a file's chunks are, draining servers, storage classes. */
+final class AdminCommands {
+    /** Width of the redundancy progress bar. */
+    static final int BAR = 40;
+
+    private AdminCommands() {}
+
+    @Command(name = "status", description = "Cluster health: chunks under goal, over goal, endangered, lost; copies moving; servers.")
+    static final class Status extends ClientCommands.Base {
+        @Option(names = "--watch", description = "Refresh every second until interrupted.") boolean watch;
+
+        @Override int run(RealClient c) throws Exception {
+            long maxUnder = 0;
+            do {
+                StatusReply s = c.await(x -> x.status());
+                maxUnder = Math.max(maxUnder, s.underGoal());
+                if (watch) System.out.print("\033[H\033[2J");
+                print(s, maxUnder, System.out);
+                if (watch) Thread.sleep(1000);
+            } while (watch);
+            return 0;
+        }
+    }
+
+    static void print(StatusReply s, long maxUnder, PrintStream out) {
+        out.printf(Locale.ROOT, "chunks %d   under goal %d   over goal %d   endangered %d   lost %d   stale copies %d%n",
+                s.chunks(), s.underGoal(), s.overGoal(), s.endangered(), s.lost(), s.staleCopies());
+        out.printf(Locale.ROOT, "planner: %s; %d moving; %d copies made, %d deleted since the master started%n",
+                s.grace() ? "waiting for known chunkservers to report (start-up grace)" : "running", s.moving(), s.copiesMade(), s.copiesDeleted());
+        if (maxUnder > 0) {
+            double done = 1.0 - (double) s.underGoal() / maxUnder;
+            int filled = (int) Math.round(done * BAR);
+            out.printf(Locale.ROOT, "repair [%s%s] %3.0f%%%n", "#".repeat(filled), ".".repeat(BAR - filled), 100 * done);
+        }
+        out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %7s %8s %6s%n", "server", "address", "host", "rack", "disk", "state", "used", "chunks", "stale");
+        for (ServerStatus v : s.servers()) {
+            String state = !v.alive() ? "down" : v.draining() ? "draining" : "up";
+            double used = v.capacityBytes() > 0 ? 100.0 * v.usedBytes() / v.capacityBytes() : 0;
+            out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %6.1f%% %8d %6d%n", v.id(), v.address(), v.topology().host(), v.topology().rack(),
+                    v.topology().disk().isEmpty() ? "-" : v.topology().disk(), state, used, v.chunks(), v.staleChunks());
+        }
+    }
+
+    @Command(name = "fileinfo", description = "Every chunk of a file: version, and where its copies (or parts) are.")
+    static final class FileInfo extends ClientCommands.Base {
+        @Parameters(index = "0", description = "Cluster path.") String path;
+
+        @Override int run(RealClient c) {
+            FileInfoReply r = c.await(x -> x.fileInfo(path));
+            FileAttr a = r.attr();
+            System.out.printf(Locale.ROOT, "%s: %s, %d bytes, chunk size %d, class %s%n", path, a.type().name().toLowerCase(Locale.ROOT),
+                    a.size(), a.chunkSize(), a.storageClass());
+            for (ChunkInfo ch : r.chunks()) {
+                StringBuilder copies = new StringBuilder();
+                int current = 0;
+                for (CopyInfo copy : ch.copies()) {
+                    if (copies.length() > 0) copies.append(", ");
+                    copies.append(copy.serverId());
+                    if (a.storageClass().isEc() && copy.current()) copies.append(" part ").append(copy.part());
+                    if (!copy.current()) copies.append(" (stale)");
+                    else current++;
+                }
+                int goal = a.storageClass().parts();
+                String state = current == 0 ? "NO COPY" : current < goal ? "under goal" : current > goal ? "over goal" : "ok";
+                System.out.printf(Locale.ROOT, "chunk %d  id %d  v%d  %d/%d %s: %s%n", ch.index(), ch.chunkId(), ch.version(), current, goal, state, copies);
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "drain", description = "Move every chunk off a chunkserver (before removing it); --undo puts it back in service.")
+    static final class Drain extends ClientCommands.Base {
+        @Parameters(index = "0", description = "Chunkserver id.") String server;
+        @Option(names = "--undo", description = "Back in service.") boolean undo;
+
+        @Override int run(RealClient c) {
+            c.await(x -> x.drain(server, !undo));
+            System.out.println(server + (undo ? ": back in service" : ": draining (watch progress with: cairn status --watch)"));
+            return 0;
+        }
+    }
+
+    @Command(name = "setclass", description = "Set the storage class of a file (its chunks are moved to it) or of a directory (inherited by new files).")
+    static final class SetClass extends ClientCommands.Base {
+        @Parameters(index = "0", description = "Cluster path.") String path;
+        @Parameters(index = "1", description = "replicated(N) or ec(K,M), options ,domain=host|rack|server ,disk=LABEL") String cls;
+
+        @Override int run(RealClient c) {
+            StorageClass parsed = StorageClass.parse(cls);
+            FileAttr a = c.await(x -> x.setClass(path, parsed));
+            System.out.println(path + ": " + a.storageClass());
+            return 0;
+        }
+    }
+}
