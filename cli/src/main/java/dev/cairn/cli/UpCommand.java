@@ -44,12 +44,7 @@ final class UpCommand implements Callable<Integer> {
         Path root = data.toAbsolutePath();
         Address m = new Address(LocalCluster.HOST, masterPort);
         ProcessCluster cluster = new ProcessCluster(root);
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            System.out.println("cairn: stopping");
-            cluster.close();
-            stopped.countDown();
-        }, "cairn-shutdown"));
+        CountDownLatch stopped = closeOnShutdown(cluster);
         cluster.startMaster(m);
         List<String> lines = new ArrayList<>();
         for (int i = 1; i <= chunkservers; i++) {
@@ -74,6 +69,21 @@ final class UpCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Closes the cluster on Ctrl-C or SIGTERM; the latch opens when it is closed. */
+    private static CountDownLatch closeOnShutdown(AutoCloseable cluster) {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("cairn: stopping");
+            try {
+                cluster.close();
+            } catch (Exception e) {
+                System.err.println("cairn: stopping: " + e);
+            }
+            stopped.countDown();
+        }, "cairn-shutdown"));
+        return stopped;
+    }
+
     /** Waits until the master answers and every chunkserver has registered. */
     private static boolean awaitServers(Address master, int n) throws InterruptedException {
         long deadline = System.currentTimeMillis() + READY_TIMEOUT_MILLIS;
@@ -91,12 +101,7 @@ final class UpCommand implements Callable<Integer> {
 
     private int inProcess() throws Exception {
         LocalCluster cluster = LocalCluster.start(data.toAbsolutePath(), chunkservers, masterPort, chunkPort);
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            System.out.println("cairn: stopping");
-            cluster.close();
-            stopped.countDown();
-        }, "cairn-shutdown"));
+        CountDownLatch stopped = closeOnShutdown(cluster);
         cluster.awaitReady();
         Address m = cluster.masterAddress();
         System.out.println();
