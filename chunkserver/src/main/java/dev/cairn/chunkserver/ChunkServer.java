@@ -1,6 +1,8 @@
 package dev.cairn.chunkserver;
 
 import dev.cairn.core.async.Promise;
+import dev.cairn.core.ec.CodecCache;
+import dev.cairn.core.ec.ErasureCodec;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.env.Env;
 import dev.cairn.core.env.Log;
@@ -28,6 +30,7 @@ import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.rpc.Rpc;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -59,7 +62,7 @@ public final class ChunkServer implements Node, MessageHandler {
     private final ChunkStore store;
     private final long incarnation;
     private final Scrubber scrubber;
-    private final java.util.Map<Integer, dev.cairn.core.ec.ErasureCodec> codecs = new java.util.TreeMap<>();
+    private final CodecCache codecs = new CodecCache();
     private boolean registered;
     private boolean stopped;
 
@@ -274,11 +277,10 @@ public final class ChunkServer implements Node, MessageHandler {
                 if (p.length != len) throw new CairnException(Status.IO, "parts of chunk " + r.chunkId() + " differ in length at " + offset);
             }
             if (len == 0) return pieces.get(0);
-            dev.cairn.core.ec.ErasureCodec codec = codecs.computeIfAbsent(r.k() * 64 + r.m(),
-                    x -> new dev.cairn.core.ec.ErasureCodec(r.k(), r.m(), dev.cairn.core.ec.Engines.best()));
-            java.nio.ByteBuffer[] parts = new java.nio.ByteBuffer[r.k() + r.m()];
+            ErasureCodec codec = codecs.get(r.k(), r.m());
+            ByteBuffer[] parts = new ByteBuffer[r.k() + r.m()];
             boolean[] present = new boolean[parts.length];
-            for (int i = 0; i < parts.length; i++) parts[i] = java.nio.ByteBuffer.allocateDirect(len);
+            for (int i = 0; i < parts.length; i++) parts[i] = ByteBuffer.allocateDirect(len);
             for (int i = 0; i < pieces.size(); i++) {
                 int p = r.sourceParts().get(i);
                 if (p < 0 || p >= parts.length || present[p]) throw new CairnException(Status.BAD_REQUEST, "bad source part " + p);

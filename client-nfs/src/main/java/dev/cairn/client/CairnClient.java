@@ -31,12 +31,10 @@ import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.rpc.Rpc;
-import dev.cairn.core.ec.Engines;
+import dev.cairn.core.ec.CodecCache;
 import dev.cairn.core.ec.ErasureCodec;
 import dev.cairn.core.proto.StorageClass;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.LongFunction;
 
 /**
@@ -53,7 +51,7 @@ public final class CairnClient implements Node, MessageHandler {
     private final Address master;
     private final Log log;
     private final Rpc rpc;
-    private final Map<Integer, ErasureCodec> codecs = new TreeMap<>();
+    private final CodecCache codecs = new CodecCache();
 
     public CairnClient(Env env, Address master) {
         this.env = env;
@@ -93,7 +91,7 @@ public final class CairnClient implements Node, MessageHandler {
 
     /** The erasure codec for k+m (one per profile per client; coding tables are prepared once). */
     ErasureCodec codec(StorageClass cls) {
-        return codecs.computeIfAbsent(cls.k() * 64 + cls.m(), x -> new ErasureCodec(cls.k(), cls.m(), Engines.best()));
+        return codecs.get(cls.k(), cls.m());
     }
 
     public Promise<List<DirEntry>> list(String path) {

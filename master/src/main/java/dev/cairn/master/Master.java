@@ -545,7 +545,7 @@ public final class Master implements Node, MessageHandler {
     }
 
     private void startCopy(Planner.Copy c) {
-        StorageClass cls = namespace.inode(namespace.chunk(c.chunkId()).inode()).storageClass();
+        StorageClass cls = c.cls();
         List<ServerRef> sources = new ArrayList<>();
         List<Integer> parts = new ArrayList<>();
         for (Holder h : c.sources()) {

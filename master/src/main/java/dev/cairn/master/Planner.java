@@ -45,7 +45,7 @@ final class Planner {
      * Make a new current copy (or rebuild part {@code part} of an erasure-coded chunk) on {@code target}
      * from {@code sources} (one replica, or k distinct parts).
      */
-    record Copy(long chunkId, long version, int part, Server target, List<Holder> sources, Reason reason) implements Action {}
+    record Copy(long chunkId, long version, StorageClass cls, int part, Server target, List<Holder> sources, Reason reason) implements Action {}
 
     /** Delete the copy on {@code server} (at {@code version}: an extra current one, or a stale one). */
     record Drop(long chunkId, long version, Server server, Reason reason) implements Action {}
@@ -167,7 +167,7 @@ final class Planner {
                     if (sources.size() < cls.k()) return;
                 }
                 take(load, target, sources);
-                actions.add(new Copy(c.chunkId(), c.version(), part, target, List.copyOf(sources), have != null ? Reason.DRAIN : Reason.UNDER_GOAL));
+                actions.add(new Copy(c.chunkId(), c.version(), cls, part, target, List.copyOf(sources), have != null ? Reason.DRAIN : Reason.UNDER_GOAL));
                 usedDomains.add(target.domain(cls.domain()));
                 holders.add(target.id);
                 if (actions.size() >= limits.maxActions()) return;
@@ -184,7 +184,7 @@ final class Planner {
             if (source == null) return;
             take(load, target, List.of(source));
             boolean drain = source.server().draining && c.current().size() <= cls.parts();
-            actions.add(new Copy(c.chunkId(), c.version(), 0, target, List.of(source), drain ? Reason.DRAIN : Reason.UNDER_GOAL));
+            actions.add(new Copy(c.chunkId(), c.version(), cls, 0, target, List.of(source), drain ? Reason.DRAIN : Reason.UNDER_GOAL));
             usedDomains.add(target.domain(cls.domain()));
             holders.add(target.id);
             if (actions.size() >= limits.maxActions()) return;
@@ -273,7 +273,7 @@ final class Planner {
             if (from == null || emptyHolds || otherDomains.contains(empty.domain(c.cls().domain()))) continue;
             if (!c.cls().disk().isEmpty() && !c.cls().disk().equals(empty.topology.disk())) continue;
             take(load, empty, List.of(from));
-            actions.add(new Copy(c.chunkId(), c.version(), from.part(), empty, List.of(from), Reason.BALANCE));
+            actions.add(new Copy(c.chunkId(), c.version(), c.cls(), from.part(), empty, List.of(from), Reason.BALANCE));
         }
     }
 }
