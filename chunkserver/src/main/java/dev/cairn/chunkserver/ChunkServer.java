@@ -64,6 +64,8 @@ public final class ChunkServer implements Node, MessageHandler {
     private final Scrubber scrubber;
     private final CodecCache codecs = new CodecCache();
     private boolean registered;
+    /** Counts registrations, so a heartbeat loop of an earlier one stops when a new one starts. */
+    private long registration;
     private boolean stopped;
 
     public ChunkServer(Env env, ChunkServerConfig config) {
@@ -73,7 +75,7 @@ public final class ChunkServer implements Node, MessageHandler {
         this.rpc = new Rpc(env);
         List<Volume> volumes = new ArrayList<>();
         for (String v : config.volumes()) volumes.add(env.volume(v));
-        this.store = new ChunkStore(volumes, log);
+        this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
         this.incarnation = env.random().nextLong();
         this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), this::reportBad);
     }
@@ -107,34 +109,53 @@ public final class ChunkServer implements Node, MessageHandler {
     private void register() {
         if (stopped) return;
         registered = false;
+        long attempt = ++registration;
         rpc.call(config.master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
                         config.capacityBytes(), store.usedBytes(), store.report()), RegisterReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
-                    if (stopped) return;
+                    if (stopped || attempt != registration) return;
                     if (e != null || r.status() != Status.OK) {
                         log.debug("registration failed ({}); retrying", e != null ? e.getMessage() : r.status());
-                        env.scheduler().schedule(REGISTER_RETRY_NANOS, this::register);
+                        env.scheduler().schedule(REGISTER_RETRY_NANOS, () -> {
+                            if (attempt == registration) register();
+                        });
                         return;
                     }
                     for (long id : r.deleteChunks()) store.delete(id, DeleteChunk.ANY_VERSION);
                     registered = true;
-                    env.scheduler().schedule(HEARTBEAT_NANOS, this::heartbeat);
+                    env.scheduler().schedule(HEARTBEAT_NANOS, () -> heartbeat(attempt));
                 });
     }
 
-    private void heartbeat() {
-        if (stopped || !registered) return;
+    private void heartbeat(long attempt) {
+        if (stopped || !registered || attempt != registration) return;
         rpc.call(config.master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, config.capacityBytes(),
-                        store.usedBytes(), store.count()), HeartbeatReply.class, MASTER_CALL_NANOS)
+                        store.usedBytes(), store.count(), store.diskReports()), HeartbeatReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
-                    if (stopped) return;
+                    if (stopped || attempt != registration) return;
                     if (e == null && !r.known()) {
                         log.info("master does not know this incarnation; registering again");
                         register();
                         return;
                     }
-                    env.scheduler().schedule(HEARTBEAT_NANOS, this::heartbeat);
+                    if (e == null) {
+                        for (Disk d : store.disks()) {
+                            boolean slow = r.slowDisks().contains(d.name());
+                            if (slow != d.slow()) log.warn("the master judges disk {} {}", d.name(), slow ? "slow: no new chunks go to it" : "no longer slow");
+                            d.setSlow(slow);
+                        }
+                    }
+                    env.scheduler().schedule(HEARTBEAT_NANOS, () -> heartbeat(attempt));
                 });
+    }
+
+    /**
+     * A disk failed and its chunks were dropped: register again, so the master learns at once which
+     * copies this server still has (the registration carries all of them) and repairs the rest.
+     */
+    private void diskFailed(Disk d) {
+        if (stopped) return;
+        env.scheduler().schedule(0, this::register);
     }
 
     // ---------------------------------------------------------------- requests

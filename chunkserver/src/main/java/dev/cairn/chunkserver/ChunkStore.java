@@ -9,16 +9,19 @@ import dev.cairn.core.async.Promise;
 import dev.cairn.core.async.SerialQueue;
 import dev.cairn.core.chunk.ChunkFormat;
 import dev.cairn.core.chunk.ChunkFormat.Header;
+import dev.cairn.core.env.Clock;
 import dev.cairn.core.env.Log;
 import dev.cairn.core.env.Volume;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.ChunkReport;
+import dev.cairn.core.proto.Types.DiskReport;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 
 /**
  * The chunk copies on this server's volumes. Operations on one chunk run one at a time (a queue per
@@ -29,7 +32,7 @@ final class ChunkStore {
     /** One chunk copy. */
     static final class Chunk {
         final long id;
-        final Volume volume;
+        final Disk volume;
         final String file;
         final SerialQueue ops = new SerialQueue();
         long version;
@@ -51,7 +54,7 @@ final class ChunkStore {
          */
         long writableUntilNanos;
 
-        Chunk(long id, Volume volume) {
+        Chunk(long id, Disk volume) {
             this.id = id;
             this.volume = volume;
             this.file = ChunkFormat.fileName(id);
@@ -65,25 +68,67 @@ final class ChunkStore {
         int nextSlot() { return durableSlot == 0 ? 1 : 0; }
     }
 
-    private final List<Volume> volumes;
+    private final List<Disk> volumes = new ArrayList<>();
     private final Log log;
+    private final Consumer<Disk> onDiskFailed;
     private final TreeMap<Long, Chunk> chunks = new TreeMap<>();
 
-    ChunkStore(List<Volume> volumes, Log log) {
-        this.volumes = volumes;
+    /**
+     * @param onDiskFailed told (after the disk's chunks have been dropped) when a disk fails, so the
+     *                     master can be told they are gone
+     */
+    ChunkStore(List<Volume> volumes, Clock clock, Log log, Consumer<Disk> onDiskFailed) {
         this.log = log;
+        this.onDiskFailed = onDiskFailed;
+        for (Volume v : volumes) this.volumes.add(new Disk(v, clock, this::diskFailed));
+    }
+
+    ChunkStore(List<Volume> volumes, Clock clock, Log log) {
+        this(volumes, clock, log, d -> { });
+    }
+
+    List<Disk> disks() { return volumes; }
+
+    Disk disk(String name) {
+        for (Disk d : volumes) if (d.name().equals(name)) return d;
+        return null;
+    }
+
+    /**
+     * A disk failed: its chunks are gone as far as anyone is concerned (what is on it can no longer be
+     * trusted to be durable). Calls under way on them fail; the master repairs them elsewhere.
+     */
+    private void diskFailed(Disk d) {
+        int lost = 0;
+        for (var it = chunks.values().iterator(); it.hasNext(); ) {
+            Chunk c = it.next();
+            if (c.volume != d) continue;
+            c.deleted = true;
+            it.remove();
+            lost++;
+        }
+        log.warn("disk {} failed ({}): {} chunk copies on it are lost", d.name(), d.failure(), lost);
+        onDiskFailed.accept(d);
     }
 
     // ---------------------------------------------------------------- recovery
 
-    /** Rebuilds the in-memory table from the headers on disk; trusts nothing that was not synced. */
+    /**
+     * Rebuilds the in-memory table from the headers on disk; trusts nothing that was not synced. A disk
+     * that fails while being read is left out (failed); the others still recover.
+     */
     Promise<Integer> recover() {
         List<Promise<Void>> all = new ArrayList<>();
-        for (Volume v : volumes) all.add(v.list().flatMap(names -> recoverVolume(v, names)));
+        for (Disk v : volumes) {
+            all.add(v.list().flatMap(names -> recoverVolume(v, names)).then((x, e) -> {
+                if (e != null && !v.failed()) return Promise.failed(e);
+                return Promise.completed(null);
+            }));
+        }
         return Promise.all(all).map(x -> chunks.size());
     }
 
-    private Promise<Void> recoverVolume(Volume v, List<String> names) {
+    private Promise<Void> recoverVolume(Disk v, List<String> names) {
         List<Promise<Void>> all = new ArrayList<>();
         for (String name : names) {
             long id = ChunkFormat.chunkIdOf(name);
@@ -105,6 +150,7 @@ final class ChunkStore {
                     log.warn("chunk file {} on {} has no valid header (never committed): removing it", name, v.name());
                     return v.delete(name);
                 }
+                if (v.failed()) return Promise.completed(null);
                 Chunk c = new Chunk(id, v);
                 c.version = best.version();
                 c.part = best.part();
@@ -128,6 +174,22 @@ final class ChunkStore {
 
     int count() { return chunks.size(); }
 
+    /** Each disk's health, latency and contents, for the heartbeat. */
+    List<DiskReport> diskReports() {
+        List<DiskReport> out = new ArrayList<>(volumes.size());
+        for (Disk d : volumes) {
+            int n = 0;
+            long used = 0;
+            for (Chunk c : chunks.values()) {
+                if (c.volume != d) continue;
+                n++;
+                used += DATA_OFFSET + c.length;
+            }
+            out.add(new DiskReport(d.name(), d.state(), d.latencyMicros(), n, used));
+        }
+        return out;
+    }
+
     long usedBytes() {
         long used = 0;
         for (Chunk c : chunks.values()) used += DATA_OFFSET + c.length;
@@ -150,7 +212,11 @@ final class ChunkStore {
             }
             return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
         }
-        Chunk c = new Chunk(id, pickVolume());
+        Disk disk = pickVolume();
+        if (disk == null) {
+            return Promise.failed(new CairnException(Status.NO_SPACE, "no disk here can take a new chunk (failed or full)"));
+        }
+        Chunk c = new Chunk(id, disk);
         c.version = version;
         c.part = part;
         c.writableUntilNanos = writableUntilNanos;
@@ -279,7 +345,10 @@ final class ChunkStore {
         chunks.remove(id);
         return c.ops.submit(() -> {
             c.deleted = true;
-            return c.volume.delete(c.file);
+            return c.volume.delete(c.file).map(v -> {
+                c.volume.spaceFreed();
+                return null;
+            });
         });
     }
 
@@ -355,14 +424,29 @@ final class ChunkStore {
         if (c.version != version) throw new CairnException(Status.STALE, "chunk " + c.id + " is at v" + c.version + ", asked v" + version);
     }
 
-    /** The volume with the fewest chunks (first in configured order on a tie). */
-    private Volume pickVolume() {
-        if (volumes.size() == 1) return volumes.get(0);
+    /**
+     * The disk for a new chunk: of the usable ones (not failed, full or slow) the one with the fewest
+     * chunks, first in configured order on a tie; a slow disk only if no other can take it; null if
+     * every disk is failed or full.
+     */
+    private Disk pickVolume() {
         int[] counts = new int[volumes.size()];
-        for (Chunk c : chunks.values()) counts[volumes.indexOf(c.volume)]++;
-        int best = 0;
-        for (int i = 1; i < counts.length; i++) if (counts[i] < counts[best]) best = i;
-        return volumes.get(best);
+        if (volumes.size() > 1) for (Chunk c : chunks.values()) counts[volumes.indexOf(c.volume)]++;
+        Disk best = null, fallback = null;
+        int bestCount = 0, fallbackCount = 0;
+        for (int i = 0; i < counts.length; i++) {
+            Disk d = volumes.get(i);
+            if (d.failed() || d.full()) continue;
+            if (!d.slow() && (best == null || counts[i] < bestCount)) {
+                best = d;
+                bestCount = counts[i];
+            }
+            if (fallback == null || counts[i] < fallbackCount) {
+                fallback = d;
+                fallbackCount = counts[i];
+            }
+        }
+        return best != null ? best : fallback;
     }
 
     private static long alignDown(long v) { return v / BLOCK_SIZE * BLOCK_SIZE; }

@@ -154,6 +154,8 @@ public final class CairnClient implements Node, MessageHandler {
         return chainCall(chain, rid -> new SyncChunk(rid, chunkId, version, chain.subList(1, chain.size())));
     }
 
+    dev.cairn.core.env.Scheduler scheduler() { return env.scheduler(); }
+
     Promise<DataReply> readData(ServerRef server, long chunkId, long version, long offset, int length) {
         return rpc.call(server.address(), rid -> new ReadData(rid, chunkId, version, offset, length), DataReply.class, READ_CALL_NANOS);
     }

@@ -18,12 +18,16 @@ import java.util.TreeMap;
 
 /**
  * Reads a file by ranges. Chunk locations come from the master in batches and are cached; each piece is
- * read from one copy (the chunkserver verifies checksums) and, if that copy fails, from the next. When
- * every copy fails the locations are fetched again once before giving up. An erasure-coded chunk is read
- * from the data part holding the cell; if that part is missing, short or corrupt, the stripe's cells are
- * read from any k other parts and decoded (a degraded read).
+ * read from one copy (the chunkserver verifies checksums; the master lists copies on slow disks last)
+ * and, if that copy fails or has not answered within {@link #HEDGE_NANOS}, from the next as well (a
+ * hedged read: a stalled disk delays a read by the hedge delay, not by the call timeout). When every copy
+ * fails the locations are fetched again once before giving up. An erasure-coded chunk is read from the
+ * data part holding the cell; if that part is missing, short, corrupt or slow to answer, the stripe's
+ * cells are read from any k other parts and decoded (a degraded read).
  */
 public final class FileReader {
+    /** How long a read waits on one copy before asking the next one too. */
+    static final long HEDGE_NANOS = 500_000_000L;
     /** Chunk locations fetched per master call. */
     static final int LOCATION_BATCH = 64;
     /** Chunk id standing for a chunk never written (chunk ids start at 1). */
@@ -54,7 +58,7 @@ public final class FileReader {
         int n = cls.isEc() ? (int) Math.min(whole, ChunkUpload.EC_CELL - inChunk % ChunkUpload.EC_CELL) : whole;
         return location(index, false).flatMap(loc -> {
             if (loc.chunkId() == HOLE) return Promise.completed(new byte[n]);
-            return cls.isEc() ? readCell(loc, cls, inChunk, n, true) : readFrom(loc, 0, inChunk, n, true);
+            return cls.isEc() ? readCell(loc, cls, inChunk, n, true) : readFrom(loc, inChunk, n, true);
         });
     }
 
@@ -74,19 +78,22 @@ public final class FileReader {
         });
     }
 
-    private Promise<byte[]> readFrom(ChunkLocation loc, int replica, long inChunk, int n, boolean mayRefresh) {
-        if (replica >= loc.servers().size()) {
-            if (!mayRefresh) {
-                return Promise.failed(new CairnException(Status.UNAVAILABLE, "no readable copy of chunk " + loc.chunkId()
-                        + " (index " + loc.index() + ", " + loc.servers().size() + " copies known)"));
-            }
-            return location(loc.index(), true).flatMap(fresh -> readFrom(fresh, 0, inChunk, n, false));
-        }
-        ServerRef s = loc.servers().get(replica);
-        return client.readData(s, loc.chunkId(), loc.version(), inChunk, n).then((r, e) -> {
-            // a copy shorter than the committed data missed writes: never fill it in, read another
-            if (e != null || r.status() != Status.OK || r.data().length != n) return readFrom(loc, replica + 1, inChunk, n, mayRefresh);
-            return Promise.completed(r.data());
+    private Promise<byte[]> readFrom(ChunkLocation loc, long inChunk, int n, boolean mayRefresh) {
+        Promise<byte[]> read = loc.servers().isEmpty()
+                ? Promise.failed(new CairnException(Status.UNAVAILABLE, "no live copy"))
+                : HedgedRead.run(client.scheduler(), HEDGE_NANOS, loc.servers().size(), i -> {
+                    ServerRef s = loc.servers().get(i);
+                    return client.readData(s, loc.chunkId(), loc.version(), inChunk, n).map(r -> {
+                        // a copy shorter than the committed data missed writes: never fill it in, read another
+                        if (r.status() != Status.OK || r.data().length != n) throw new CairnException(Status.IO, s.id() + ": " + r.status() + " " + r.detail());
+                        return r.data();
+                    });
+                });
+        return read.then((bytes, e) -> {
+            if (e == null) return Promise.completed(bytes);
+            if (mayRefresh) return location(loc.index(), true).flatMap(fresh -> readFrom(fresh, inChunk, n, false));
+            return Promise.failed(new CairnException(Status.UNAVAILABLE, "no readable copy of chunk " + loc.chunkId()
+                    + " (index " + loc.index() + ", " + loc.servers().size() + " copies known): " + e.getMessage()));
         });
     }
 
@@ -97,13 +104,15 @@ public final class FileReader {
         int dataPart = (int) (inChunk % stripeBytes / cell);
         int within = (int) (inChunk % cell);
         ServerRef holder = holderOf(loc, dataPart);
-        Promise<byte[]> direct = holder == null
-                ? Promise.failed(new CairnException(Status.UNAVAILABLE, "no holder of part " + dataPart))
-                : client.readData(holder, loc.chunkId(), loc.version(), stripe * cell + within, n).map(r -> {
-                    if (r.status() != Status.OK || r.data().length != n) throw new CairnException(Status.IO, "part " + dataPart + " unreadable");
-                    return r.data();
-                });
-        return direct.then((bytes, e) -> e == null ? Promise.completed(bytes) : degraded(loc, cls, stripe, dataPart, within, n, mayRefresh));
+        // the direct read first; the degraded read if it fails or is slow to answer
+        return HedgedRead.run(client.scheduler(), HEDGE_NANOS, 2, i -> {
+            if (i == 1) return degraded(loc, cls, stripe, dataPart, within, n, mayRefresh);
+            if (holder == null) return Promise.failed(new CairnException(Status.UNAVAILABLE, "no holder of part " + dataPart));
+            return client.readData(holder, loc.chunkId(), loc.version(), stripe * cell + within, n).map(r -> {
+                if (r.status() != Status.OK || r.data().length != n) throw new CairnException(Status.IO, "part " + dataPart + " unreadable");
+                return r.data();
+            });
+        });
     }
 
     /** Reads stripe {@code stripe} from any k parts other than the lost one and decodes the lost cell. */

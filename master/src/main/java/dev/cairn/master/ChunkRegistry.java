@@ -3,11 +3,14 @@ package dev.cairn.master;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.ServerRef;
+import dev.cairn.core.proto.Types.DiskReport;
+import dev.cairn.core.proto.Types.DiskState;
 import dev.cairn.core.proto.Types.Topology;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -32,6 +35,11 @@ final class ChunkRegistry {
         final TreeSet<Long> chunks = new TreeSet<>();
         /** Chunks of which it holds a copy at an old version (or too short): never served, deleted by the planner. */
         final TreeMap<Long, Long> staleChunks = new TreeMap<>();
+        /** Its disks as of its last heartbeat (empty until the first one). */
+        List<DiskReport> disks = List.of();
+        /** Its disks the master judges slow ({@link DiskJudge}), and the streaks behind the verdicts. */
+        Set<String> slowDisks = Set.of();
+        final Map<String, Integer> diskStreaks = new TreeMap<>();
 
         Server(String id) {
             this.id = id;
@@ -48,6 +56,19 @@ final class ChunkRegistry {
                 case RACK -> "rack:" + topology.rack();
             };
         }
+
+        /**
+         * Has a disk that can take a new chunk: one that is neither failed, full nor judged slow (before
+         * its first heartbeat nothing is known against it).
+         */
+        boolean hasUsableDisk() {
+            if (disks.isEmpty()) return true;
+            for (DiskReport d : disks) if (d.state() == DiskState.OK && !slowDisks.contains(d.name())) return true;
+            return false;
+        }
+
+        /** Can take new chunks: not draining, not (nearly) full, and with a usable disk. */
+        boolean acceptsChunks(double fullFraction) { return !draining && usedFraction() < fullFraction && hasUsableDisk(); }
 
         /** Fraction of the advertised capacity in use (1 when no capacity is known). */
         double usedFraction() { return capacityBytes <= 0 ? 1.0 : (double) usedBytes / capacityBytes; }

@@ -209,7 +209,7 @@ public final class Master implements Node, MessageHandler {
         if (req instanceof WriteLease) return new LeaseReply(rid, status, detail, 0, 0, List.of());
         if (req instanceof GetChunks) return new ChunksReply(rid, status, detail, Types.NO_ATTR, List.of());
         if (req instanceof Register) return new RegisterReply(rid, status, List.of());
-        if (req instanceof Heartbeat) return new HeartbeatReply(rid, false);
+        if (req instanceof Heartbeat) return new HeartbeatReply(rid, false, List.of());
         return new Ack(rid, status, detail);
     }
 
@@ -266,12 +266,18 @@ public final class Master implements Node, MessageHandler {
 
     private HeartbeatReply heartbeat(Address from, Heartbeat h) {
         Server s = registry.server(h.serverId());
-        if (s == null || !s.alive || s.incarnation != h.incarnation()) return new HeartbeatReply(h.rid(), false);
+        if (s == null || !s.alive || s.incarnation != h.incarnation()) return new HeartbeatReply(h.rid(), false, List.of());
         s.controlAddress = from;
         s.lastHeardNanos = env.clock().nanoTime();
         s.capacityBytes = h.capacityBytes();
         s.usedBytes = h.usedBytes();
-        return new HeartbeatReply(h.rid(), true);
+        s.disks = List.copyOf(h.disks());
+        List<List<Types.DiskReport>> all = new ArrayList<>();
+        for (Server o : registry.live()) all.add(o.disks);
+        java.util.Set<String> slow = DiskJudge.judge(s.disks, DiskJudge.median(all), s.slowDisks, s.diskStreaks);
+        if (!slow.equals(s.slowDisks)) log.warn("chunkserver {}: disks judged slow now {} (were {})", s.id, slow, s.slowDisks);
+        s.slowDisks = slow;
+        return new HeartbeatReply(h.rid(), true, List.copyOf(slow));
     }
 
     private Ack reportBad(ReportBad r) {
@@ -313,7 +319,10 @@ public final class Master implements Node, MessageHandler {
         for (ChunkRecord c : namespace.chunks(r.inode(), r.fromIndex(), Math.max(0, Math.min(r.count(), 4096)))) {
             List<ServerRef> refs = new ArrayList<>();
             List<Integer> parts = new ArrayList<>();
-            for (Holder h : registry.holders(c.chunkId())) {
+            List<Holder> holders = new ArrayList<>(registry.holders(c.chunkId()));
+            // readers try copies in order: copies on servers with a slow disk last
+            holders.sort(java.util.Comparator.comparing((Holder h) -> !h.server().slowDisks.isEmpty()));
+            for (Holder h : holders) {
                 refs.add(h.server().ref());
                 parts.add(h.part());
             }
@@ -383,7 +392,7 @@ public final class Master implements Node, MessageHandler {
         for (Server s : candidates(exclude)) {
             if (chosen.size() == n) break;
             if (!cls.disk().isEmpty() && !cls.disk().equals(s.topology.disk())) continue;
-            if (s.usedFraction() >= Planner.Limits.DEFAULT.fullFraction()) continue;
+            if (!s.acceptsChunks(Planner.Limits.DEFAULT.fullFraction())) continue;
             if (domains.add(s.domain(cls.domain()))) chosen.add(s);
         }
         return chosen;
@@ -602,11 +611,23 @@ public final class Master implements Node, MessageHandler {
         List<MasterProtocol.ServerStatus> servers = new ArrayList<>();
         for (Server s : registry.all()) {
             servers.add(new MasterProtocol.ServerStatus(s.id, s.address == null ? config.listen() : s.address, s.topology, s.alive, s.draining,
-                    s.usedBytes, s.capacityBytes, s.chunks.size(), s.staleChunks.size()));
+                    s.usedBytes, s.capacityBytes, s.chunks.size(), s.staleChunks.size(), diskView(s)));
         }
         Planner.Counts c = counts;
         return new MasterProtocol.StatusReply(r.rid(), Status.OK, "", grace, c.chunks(), c.underGoal(), c.overGoal(), c.endangered(), c.lost(),
                 c.stale(), moving.size(), copiesMade, copiesDeleted, servers);
+    }
+
+    /** A server's disks as the master sees them: its reports, with the master's own slow verdicts. */
+    private static List<Types.DiskReport> diskView(Server s) {
+        List<Types.DiskReport> out = new ArrayList<>();
+        for (Types.DiskReport d : s.disks) {
+            boolean slow = s.slowDisks.contains(d.name());
+            Types.DiskState st = d.state() == Types.DiskState.FAILED || d.state() == Types.DiskState.FULL ? d.state()
+                    : slow ? Types.DiskState.SLOW : Types.DiskState.OK;
+            out.add(new Types.DiskReport(d.name(), st, d.latencyMicros(), d.chunks(), d.usedBytes()));
+        }
+        return out;
     }
 
     private MasterProtocol.FileInfoReply fileInfo(MasterProtocol.FileInfo r) {

@@ -191,13 +191,15 @@ final class Planner {
         }
     }
 
-    /** The least-full eligible server: live, not draining, not full, right disk label, in a domain the chunk does not use yet. */
+    /**
+     * The least-full eligible server: live, taking chunks (not draining, not full, with a disk neither
+     * failed, full nor slow), right disk label, in a domain the chunk does not use yet.
+     */
     private static Server target(List<Server> live, StorageClass cls, Set<String> usedDomains, Set<String> holders,
                                  Map<String, Integer> load, Limits limits) {
         Server best = null;
         for (Server s : live) {
-            if (s.draining || holders.contains(s.id) || !free(s, load, limits)) continue;
-            if (s.usedFraction() >= limits.fullFraction()) continue;
+            if (holders.contains(s.id) || !free(s, load, limits) || !s.acceptsChunks(limits.fullFraction())) continue;
             if (!cls.disk().isEmpty() && !cls.disk().equals(s.topology.disk())) continue;
             if (usedDomains.contains(s.domain(cls.domain()))) continue;
             if (best == null || s.usedFraction() < best.usedFraction()) best = s;
@@ -256,9 +258,9 @@ final class Planner {
         for (Server s : live) {
             if (s.draining) continue;
             if (full == null || s.usedFraction() > full.usedFraction()) full = s;
-            if (empty == null || s.usedFraction() < empty.usedFraction()) empty = s;
+            if (s.acceptsChunks(limits.fullFraction()) && (empty == null || s.usedFraction() < empty.usedFraction())) empty = s;
         }
-        if (full == null || full == empty || full.usedFraction() - empty.usedFraction() <= limits.spread()) return;
+        if (full == null || empty == null || full == empty || full.usedFraction() - empty.usedFraction() <= limits.spread()) return;
         for (ChunkState c : chunks) {
             if (actions.size() >= limits.perServer() || !free(full, load, limits) || !free(empty, load, limits)) return;
             if (c.current().size() != c.cls().parts() || !c.stale().isEmpty()) continue;

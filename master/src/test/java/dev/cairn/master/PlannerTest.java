@@ -5,6 +5,8 @@ import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.DiskReport;
+import dev.cairn.core.proto.Types.DiskState;
 import dev.cairn.core.proto.Types.Topology;
 import dev.cairn.master.ChunkRegistry.Holder;
 import dev.cairn.master.ChunkRegistry.Server;
@@ -41,6 +43,18 @@ class PlannerTest {
         int n = 1 + r.nextInt(14);
         for (int i = 0; i < n; i++) servers.add(server("cs" + i, "h" + r.nextInt(Math.max(1, n - r.nextInt(4))), "r" + r.nextInt(3),
                 LABELS[r.nextInt(LABELS.length)], r.nextDouble(), r.nextInt(6) == 0));
+        for (Server s : servers) {
+            // some disks failed, full or judged slow
+            switch (r.nextInt(8)) {
+                case 0 -> s.disks = List.of(new DiskReport("disk0", DiskState.FAILED, 0, 0, 0));
+                case 1 -> s.disks = List.of(new DiskReport("disk0", DiskState.FULL, 0, 0, 0), new DiskReport("disk1", DiskState.OK, 0, 0, 0));
+                case 2 -> {
+                    s.disks = List.of(new DiskReport("disk0", DiskState.OK, 0, 0, 0));
+                    s.slowDisks = Set.of("disk0");
+                }
+                default -> s.disks = List.of(new DiskReport("disk0", DiskState.OK, 0, 0, 0));
+            }
+        }
         for (int i = 0; i < extraEmptyServers; i++) servers.add(server("new" + i, "nh" + i, "nr" + i, "", 0, false));
         List<ChunkState> chunks = new ArrayList<>();
         int chunkCount = r.nextInt(40);
@@ -123,6 +137,7 @@ class PlannerTest {
                 StorageClass cls = chunk.cls();
                 Server t = copy.target();
                 assertThat(t.alive && !t.draining).as("target %s live and in service", t.id).isTrue();
+                assertThat(t.hasUsableDisk()).as("target %s has a disk neither failed, full nor slow", t.id).isTrue();
                 assertThat(cls.disk().isEmpty() || cls.disk().equals(t.topology.disk())).as("disk label").isTrue();
                 for (Holder h : chunk.current()) assertThat(h.server()).as("target already holds %s", chunk).isNotSameAs(t);
                 Set<String> used = domains.computeIfAbsent(copy.chunkId(), id -> {

@@ -20,21 +20,40 @@ public final class SimCluster {
     static final long CAPACITY_BYTES = 1L << 40;
 
     private final SimWorld world;
+    private final Address masterAddr = new Address("master", MASTER_PORT);
+    private final List<String> volumes;
+    private final long capacityBytes;
     private final SimHost master;
     private final List<SimHost> chunkservers = new ArrayList<>();
     private final SimHost client;
 
     public SimCluster(SimWorld world, int chunkserverCount) {
+        this(world, chunkserverCount, List.of("disk0"), CAPACITY_BYTES);
+    }
+
+    /** Chunkservers with the given disks each, advertising {@code capacityBytes}. */
+    public SimCluster(SimWorld world, int chunkserverCount, List<String> volumes, long capacityBytes) {
         this.world = world;
-        Address masterAddr = new Address("master", MASTER_PORT);
+        this.volumes = List.copyOf(volumes);
+        this.capacityBytes = capacityBytes;
         this.master = world.addHost("master", masterAddr, skew(), env -> new Master(env, MasterConfig.defaults(masterAddr)));
-        for (int i = 1; i <= chunkserverCount; i++) {
-            String id = "cs" + i;
-            Address a = new Address(id, CHUNK_PORT);
-            chunkservers.add(world.addHost(id, a, skew(),
-                    env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, List.of("disk0"), CAPACITY_BYTES))));
-        }
+        for (int i = 1; i <= chunkserverCount; i++) newChunkserver();
         this.client = world.addHost("client", new Address("client", 7300), skew(), env -> new CairnClient(env, masterAddr));
+    }
+
+    private SimHost newChunkserver() {
+        String id = "cs" + (chunkservers.size() + 1);
+        Address a = new Address(id, CHUNK_PORT);
+        SimHost h = world.addHost(id, a, skew(), env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, volumes, capacityBytes)));
+        chunkservers.add(h);
+        return h;
+    }
+
+    /** A new, empty host joins the running cluster (started). */
+    public SimHost addChunkserver() {
+        SimHost h = newChunkserver();
+        h.start();
+        return h;
     }
 
     private long skew() {

@@ -26,7 +26,7 @@ class ChunkStoreSimTest {
     /** A node that only holds a store on disk0. */
     static final class StoreNode implements Node {
         final ChunkStore store;
-        StoreNode(Env env) { store = new ChunkStore(List.of(env.volume("disk0")), env.log(StoreNode.class)); }
+        StoreNode(Env env) { store = new ChunkStore(List.of(env.volume("disk0")), env.clock(), env.log(StoreNode.class)); }
         @Override public void start() { }
     }
 

@@ -97,6 +97,21 @@ public final class SimHost {
     /** Silent corruption: flips one bit of a file on a disk (in the page cache and on the platter alike). */
     public void flipBit(String volume, String file, long offset, int bit) { disk(volume).flipBit(file, offset, bit); }
 
+    /** Stalls a disk: its calls (queued and new) complete only after {@code nanos}. */
+    public void stallDisk(String volume, long nanos) { disk(volume).stall(nanos); }
+
+    /** Makes every call on a disk take {@code factor} times as long (1: healthy again). */
+    public void slowDisk(String volume, int factor) { disk(volume).setSlowFactor(factor); }
+
+    /** The disk dies: every call from now fails with an I/O error. */
+    public void killDisk(String volume) { disk(volume).kill(); }
+
+    /** The next {@code n} fsyncs on a disk fail, losing the unsynced writes they covered. */
+    public void failSyncs(String volume, int n) { disk(volume).failSyncs(n); }
+
+    /** Caps a disk's size: writes that would grow its files past it fail with ENOSPC. */
+    public void setDiskCapacity(String volume, long bytes) { disk(volume).setCapacity(bytes); }
+
     /** Loses power: a crash plus every unsynced write on its disks and key-value store. */
     public void powerLoss() {
         crash();

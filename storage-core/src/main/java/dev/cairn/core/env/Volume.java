@@ -7,7 +7,7 @@ import java.util.List;
  * One data directory (a disk) with a flat set of files. Writes, creates, renames and deletes are
  * volatile until synced: {@link #sync} makes one file's data durable, {@link #syncDirectory} makes the
  * set of names durable. A power loss may drop anything not yet synced. All completions run on the
- * owning node's scheduler.
+ * owning node's scheduler. Calls fail with {@link NoSuchFile}, {@link NoSpace} or {@link DiskError}.
  */
 public interface Volume {
     String name();
@@ -33,5 +33,18 @@ public interface Volume {
     /** Raised (as a failed promise) when a file does not exist. */
     final class NoSuchFile extends RuntimeException {
         public NoSuchFile(String file) { super("no such file: " + file); }
+    }
+
+    /** Raised (as a failed promise) when the disk has no room left for a write (ENOSPC); nothing else is wrong with it. */
+    final class NoSpace extends RuntimeException {
+        public NoSpace(String volume) { super("no space left on " + volume); }
+    }
+
+    /**
+     * Raised (as a failed promise) when the disk itself failed the call: an I/O error, or an fsync that did
+     * not complete. What that call covered must be taken as lost (DESIGN.md, durability contract).
+     */
+    final class DiskError extends RuntimeException {
+        public DiskError(String volume, String what, Throwable cause) { super("disk " + volume + ": " + what, cause); }
     }
 }

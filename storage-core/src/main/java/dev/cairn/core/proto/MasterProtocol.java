@@ -4,6 +4,7 @@ import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.Types.ChunkLocation;
 import dev.cairn.core.proto.Types.ChunkReport;
 import dev.cairn.core.proto.Types.DirEntry;
+import dev.cairn.core.proto.Types.DiskReport;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.proto.Types.Topology;
@@ -23,11 +24,14 @@ public sealed interface MasterProtocol extends Message {
         @Override public boolean isReply() { return true; }
     }
 
-    record Heartbeat(long rid, String serverId, long incarnation, long capacityBytes, long usedBytes, int chunkCount)
+    record Heartbeat(long rid, String serverId, long incarnation, long capacityBytes, long usedBytes, int chunkCount, List<DiskReport> disks)
             implements MasterProtocol {}
 
-    /** {@code known=false} tells the chunkserver to register again. */
-    record HeartbeatReply(long rid, boolean known) implements MasterProtocol {
+    /**
+     * {@code known=false} tells the chunkserver to register again; {@code slowDisks} names its disks whose
+     * latency the master judges far above their peers' (they get no new chunks).
+     */
+    record HeartbeatReply(long rid, boolean known, List<String> slowDisks) implements MasterProtocol {
         @Override public boolean isReply() { return true; }
     }
 
@@ -108,7 +112,7 @@ public sealed interface MasterProtocol extends Message {
     record ClusterStatus(long rid) implements MasterProtocol {}
 
     record ServerStatus(String id, Address address, Topology topology, boolean alive, boolean draining,
-                        long usedBytes, long capacityBytes, int chunks, int staleChunks) {}
+                        long usedBytes, long capacityBytes, int chunks, int staleChunks, List<DiskReport> disks) {}
 
     /**
      * @param grace true while the master waits, after a start, for the servers it knew to report before it

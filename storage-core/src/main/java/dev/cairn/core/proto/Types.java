@@ -31,6 +31,19 @@ public final class Types {
     /** What a chunkserver holds of one chunk; {@code part} is the part index of an erasure-coded chunk (0 for a replica). */
     public record ChunkReport(long chunkId, long version, long length, int part) {}
 
+    /**
+     * A disk's health as its chunkserver sees it: FULL after ENOSPC (no new chunks; its chunks stay),
+     * FAILED after an I/O error or failed fsync (its chunks are gone and reported lost), SLOW when the
+     * master has judged its latency far above its peers' (no new chunks; reads prefer other copies).
+     */
+    public enum DiskState { OK, SLOW, FULL, FAILED }
+
+    /**
+     * @param latencyMicros recent I/O latency on this disk (a moving average, or the age of its oldest
+     *                      unfinished call if that is longer: a stalled disk completes nothing)
+     */
+    public record DiskReport(String name, DiskState state, long latencyMicros, int chunks, long usedBytes) {}
+
     public record FileAttr(long inode, FileType type, long size, long mtimeMillis, int chunkSize, StorageClass storageClass) {}
 
     /** Stands in for "no attributes" in error replies (the wire has no nulls). */

@@ -4,7 +4,6 @@ import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Scheduler;
 import dev.cairn.core.env.Volume;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
@@ -174,6 +173,12 @@ final class FileVolume implements Volume {
         }
     }
 
+    /** ENOSPC (and EDQUOT, which a writer can do nothing more about either) reach Java only as a message. */
+    private static boolean isNoSpace(IOException e) {
+        String m = e.getMessage();
+        return m != null && (m.contains("No space left on device") || m.contains("Disk quota exceeded"));
+    }
+
     private interface IoCall<T> { T call() throws IOException; }
 
     private <T> Promise<T> run(IoCall<T> call) {
@@ -184,7 +189,8 @@ final class FileVolume implements Volume {
                 try {
                     v = call.call();
                 } catch (IOException e) {
-                    loop.execute(() -> p.fail(new UncheckedIOException(e)));
+                    RuntimeException failure = isNoSpace(e) ? new NoSpace(name) : new DiskError(name, String.valueOf(e.getMessage()), e);
+                    loop.execute(() -> p.fail(failure));
                     return;
                 } catch (RuntimeException e) {
                     loop.execute(() -> p.fail(e));

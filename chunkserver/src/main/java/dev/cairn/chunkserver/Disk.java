@@ -1,0 +1,137 @@
+package dev.cairn.chunkserver;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Clock;
+import dev.cairn.core.env.Volume;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.DiskState;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * One data directory (disk) of a chunkserver and its health. Every call goes through here, so this is
+ * where the disk is judged:
+ * <ul>
+ *   <li>an I/O error or a failed fsync fails the disk for good (DESIGN.md durability contract: no
+ *       retry-and-hope); the store then drops its chunks and the master is told they are gone;</li>
+ *   <li>ENOSPC marks it full: no new chunks land on it, the chunks it holds stay readable;</li>
+ *   <li>each call's latency feeds a moving average, reported to the master, which compares disks
+ *       across the cluster and may judge this one slow (it then gets no new chunks).</li>
+ * </ul>
+ * Calls to different disks never wait on each other: each volume has its own I/O queue (threads in the
+ * real runtime, a FIFO per simulated disk).
+ */
+final class Disk implements Volume {
+    /** Weight of the newest sample in the latency average (about the last ten calls count). */
+    static final double LATENCY_WEIGHT = 0.1;
+
+    private final Volume volume;
+    private final Clock clock;
+    private final Consumer<Disk> onFailure;
+    /** Calls under way: id -> start (insertion order is start order, so the first is the oldest). */
+    private final LinkedHashMap<Long, Long> inflight = new LinkedHashMap<>();
+    private long nextCall;
+    private double averageNanos;
+    private String failure;
+    private boolean full;
+    private boolean slow;
+
+    Disk(Volume volume, Clock clock, Consumer<Disk> onFailure) {
+        this.volume = volume;
+        this.clock = clock;
+        this.onFailure = onFailure;
+    }
+
+    // ---------------------------------------------------------------- health
+
+    boolean failed() { return failure != null; }
+
+    boolean full() { return full; }
+
+    boolean slow() { return slow; }
+
+    /** The master's verdict on this disk's latency. */
+    void setSlow(boolean slow) { this.slow = slow; }
+
+    /** Space was freed on it (a chunk deleted): let new chunks try it again. */
+    void spaceFreed() { full = false; }
+
+    /** Takes new chunks: not failed, full or slow. */
+    boolean usable() { return failure == null && !full && !slow; }
+
+    DiskState state() {
+        if (failure != null) return DiskState.FAILED;
+        if (full) return DiskState.FULL;
+        return slow ? DiskState.SLOW : DiskState.OK;
+    }
+
+    /** The moving average, or the age of the oldest unfinished call if that is longer (a stalled disk finishes nothing). */
+    long latencyMicros() {
+        long now = clock.nanoTime();
+        long oldest = inflight.isEmpty() ? 0 : now - inflight.values().iterator().next();
+        return Math.max((long) averageNanos, oldest) / 1000;
+    }
+
+    /** Fails the disk: every later call is refused, and the owner is told once. */
+    void fail(String why) {
+        if (failure != null) return;
+        failure = why;
+        onFailure.accept(this);
+    }
+
+    String failure() { return failure; }
+
+    // ---------------------------------------------------------------- Volume
+
+    @Override public String name() { return volume.name(); }
+
+    @Override public Promise<Void> write(String file, long offset, byte[] data) { return timed(() -> volume.write(file, offset, data)); }
+
+    @Override public Promise<byte[]> read(String file, long offset, int length) { return timed(() -> volume.read(file, offset, length)); }
+
+    @Override public Promise<Void> sync(String file) { return timed(() -> volume.sync(file)); }
+
+    @Override public Promise<Void> syncDirectory() { return timed(volume::syncDirectory); }
+
+    @Override public Promise<Void> rename(String from, String to) { return timed(() -> volume.rename(from, to)); }
+
+    @Override public Promise<Void> delete(String file) { return timed(() -> volume.delete(file)); }
+
+    @Override public Promise<List<String>> list() { return timed(volume::list); }
+
+    private <T> Promise<T> timed(Supplier<Promise<T>> call) {
+        if (failure != null) return Promise.failed(new CairnException(Status.IO, "disk " + name() + " has failed (" + failure + ")"));
+        long id = nextCall++;
+        long start = clock.nanoTime();
+        inflight.put(id, start);
+        Promise<T> p;
+        try {
+            p = call.get();
+        } catch (RuntimeException e) {
+            p = Promise.failed(e);
+        }
+        return p.then((v, e) -> {
+            inflight.remove(id);
+            long took = clock.nanoTime() - start;
+            averageNanos = averageNanos == 0 ? took : averageNanos + LATENCY_WEIGHT * (took - averageNanos);
+            if (e == null) return Promise.completed(v);
+            return Promise.failed(judge(e));
+        });
+    }
+
+    /** Turns a volume failure into what the chunkserver answers, failing or filling the disk on the way. */
+    private Throwable judge(Throwable e) {
+        if (e instanceof NoSpace) {
+            full = true;
+            return new CairnException(Status.NO_SPACE, "disk " + name() + " is full");
+        }
+        if (e instanceof DiskError) {
+            fail(e.getMessage());
+            return new CairnException(Status.IO, e.getMessage());
+        }
+        return e;
+    }
+}
