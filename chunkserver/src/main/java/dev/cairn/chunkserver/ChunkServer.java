@@ -62,6 +62,7 @@ public final class ChunkServer implements Node, MessageHandler {
     private final ChunkStore store;
     private final long incarnation;
     private final Scrubber scrubber;
+    private final Converter converter;
     private final CodecCache codecs = new CodecCache();
     private boolean registered;
     /** Counts registrations, so a heartbeat loop of an earlier one stops when a new one starts. */
@@ -78,6 +79,7 @@ public final class ChunkServer implements Node, MessageHandler {
         this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
         this.incarnation = env.random().nextLong();
         this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), this::reportBad);
+        this.converter = new Converter(store, rpc, codecs);
     }
 
     @Override public void start() {
@@ -181,6 +183,8 @@ public final class ChunkServer implements Node, MessageHandler {
             ack(from, d.rid(), guard(() -> store.delete(d.chunkId(), d.version())));
         } else if (m instanceof ReplicateChunk r) {
             ack(from, r.rid(), replicate(r));
+        } else if (m instanceof dev.cairn.core.proto.MasterProtocol.ConvertChunk r) {
+            ack(from, r.rid(), guard(() -> converter.convert(r)));
         } else {
             env.transport().send(from, new Ack(m.rid(), Status.BAD_REQUEST, "chunkserver does not serve " + m.getClass().getSimpleName()));
         }

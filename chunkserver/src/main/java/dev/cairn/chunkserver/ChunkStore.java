@@ -185,7 +185,7 @@ final class ChunkStore {
                 n++;
                 used += DATA_OFFSET + c.length;
             }
-            out.add(new DiskReport(d.name(), d.state(), d.latencyMicros(), n, used));
+            out.add(new DiskReport(d.name(), d.state(), d.reportLatencyMicros(), n, used));
         }
         return out;
     }

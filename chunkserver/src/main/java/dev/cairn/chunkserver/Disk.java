@@ -35,6 +35,8 @@ final class Disk implements Volume {
     private final LinkedHashMap<Long, Long> inflight = new LinkedHashMap<>();
     private long nextCall;
     private double averageNanos;
+    /** Calls finished since the last report (an idle disk's average decays instead of standing still). */
+    private int finishedSinceReport;
     private String failure;
     private boolean full;
     private boolean slow;
@@ -68,7 +70,17 @@ final class Disk implements Volume {
         return slow ? DiskState.SLOW : DiskState.OK;
     }
 
-    /** The moving average, or the age of the oldest unfinished call if that is longer (a stalled disk finishes nothing). */
+    /**
+     * For the heartbeat: the moving average, or the age of the oldest unfinished call if that is longer
+     * (a stalled disk finishes nothing). With no call finished since the last report the average halves,
+     * so one slow call on an idle disk is not held against it forever.
+     */
+    long reportLatencyMicros() {
+        if (finishedSinceReport == 0) averageNanos /= 2;
+        finishedSinceReport = 0;
+        return latencyMicros();
+    }
+
     long latencyMicros() {
         long now = clock.nanoTime();
         long oldest = inflight.isEmpty() ? 0 : now - inflight.values().iterator().next();
@@ -117,6 +129,7 @@ final class Disk implements Volume {
             inflight.remove(id);
             long took = clock.nanoTime() - start;
             averageNanos = averageNanos == 0 ? took : averageNanos + LATENCY_WEIGHT * (took - averageNanos);
+            finishedSinceReport++;
             if (e == null) return Promise.completed(v);
             return Promise.failed(judge(e));
         });

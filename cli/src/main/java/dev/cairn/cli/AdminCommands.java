@@ -5,6 +5,7 @@ import dev.cairn.core.proto.MasterProtocol.ChunkInfo;
 import dev.cairn.core.proto.MasterProtocol.CopyInfo;
 import dev.cairn.core.proto.MasterProtocol.FileInfoReply;
 import dev.cairn.core.proto.MasterProtocol.ServerStatus;
+import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.MasterProtocol.StatusReply;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.FileAttr;
@@ -54,7 +55,18 @@ final class AdminCommands {
             double used = v.capacityBytes() > 0 ? 100.0 * v.usedBytes() / v.capacityBytes() : 0;
             out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %6.1f%% %8d %6d%n", v.id(), v.address(), v.topology().host(), v.topology().rack(),
                     v.topology().disk().isEmpty() ? "-" : v.topology().disk(), state, used, v.chunks(), v.staleChunks());
+            for (Types.DiskReport d : v.disks()) {
+                // one line per disk: a failed, full or slow disk is what an operator acts on
+                out.printf(Locale.ROOT, "  %-10s %-6s latency %8.1f ms %8d chunks %10s%n", d.name(), d.state().name().toLowerCase(Locale.ROOT),
+                        d.latencyMicros() / 1000.0, d.chunks(), human(d.usedBytes()));
+            }
         }
+    }
+
+    static String human(long bytes) {
+        if (bytes < 1024) return bytes + " B";
+        int unit = (63 - Long.numberOfLeadingZeros(bytes)) / 10;
+        return String.format(Locale.ROOT, "%.1f %sB", bytes / (double) (1L << (10 * unit)), " KMGTPE".charAt(unit));
     }
 
     @Command(name = "fileinfo", description = "Every chunk of a file: version, and where its copies (or parts) are.")

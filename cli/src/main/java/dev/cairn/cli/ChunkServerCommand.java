@@ -14,6 +14,8 @@ import picocli.CommandLine.Option;
 /** {@code cairn chunkserver}: one chunkserver process. */
 @Command(name = "chunkserver", description = "Run a chunkserver.")
 final class ChunkServerCommand implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--id", required = true, description = "Stable server id.")
     String id;
 
@@ -26,7 +28,8 @@ final class ChunkServerCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, description = "Data directory; each volume is a subdirectory.")
     Path data;
 
-    @Option(names = "--volume", defaultValue = "disk0", split = ",", description = "Volume names (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--volume", defaultValue = "disk0", split = ",",
+            description = "Disks: NAME (a subdirectory of --data) or NAME=DIR (a directory elsewhere, e.g. a mount point), comma separated (default: ${DEFAULT-VALUE}).")
     List<String> volumes;
 
     @Option(names = "--capacity-gb", defaultValue = "1024", description = "Advertised capacity in GiB.")
@@ -45,10 +48,20 @@ final class ChunkServerCommand implements Callable<Integer> {
     long scrubMb;
 
     @Override public Integer call() throws Exception {
-        ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parse(master), volumes, capacityGb << 30,
+        java.util.Map<String, Path> dirs = new java.util.TreeMap<>();
+        List<String> names = new java.util.ArrayList<>();
+        for (String v : volumes) {
+            int eq = v.indexOf('=');
+            String name = eq < 0 ? v : v.substring(0, eq);
+            if (!name.matches("[A-Za-z0-9_-]{1,64}")) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "bad volume name '" + name + "' in --volume");
+            if (names.contains(name)) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "volume " + name + " given twice");
+            names.add(name);
+            if (eq >= 0) dirs.put(name, Path.of(v.substring(eq + 1)).toAbsolutePath());
+        }
+        ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parse(master), names, capacityGb << 30,
                 new Topology(host == null ? id : host, rack, diskLabel), scrubMb << 20);
         RealRuntime rt = new RealRuntime();
-        rt.start(id, data.toAbsolutePath(), c.listen(), c.volumes(), env -> new ChunkServer(env, c));
+        rt.start(id, data.toAbsolutePath(), c.listen(), c.volumes(), dirs, env -> new ChunkServer(env, c));
         return MasterCommand.waitForSignal(rt);
     }
 }

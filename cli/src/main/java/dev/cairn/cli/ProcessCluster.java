@@ -52,9 +52,12 @@ final class ProcessCluster implements AutoCloseable {
         start("master", List.of("master", "--listen", listen.toString(), "--data", data.resolve("master").toString()));
     }
 
-    void startChunkserver(String id, Address listen, Address master) throws IOException {
+    /** A chunkserver with {@code disks} data directories (disk0, disk1, ...) under its own directory. */
+    void startChunkserver(String id, Address listen, Address master, int disks) throws IOException {
+        List<String> names = new ArrayList<>();
+        for (int d = 0; d < disks; d++) names.add("disk" + d);
         start(id, List.of("chunkserver", "--id", id, "--listen", listen.toString(), "--master", master.toString(),
-                "--data", data.resolve(id).toString()));
+                "--data", data.resolve(id).toString(), "--volume", String.join(",", names)));
     }
 
     private void start(String name, List<String> args) throws IOException {

@@ -29,6 +29,9 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--chunk-port", description = "First chunkserver port (default: ${DEFAULT-VALUE}).", defaultValue = "" + LocalCluster.DEFAULT_FIRST_CHUNK_PORT)
     int chunkPort;
 
+    @Option(names = "--disks", description = "Data directories (disks) per chunkserver (default: ${DEFAULT-VALUE}).", defaultValue = "1")
+    int disks;
+
     @Option(names = "--in-process", description = "Run every server in this one process (faster start, shared fate).")
     boolean inProcess;
 
@@ -37,6 +40,8 @@ final class UpCommand implements Callable<Integer> {
 
     @Override public Integer call() throws Exception {
         if (chunkservers < 1 || chunkservers > 64) throw new IllegalArgumentException("--chunkservers must be 1..64");
+        if (disks < 1 || disks > 16) throw new IllegalArgumentException("--disks must be 1..16");
+        if (inProcess && disks != 1) throw new IllegalArgumentException("--disks needs the process-per-server mode (drop --in-process)");
         return inProcess ? inProcess() : processes();
     }
 
@@ -49,7 +54,7 @@ final class UpCommand implements Callable<Integer> {
         List<String> lines = new ArrayList<>();
         for (int i = 1; i <= chunkservers; i++) {
             Address a = new Address(LocalCluster.HOST, chunkPort + i - 1);
-            cluster.startChunkserver("cs" + i, a, m);
+            cluster.startChunkserver("cs" + i, a, m, disks);
             lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(i).process().pid() + ")");
         }
         if (!awaitServers(m, chunkservers)) {

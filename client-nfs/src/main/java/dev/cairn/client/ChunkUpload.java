@@ -1,8 +1,7 @@
 package dev.cairn.client;
 
 import dev.cairn.core.async.Promise;
-import dev.cairn.core.chunk.ChunkFormat;
-import dev.cairn.core.ec.ErasureCodec;
+import dev.cairn.core.ec.Stripes;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.ChunkProtocol.ChainReply;
 import dev.cairn.core.proto.MasterProtocol.LeaseReply;
@@ -10,7 +9,6 @@ import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.ServerRef;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,8 +26,8 @@ final class ChunkUpload {
     static final int WINDOW = 8;
     static final long BACKOFF_NANOS = 200_000_000L;
     static final long MAX_BACKOFF_NANOS = 5_000_000_000L;
-    /** Bytes per cell of an erasure-coded stripe: one checksum block, so a cell is verified on its own. */
-    static final int EC_CELL = ChunkFormat.BLOCK_SIZE;
+    /** Bytes per cell of an erasure-coded stripe (see {@link Stripes}). */
+    static final int EC_CELL = Stripes.CELL;
 
     private final CairnClient client;
     private final FileAttr file;
@@ -39,6 +37,7 @@ final class ChunkUpload {
     private final List<String> exclude = new ArrayList<>();
     private final Promise<Void> done = new Promise<>();
     private byte[][] ecParts;
+    private StorageClass ecClass;
     private int attempt;
 
     ChunkUpload(CairnClient client, FileAttr file, int index, byte[] data, int pieceSize) {
@@ -67,41 +66,18 @@ final class ChunkUpload {
 
     /** What to send where: one chain for a replicated chunk, k+m single-server targets for an EC chunk. */
     private List<Target> targets(LeaseReply lease) {
-        StorageClass cls = file.storageClass();
+        StorageClass cls = lease.storageClass();
         if (!cls.isEc()) return List.of(new Target(lease.chain(), data));
         if (lease.chain().size() != cls.parts()) {
             throw new CairnException(Status.BAD_REQUEST, "lease for " + cls + " has " + lease.chain().size() + " servers");
         }
-        if (ecParts == null) ecParts = encode(client.codec(cls), data, EC_CELL);
+        if (ecParts == null || !cls.equals(ecClass)) {
+            ecParts = Stripes.encode(client.codec(cls), data);
+            ecClass = cls;
+        }
         List<Target> out = new ArrayList<>();
         for (int p = 0; p < ecParts.length; p++) out.add(new Target(List.of(lease.chain().get(p)), ecParts[p]));
         return out;
-    }
-
-    /**
-     * Cuts a chunk into stripes of k cells (the last stripe zero-padded) and computes m parity cells per
-     * stripe. Part d holds cell d of every stripe in order, so part offset s·cell is stripe s.
-     */
-    static byte[][] encode(ErasureCodec codec, byte[] chunk, int cell) {
-        int k = codec.k(), m = codec.m();
-        int stripeBytes = k * cell;
-        int stripes = (chunk.length + stripeBytes - 1) / stripeBytes;
-        int partLen = stripes * cell;
-        boolean direct = codec.engine().needsDirectBuffers();
-        ByteBuffer[] dataCells = new ByteBuffer[k], parity = new ByteBuffer[m];
-        for (int d = 0; d < k; d++) {
-            dataCells[d] = direct ? ByteBuffer.allocateDirect(partLen) : ByteBuffer.allocate(partLen);
-            for (int s = 0; s < stripes; s++) {
-                int from = s * stripeBytes + d * cell;
-                if (from < chunk.length) dataCells[d].put(s * cell, chunk, from, Math.min(cell, chunk.length - from));
-            }
-        }
-        for (int p = 0; p < m; p++) parity[p] = direct ? ByteBuffer.allocateDirect(partLen) : ByteBuffer.allocate(partLen);
-        codec.encode(dataCells, parity);
-        byte[][] parts = new byte[k + m][partLen];
-        for (int d = 0; d < k; d++) dataCells[d].get(0, parts[d]);
-        for (int p = 0; p < m; p++) parity[p].get(0, parts[k + p]);
-        return parts;
     }
 
     private void retry(Status status, String failedServer, String why) {

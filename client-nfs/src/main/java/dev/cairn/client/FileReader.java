@@ -37,22 +37,34 @@ public final class FileReader {
     private final FileAttr file;
     private final TreeMap<Integer, ChunkLocation> cache = new TreeMap<>();
     private long size;
+    /** The file's class as of the last answer from the master (an archive rule may change it under a reader). */
+    private StorageClass cls;
 
     FileReader(CairnClient client, FileAttr file) {
         this.client = client;
         this.file = file;
         this.size = file.size();
+        this.cls = file.storageClass();
     }
 
     public long size() { return size; }
 
     /** Reads up to {@code length} bytes (at most one chunk's worth and {@link Codec#MAX_DATA_BYTES}); empty at EOF. */
     public Promise<byte[]> read(long offset, int length) {
+        StorageClass before = cls;
+        return readOnce(offset, length).then((bytes, e) -> {
+            if (e == null) return Promise.completed(bytes);
+            // the file was rewritten in another class while we read it: once more, with the new layout
+            return cls.equals(before) ? Promise.failed(e) : readOnce(offset, length);
+        });
+    }
+
+    private Promise<byte[]> readOnce(long offset, int length) {
         if (offset < 0 || length < 0) return Promise.failed(new CairnException(Status.BAD_REQUEST, "negative offset or length"));
         if (offset >= size || length == 0) return Promise.completed(new byte[0]);
         int index = (int) (offset / file.chunkSize());
         long inChunk = offset - (long) index * file.chunkSize();
-        StorageClass cls = file.storageClass();
+        StorageClass cls = this.cls;
         int whole = (int) Math.min(Math.min(length, Codec.MAX_DATA_BYTES), Math.min(size - offset, file.chunkSize() - inChunk));
         // an erasure-coded read stays within one cell
         int n = cls.isEc() ? (int) Math.min(whole, ChunkUpload.EC_CELL - inChunk % ChunkUpload.EC_CELL) : whole;
@@ -91,7 +103,10 @@ public final class FileReader {
                 });
         return read.then((bytes, e) -> {
             if (e == null) return Promise.completed(bytes);
-            if (mayRefresh) return location(loc.index(), true).flatMap(fresh -> readFrom(fresh, inChunk, n, false));
+            if (mayRefresh) {
+                StorageClass layout = cls;
+                return location(loc.index(), true).flatMap(fresh -> sameLayout(layout).flatMap(v -> readFrom(fresh, inChunk, n, false)));
+            }
             return Promise.failed(new CairnException(Status.UNAVAILABLE, "no readable copy of chunk " + loc.chunkId()
                     + " (index " + loc.index() + ", " + loc.servers().size() + " copies known): " + e.getMessage()));
         });
@@ -128,7 +143,8 @@ public final class FileReader {
         return gather(loc, candidates, 0, stripe * cell, parts, present, 0, k).then((have, e) -> {
             if (have < k) {
                 if (mayRefresh) {
-                    return location(loc.index(), true).flatMap(fresh -> readCell(fresh, cls, stripe * k * cell + (long) lost * cell + within, n, false));
+                    return location(loc.index(), true).flatMap(fresh -> sameLayout(cls)
+                            .flatMap(v -> readCell(fresh, cls, stripe * k * cell + (long) lost * cell + within, n, false)));
                 }
                 return Promise.failed(new CairnException(Status.UNAVAILABLE, "only " + have + " of the " + total + " parts of chunk "
                         + loc.chunkId() + " are readable; " + cls + " needs " + k));
@@ -155,6 +171,15 @@ public final class FileReader {
         });
     }
 
+    /**
+     * Fails if the file's class is no longer {@code layout}: bytes at an offset of a chunk in one class
+     * are not the same bytes in another, so a read must never mix the two ({@link #read} starts over).
+     */
+    private Promise<Void> sameLayout(StorageClass layout) {
+        return cls.equals(layout) ? Promise.completed(null)
+                : Promise.failed(new CairnException(Status.STALE, "the file moved from " + layout + " to " + cls + " during the read"));
+    }
+
     private static ServerRef holderOf(ChunkLocation loc, int part) {
         for (int i = 0; i < loc.servers().size(); i++) if (loc.parts().get(i) == part) return loc.servers().get(i);
         return null;
@@ -176,6 +201,10 @@ public final class FileReader {
 
     private void absorb(ChunksReply r) {
         size = r.attr().size();
+        if (!r.attr().storageClass().equals(cls)) {
+            cache.clear(); // locations of the old chunks mean nothing in the new class
+            cls = r.attr().storageClass();
+        }
         for (ChunkLocation l : r.chunks()) cache.put(l.index(), l);
         while (cache.size() > 4 * LOCATION_BATCH) cache.pollFirstEntry();
     }

@@ -63,8 +63,6 @@ public final class Master implements Node, MessageHandler {
     static final long LIVENESS_CHECK_NANOS = 1_000_000_000L;
     /** Time allowed for a chunkserver to answer a create, bump or delete. */
     static final long CHUNKSERVER_CALL_NANOS = 5_000_000_000L;
-    /** Cell size of erasure-coded stripes (one checksum block); the client cuts stripes the same way. */
-    static final int EC_CELL = dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
     /** How often the planner looks at every chunk. */
     static final long PLAN_INTERVAL_NANOS = 1_000_000_000L;
     /**
@@ -97,6 +95,7 @@ public final class Master implements Node, MessageHandler {
     private boolean grace = true;
     private Namespace namespace;
     private MetaLog metaLog;
+    private Archiver archiver;
     private boolean ready;
 
     public Master(Env env, MasterConfig config) {
@@ -109,6 +108,7 @@ public final class Master implements Node, MessageHandler {
     @Override public void start() {
         namespace = new Namespace(env.kv(), config.defaultGoal());
         metaLog = new LocalMetaLog(env.kv(), namespace);
+        archiver = new Archiver(env, rpc, registry, log, this::choose, namespace, metaLog);
         Promise<Void> formatted = namespace.isEmpty()
                 ? env.kv().write(namespace.formatBatch(env.clock().wallMillis()), true)
                 : Promise.completed(null);
@@ -206,7 +206,7 @@ public final class Master implements Node, MessageHandler {
         }
         if (req instanceof MasterProtocol.FileInfo) return new MasterProtocol.FileInfoReply(rid, status, detail, Types.NO_ATTR, List.of());
         if (req instanceof ListDir) return new ListReply(rid, status, detail, List.of());
-        if (req instanceof WriteLease) return new LeaseReply(rid, status, detail, 0, 0, List.of());
+        if (req instanceof WriteLease) return new LeaseReply(rid, status, detail, 0, 0, List.of(), StorageClass.DEFAULT);
         if (req instanceof GetChunks) return new ChunksReply(rid, status, detail, Types.NO_ATTR, List.of());
         if (req instanceof Register) return new RegisterReply(rid, status, List.of());
         if (req instanceof Heartbeat) return new HeartbeatReply(rid, false, List.of());
@@ -235,8 +235,9 @@ public final class Master implements Node, MessageHandler {
         for (ChunkReport c : r.chunks()) {
             ChunkRecord rec = namespace.chunk(c.chunkId());
             if (rec == null) {
-                // allocated once and since removed: safe to delete; a higher id is not ours to judge
-                if (c.chunkId() < nextChunk) delete.add(c.chunkId());
+                // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
+                // written by an archive rewrite joins the namespace when the rewrite commits
+                if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId())) delete.add(c.chunkId());
             } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part())) {
                 registry.addLocation(c.chunkId(), s, c.part());
                 current++;
@@ -260,8 +261,7 @@ public final class Master implements Node, MessageHandler {
         long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) rec.index() * f.chunkSize()));
         StorageClass cls = f.storageClass();
         if (!cls.isEc() || inChunk == 0) return inChunk;
-        long stripe = (long) cls.k() * EC_CELL;
-        return (inChunk + stripe - 1) / stripe * EC_CELL;
+        return dev.cairn.core.ec.Stripes.partLength(inChunk, cls.k());
     }
 
     private HeartbeatReply heartbeat(Address from, Heartbeat h) {
@@ -360,7 +360,7 @@ public final class Master implements Node, MessageHandler {
         }).map(lease -> {
             // writes may land until the chunkservers' windows close; the planner keeps off until then
             leaseUntil.put(lease.chunkId, env.clock().nanoTime() + Leases.MASTER_HOLD_NANOS);
-            return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain);
+            return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain, f.storageClass().placement());
         });
         out.onComplete((v, e) -> leasing.remove(slot));
         return out;
@@ -382,18 +382,24 @@ public final class Master implements Node, MessageHandler {
     }
 
     /**
-     * Up to {@code n} servers for a new chunk of class {@code cls}: live, not draining, not full, carrying the
-     * class's disk label, one per failure domain, in a random order (Fisher-Yates with the node's seeded
-     * random: spread, yet replayable).
+     * Up to {@code n} servers for a new chunk of class {@code cls}: live, taking chunks (not draining, not
+     * full, with a usable disk), carrying the class's disk label, one per failure domain, in a random order
+     * (Fisher-Yates with the node's seeded random: spread, yet replayable). A class that overflows takes
+     * servers without its label when the labelled ones cannot hold all copies; the planner moves those
+     * copies back once labelled servers have room.
      */
     private List<Server> choose(StorageClass cls, Set<String> exclude, int n) {
         List<Server> chosen = new ArrayList<>();
         Set<String> domains = new HashSet<>();
-        for (Server s : candidates(exclude)) {
-            if (chosen.size() == n) break;
-            if (!cls.disk().isEmpty() && !cls.disk().equals(s.topology.disk())) continue;
-            if (!s.acceptsChunks(Planner.Limits.DEFAULT.fullFraction())) continue;
-            if (domains.add(s.domain(cls.domain()))) chosen.add(s);
+        List<Server> candidates = candidates(exclude);
+        for (boolean strict : new boolean[] {true, false}) {
+            if (!strict && (!cls.overflow() || cls.disk().isEmpty())) break;
+            for (Server s : candidates) {
+                if (chosen.size() == n) break;
+                if (strict && !cls.disk().isEmpty() && !cls.disk().equals(s.topology.disk())) continue;
+                if (chosen.contains(s) || !s.acceptsChunks(Planner.Limits.DEFAULT.fullFraction())) continue;
+                if (domains.add(s.domain(cls.domain()))) chosen.add(s);
+            }
         }
         return chosen;
     }
@@ -551,6 +557,7 @@ public final class Master implements Node, MessageHandler {
             if (a instanceof Planner.Copy c) startCopy(c);
             else if (a instanceof Planner.Drop d) startDrop(d);
         }
+        archiver.pass(files.values(), skip);
     }
 
     private void startCopy(Planner.Copy c) {

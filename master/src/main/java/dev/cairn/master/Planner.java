@@ -19,7 +19,7 @@ import java.util.TreeMap;
  * <p>Priority order (DESIGN.md "Master"): chunks with the least remaining redundancy first; copy or
  * reconstruct what is missing; then delete what is extra — never before the chunk has its full goal of
  * current copies in distinct failure domains, so never the last good copy; stale copies likewise; copies
- * on draining servers count as leaving; finally, with nothing to repair, move copies from the fullest to
+ * on draining servers, or on servers without the class's disk label, count as leaving; finally, with nothing to repair, move copies from the fullest to
  * the emptiest server until usage is within the spread. Every server takes part in at most
  * {@link Limits#perServer} actions at a time so client I/O keeps most of its bandwidth.
  */
@@ -102,15 +102,24 @@ final class Planner {
 
     // ---------------------------------------------------------------- accounting
 
-    /** Copies (parts) that count toward the goal: on servers that are not draining, one per failure domain. */
+    /**
+     * A copy that does not count toward the goal and is to move: on a draining server, or on a server
+     * without the class's disk label (placed there when the labelled servers were full and the class
+     * overflows, or left by a class change).
+     */
+    static boolean leaving(Holder h, StorageClass cls) {
+        return h.server().draining || (!cls.disk().isEmpty() && !cls.disk().equals(h.server().topology.disk()));
+    }
+
+    /** Copies (parts) that count toward the goal: not leaving ({@link #leaving}), one per failure domain. */
     static int goodCount(ChunkState c) {
         if (c.cls().isEc()) {
             Set<Integer> parts = new HashSet<>();
-            for (Holder h : c.current()) if (!h.server().draining) parts.add(h.part());
+            for (Holder h : c.current()) if (!leaving(h, c.cls())) parts.add(h.part());
             return parts.size();
         }
         Set<String> domains = new HashSet<>();
-        for (Holder h : c.current()) if (!h.server().draining) domains.add(h.server().domain(c.cls().domain()));
+        for (Holder h : c.current()) if (!leaving(h, c.cls())) domains.add(h.server().domain(c.cls().domain()));
         return domains.size();
     }
 
@@ -130,7 +139,7 @@ final class Planner {
 
     private static int countDraining(ChunkState c) {
         int n = 0;
-        for (Holder h : c.current()) if (h.server().draining) n++;
+        for (Holder h : c.current()) if (leaving(h, c.cls())) n++;
         return n;
     }
 
@@ -142,23 +151,23 @@ final class Planner {
         Set<String> holders = new HashSet<>();
         for (Holder h : c.current()) {
             holders.add(h.server().id);
-            if (!h.server().draining) usedDomains.add(h.server().domain(cls.domain()));
+            if (!leaving(h, cls)) usedDomains.add(h.server().domain(cls.domain()));
         }
         if (cls.isEc()) {
             TreeMap<Integer, Holder> byPart = new TreeMap<>();
             for (Holder h : c.current()) {
                 Holder prev = byPart.get(h.part());
-                if (prev == null || (prev.server().draining && !h.server().draining)) byPart.put(h.part(), h);
+                if (prev == null || (leaving(prev, cls) && !leaving(h, cls))) byPart.put(h.part(), h);
             }
             for (int part = 0; part < cls.parts(); part++) {
                 Holder have = byPart.get(part);
-                if (have != null && !have.server().draining) continue;
+                if (have != null && !leaving(have, cls)) continue;
                 Server target = target(live, cls, usedDomains, holders, load, limits);
                 if (target == null) return;
                 List<Holder> sources = new ArrayList<>();
                 if (have != null) {
                     if (!free(have.server(), load, limits)) continue;
-                    sources.add(have); // a draining holder: copy its part as it is
+                    sources.add(have); // a leaving holder: copy its part as it is
                 } else {
                     for (Holder h : byPart.values()) {
                         if (sources.size() == cls.k()) break;
@@ -183,7 +192,7 @@ final class Planner {
             }
             if (source == null) return;
             take(load, target, List.of(source));
-            boolean drain = source.server().draining && c.current().size() <= cls.parts();
+            boolean drain = leaving(source, cls) && c.current().size() <= cls.parts();
             actions.add(new Copy(c.chunkId(), c.version(), cls, 0, target, List.of(source), drain ? Reason.DRAIN : Reason.UNDER_GOAL));
             usedDomains.add(target.domain(cls.domain()));
             holders.add(target.id);
@@ -226,7 +235,7 @@ final class Planner {
         assert missing(c) == 0;
         StorageClass cls = c.cls();
         List<Holder> good = new ArrayList<>();
-        for (Holder h : c.current()) if (!h.server().draining) good.add(h);
+        for (Holder h : c.current()) if (!leaving(h, cls)) good.add(h);
         good.sort(Comparator.comparingDouble((Holder h) -> h.server().usedFraction()).thenComparing(h -> h.server().id));
         Set<String> keep = new HashSet<>();
         Set<Object> covered = new HashSet<>();
@@ -238,7 +247,7 @@ final class Planner {
         for (Holder h : c.current()) {
             if (keep.contains(h.server().id) || !free(h.server(), load, limits)) continue;
             load.merge(h.server().id, 1, Integer::sum);
-            actions.add(new Drop(c.chunkId(), c.version(), h.server(), h.server().draining ? Reason.DRAIN : Reason.EXTRA));
+            actions.add(new Drop(c.chunkId(), c.version(), h.server(), leaving(h, cls) ? Reason.DRAIN : Reason.EXTRA));
         }
         for (Server s : c.stale()) {
             if (!free(s, load, limits)) continue;

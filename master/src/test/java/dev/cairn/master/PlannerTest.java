@@ -141,8 +141,8 @@ class PlannerTest {
                 assertThat(cls.disk().isEmpty() || cls.disk().equals(t.topology.disk())).as("disk label").isTrue();
                 for (Holder h : chunk.current()) assertThat(h.server()).as("target already holds %s", chunk).isNotSameAs(t);
                 Set<String> used = domains.computeIfAbsent(copy.chunkId(), id -> {
-                    Set<String> d = new HashSet<>();
-                    for (Holder h : chunk.current()) if (!h.server().draining) d.add(h.server().domain(cls.domain()));
+                    Set<String> d = new HashSet<>(); // domains of copies that stay (not draining, right disk label)
+                    for (Holder h : chunk.current()) if (!Planner.leaving(h, cls)) d.add(h.server().domain(cls.domain()));
                     return d;
                 });
                 if (copy.reason() != Planner.Reason.BALANCE) {

@@ -4,6 +4,7 @@ import dev.cairn.chunkserver.ChunkServer;
 import dev.cairn.chunkserver.ChunkServerConfig;
 import dev.cairn.client.CairnClient;
 import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.Types.Topology;
 import dev.cairn.master.Master;
 import dev.cairn.master.MasterConfig;
 import dev.cairn.sim.runtime.SimHost;
@@ -23,6 +24,7 @@ public final class SimCluster {
     private final Address masterAddr = new Address("master", MASTER_PORT);
     private final List<String> volumes;
     private final long capacityBytes;
+    private final List<String> diskLabels;
     private final SimHost master;
     private final List<SimHost> chunkservers = new ArrayList<>();
     private final SimHost client;
@@ -33,18 +35,27 @@ public final class SimCluster {
 
     /** Chunkservers with the given disks each, advertising {@code capacityBytes}. */
     public SimCluster(SimWorld world, int chunkserverCount, List<String> volumes, long capacityBytes) {
+        this(world, chunkserverCount, volumes, capacityBytes, List.of());
+    }
+
+    /** ... and chunkserver i carrying disk label {@code diskLabels.get(i)} (unlabelled past the list's end). */
+    public SimCluster(SimWorld world, int chunkserverCount, List<String> volumes, long capacityBytes, List<String> diskLabels) {
         this.world = world;
         this.volumes = List.copyOf(volumes);
         this.capacityBytes = capacityBytes;
+        this.diskLabels = List.copyOf(diskLabels);
         this.master = world.addHost("master", masterAddr, skew(), env -> new Master(env, MasterConfig.defaults(masterAddr)));
         for (int i = 1; i <= chunkserverCount; i++) newChunkserver();
         this.client = world.addHost("client", new Address("client", 7300), skew(), env -> new CairnClient(env, masterAddr));
     }
 
     private SimHost newChunkserver() {
-        String id = "cs" + (chunkservers.size() + 1);
+        int i = chunkservers.size();
+        String id = "cs" + (i + 1);
         Address a = new Address(id, CHUNK_PORT);
-        SimHost h = world.addHost(id, a, skew(), env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, volumes, capacityBytes)));
+        Topology topology = new Topology(id, "rack0", i < diskLabels.size() ? diskLabels.get(i) : "");
+        SimHost h = world.addHost(id, a, skew(), env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, volumes, capacityBytes,
+                topology, ChunkServerConfig.DEFAULT_SCRUB_BYTES_PER_SECOND)));
         chunkservers.add(h);
         return h;
     }

@@ -32,4 +32,17 @@ public sealed interface MetaCommand<R> {
      * replicated and erasure-coded (that needs its data rewritten).
      */
     record SetClass(String path, StorageClass storageClass) implements MetaCommand<FileAttr> {}
+
+    /** Reserves {@code count} fresh chunk ids (for a file being rewritten) and returns the first. */
+    record ReserveChunkIds(int count) implements MetaCommand<Long> {}
+
+    /** One chunk of a file rewritten in its archive class: the chunk it replaces (at that version) and its new id. */
+    record Rewritten(int index, long oldChunkId, long oldVersion, long newChunkId) {}
+
+    /**
+     * Swaps a file's chunks for their rewritten copies and sets its class, in one step; refused unless
+     * the file is exactly as it was when the rewrite started (same mtime and size, same chunks at the
+     * same versions: no write lease since). Returns the old chunk ids, to be deleted.
+     */
+    record Archive(long inode, long mtimeMillis, long size, StorageClass storageClass, List<Rewritten> chunks) implements MetaCommand<List<Long>> {}
 }

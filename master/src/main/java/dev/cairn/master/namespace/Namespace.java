@@ -36,6 +36,8 @@ public final class Namespace {
     public static final int DEFAULT_CHUNK_SIZE = ChunkFormat.MAX_CHUNK_SIZE;
     /** Entries a single directory listing returns at most. */
     public static final int MAX_LIST_ENTRIES = 100_000;
+    /** Chunks one archive rewrite may reserve (a file of up to 4 TiB at 64 MiB chunks). */
+    public static final int MAX_CHUNKS_PER_REWRITE = 65_536;
 
     private static final byte[] NEXT_INODE = "Mnext-inode".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NEXT_CHUNK = "Mnext-chunk".getBytes(StandardCharsets.UTF_8);
@@ -133,6 +135,8 @@ public final class Namespace {
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.SetLength c) return (R) setLength(c.inode(), c.length(), c.mtimeMillis(), batch);
         if (command instanceof MetaCommand.SetClass c) return (R) setClass(c.path(), c.storageClass(), batch);
+        if (command instanceof MetaCommand.ReserveChunkIds c) return (R) reserveChunkIds(c.count(), batch);
+        if (command instanceof MetaCommand.Archive c) return (R) archive(c, batch);
         throw new IllegalArgumentException("unknown command " + command);
     }
 
@@ -193,6 +197,40 @@ public final class Namespace {
         batch.put(chunkKey(id), Codec.encodeRecord(c));
         batch.put(fileChunkKey(ino, index), longBytes(id));
         return c;
+    }
+
+    private Long reserveChunkIds(int count, KvBatch batch) {
+        if (count < 1 || count > MAX_CHUNKS_PER_REWRITE) throw new CairnException(Status.BAD_REQUEST, "reserve " + count + " chunk ids");
+        long first = counter(NEXT_CHUNK);
+        batch.put(NEXT_CHUNK, longBytes(first + count));
+        return first;
+    }
+
+    private List<Long> archive(MetaCommand.Archive c, KvBatch batch) {
+        InodeRecord rec = inode(c.inode());
+        if (rec.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + c.inode());
+        List<ChunkRecord> now = chunks(c.inode(), 0, Integer.MAX_VALUE);
+        boolean same = rec.mtimeMillis() == c.mtimeMillis() && rec.size() == c.size() && now.size() == c.chunks().size();
+        for (int i = 0; same && i < now.size(); i++) {
+            MetaCommand.Rewritten r = c.chunks().get(i);
+            ChunkRecord cur = now.get(i);
+            same = cur.index() == r.index() && cur.chunkId() == r.oldChunkId() && cur.version() == r.oldVersion();
+        }
+        if (!same) throw new CairnException(Status.STALE, "inode " + c.inode() + " changed while it was being rewritten");
+        List<Long> old = new ArrayList<>();
+        for (MetaCommand.Rewritten r : c.chunks()) {
+            if (r.newChunkId() >= counter(NEXT_CHUNK) || kv.get(chunkKey(r.newChunkId())) != null) {
+                throw new CairnException(Status.BAD_REQUEST, "chunk id " + r.newChunkId() + " was not reserved");
+            }
+            old.add(r.oldChunkId());
+            batch.delete(chunkKey(r.oldChunkId()));
+            // version 2: a written chunk (version 1 means allocated and never written)
+            batch.put(chunkKey(r.newChunkId()), Codec.encodeRecord(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index())));
+            batch.put(fileChunkKey(c.inode(), r.index()), longBytes(r.newChunkId()));
+        }
+        InodeRecord next = new InodeRecord(rec.inode(), rec.type(), rec.parent(), rec.size(), rec.mtimeMillis(), rec.chunkSize(), c.storageClass());
+        batch.put(inodeKey(rec.inode()), Codec.encodeRecord(next));
+        return old;
     }
 
     private ChunkRecord bumpVersion(long chunkId, KvBatch batch) {

@@ -69,7 +69,8 @@ public final class Codec {
             MasterProtocol.FileInfo.class,
             MasterProtocol.FileInfoReply.class,
             MasterProtocol.Drain.class,
-            MasterProtocol.SetClass.class);
+            MasterProtocol.SetClass.class,
+            MasterProtocol.ConvertChunk.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

@@ -69,7 +69,7 @@ public sealed interface MasterProtocol extends Message {
      */
     record WriteLease(long rid, long inode, int index, List<String> exclude) implements MasterProtocol {}
 
-    record LeaseReply(long rid, Status status, String detail, long chunkId, long version, List<ServerRef> chain)
+    record LeaseReply(long rid, Status status, String detail, long chunkId, long version, List<ServerRef> chain, StorageClass storageClass)
             implements MasterProtocol {
         @Override public boolean isReply() { return true; }
     }
@@ -105,6 +105,16 @@ public sealed interface MasterProtocol extends Message {
      */
     record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, List<ServerRef> sources, List<Integer> sourceParts)
             implements MasterProtocol {}
+
+    /**
+     * Rewrites a chunk in another class (a file moving to its archive class): the receiving server reads
+     * its own current copy of {@code chunkId} at {@code version} ({@code length} committed bytes) and
+     * writes it as chunk {@code newChunkId} at {@code newVersion} to {@code targets} — a replica chain for
+     * a replicated class (k = 0), or part i to target i of an {@code ec(k,m)} class — and syncs every
+     * target. The master has created the new copies (their write windows are open). Answered with Ack.
+     */
+    record ConvertChunk(long rid, long chunkId, long version, long length, long newChunkId, long newVersion, int k, int m,
+                        List<ServerRef> targets) implements MasterProtocol {}
 
     // ---- admin -> master ----
 

@@ -26,6 +26,8 @@ public final class RealEnv implements Env {
 
     private final String hostId;
     private final Path root;
+    /** Volumes that live elsewhere than under {@link #root} (a disk's own mount point). */
+    private final java.util.Map<String, Path> volumeDirs;
     private final EventLoop loop;
     private final LoopScheduler scheduler;
     private final NettyTransport transport;
@@ -34,9 +36,10 @@ public final class RealEnv implements Env {
     private final List<ExecutorService> pools = new ArrayList<>();
     private RocksKv kv;
 
-    RealEnv(String hostId, Path root, EventLoop loop) {
+    RealEnv(String hostId, Path root, java.util.Map<String, Path> volumeDirs, EventLoop loop) {
         this.hostId = hostId;
         this.root = root;
+        this.volumeDirs = java.util.Map.copyOf(volumeDirs);
         this.loop = loop;
         this.scheduler = new LoopScheduler(loop);
         this.transport = new NettyTransport(loop, hostId);
@@ -58,7 +61,7 @@ public final class RealEnv implements Env {
 
     @Override public synchronized Volume volume(String name) {
         return volumes.computeIfAbsent(name, n -> {
-            Path dir = root.resolve(n);
+            Path dir = volumeDirs.getOrDefault(n, root.resolve(n));
             FileVolume.check(dir);
             return new FileVolume(n, dir, pool(IO_THREADS_PER_VOLUME, hostId + "-" + n), scheduler);
         });

@@ -64,10 +64,16 @@ public final class RealRuntime implements AutoCloseable {
      * Starts a node: makes its loop, checks its volumes, binds {@code listen} (if not null), then calls
      * {@link Node#start()} on the loop. Throws with a clear message if the directory or port is unusable.
      */
-    public synchronized <N extends Node> Handle<N> start(String hostId, Path dataDir, Address listen,
-                                                         List<String> volumes, Function<Env, N> factory) {
+    public <N extends Node> Handle<N> start(String hostId, Path dataDir, Address listen,
+                                            List<String> volumes, Function<Env, N> factory) {
+        return start(hostId, dataDir, listen, volumes, java.util.Map.of(), factory);
+    }
+
+    /** As above, with some volumes in directories of their own ({@code volumeDirs}) rather than under {@code dataDir}. */
+    public synchronized <N extends Node> Handle<N> start(String hostId, Path dataDir, Address listen, List<String> volumes,
+                                                         java.util.Map<String, Path> volumeDirs, Function<Env, N> factory) {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        RealEnv env = new RealEnv(hostId, dataDir, group.next());
+        RealEnv env = new RealEnv(hostId, dataDir, volumeDirs, group.next());
         try {
             for (String v : volumes) env.requireVolume(v);
             if (listen != null) env.nettyTransport().bind(listen);

@@ -51,7 +51,7 @@ class CodecTest {
                 new ListReply(12, Status.OK, "", List.of(new DirEntry("f", ATTR), new DirEntry("ü", Types.NO_ATTR))),
                 new Remove(13, "/a/f"),
                 new WriteLease(14, 7, 0, List.of("cs2")),
-                new LeaseReply(15, Status.OK, "", 100, 2, List.of(CS)),
+                new LeaseReply(15, Status.OK, "", 100, 2, List.of(CS), StorageClass.ec(4, 2)),
                 new CommitLength(16, 7, 1234),
                 new GetChunks(17, 7, 0, 64),
                 new ChunksReply(18, Status.OK, "", ATTR, List.of(new ChunkLocation(0, 100, 2, List.of(CS), List.of(0)))),
@@ -71,7 +71,8 @@ class CodecTest {
                 new MasterProtocol.FileInfoReply(31, Status.OK, "", ATTR,
                         List.of(new MasterProtocol.ChunkInfo(0, 100, 3, List.of(new MasterProtocol.CopyInfo("cs1", 0, true))))),
                 new MasterProtocol.Drain(32, "cs1", true),
-                new MasterProtocol.SetClass(33, "/a", StorageClass.parse("ec(4,2,domain=rack)")));
+                new MasterProtocol.SetClass(33, "/a", StorageClass.parse("ec(4,2,domain=rack)")),
+                new MasterProtocol.ConvertChunk(34, 100, 3, 5000, 200, 2, 4, 2, List.of(CS, CS)));
     }
 
     @Test void everyMessageTypeRoundTrips() {
@@ -150,7 +151,7 @@ class CodecTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {255, 200, 33})
+    @ValueSource(ints = {255, 200, 34})
     void unknownTagsAreRefused(int tag) {
         assertThatThrownBy(() -> Codec.decode(new byte[] {(byte) tag, 0, 0})).isInstanceOf(CodecException.class).hasMessageContaining("tag");
     }
@@ -185,15 +186,29 @@ class CodecTest {
         assertThat(both).isEqualTo(StorageClass.ec(4, 2).withDomain(StorageClass.Domain.SERVER).withDisk("ssd"));
         assertThat(StorageClass.parse(both.toString())).isEqualTo(both);
         assertThat(both.toString()).isEqualTo("ec(4,2,domain=server,disk=ssd)");
+        StorageClass rule = StorageClass.parse("replicated(3, disk=ssd, full=overflow, archive=ec(4,2,domain=rack), after=7d)");
+        assertThat(rule.overflow()).isTrue();
+        assertThat(rule.archiveClass()).isEqualTo(StorageClass.ec(4, 2).withDomain(StorageClass.Domain.RACK));
+        assertThat(rule.archiveAfterSeconds()).isEqualTo(7 * 86400);
+        assertThat(rule.toString()).isEqualTo("replicated(3,disk=ssd,full=overflow,archive=ec(4,2,domain=rack),after=7d)");
+        assertThat(StorageClass.parse(rule.toString())).isEqualTo(rule);
+        assertThat(rule.placement()).isEqualTo(StorageClass.replicated(3).withDisk("ssd").withOverflow(true));
+        assertThat(StorageClass.parse("replicated(2,archive=replicated(1),after=90s)").archiveAfterSeconds()).isEqualTo(90);
+        for (String bad : new String[] {"replicated(3,archive=ec(4,2))", "replicated(3,after=1d)", "replicated(3,archive=ec(4,2),after=0s)",
+                "replicated(3,archive=ec(4,2,archive=replicated(1),after=1d),after=1d)", "replicated(3,archive=ec(4,2),after=7w)",
+                "replicated(3,full=maybe)", "replicated(3,archive=ec(4,2)", "replicated(3))", "replicated(3,archive=replicated(0),after=1d)", "ec(2,1,archive=replicated(1),after=90s)",
+                "replicated(" + "3,".repeat(100) + ")"}) {
+            assertThatThrownBy(() -> StorageClass.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
         for (String bad : new String[] {"ec(30,3)", "ec(0,1)", "replicated(17)", "raid5", "ec(4)", "replicated(2,3)", "ec(4,2,domain=planet)",
                 "ec(4,2,colour=red)", "replicated(3,disk=" + "x".repeat(33) + ")", "replicated(3,)", "ec(,)", "replicated(123)"}) {
             assertThatThrownBy(() -> StorageClass.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
         }
         // a Create carrying ec(31,31) is refused by the decoder, not passed on
         byte[] frame = Codec.encode(new Create(1, "/f", 0, StorageClass.ec(2, 2)));
-        // ..., int4 k, int4 m, byte1 domain, int4 disk length (empty label)
-        frame[frame.length - 10] = 31;
-        frame[frame.length - 6] = 31;
+        // ..., int4 k, int4 m, byte1 domain, int4 disk length (empty label), byte1 overflow, int4 archive length (empty), int8 after
+        frame[frame.length - 23] = 31;
+        frame[frame.length - 19] = 31;
         assertThatThrownBy(() -> Codec.decode(frame)).isInstanceOf(CodecException.class);
     }
 
