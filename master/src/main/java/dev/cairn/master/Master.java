@@ -74,6 +74,8 @@ public final class Master implements Node, MessageHandler {
     static final long COPY_CALL_NANOS = 300_000_000_000L;
     /** KV prefix of the durable list of chunkservers this master has known (for the start-up grace window). */
     private static final byte[] KNOWN_SERVER = "S".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    /** KV prefix of the chunkservers an operator marked for removal (drain survives a master restart). */
+    private static final byte[] DRAINING_SERVER = "R".getBytes(java.nio.charset.StandardCharsets.UTF_8);
 
     private final Env env;
     private final MasterConfig config;
@@ -88,6 +90,7 @@ public final class Master implements Node, MessageHandler {
     private final Set<Long> moving = new HashSet<>();
     private final java.util.Map<String, Integer> busy = new java.util.TreeMap<>();
     private final Set<String> knownServers = new TreeSet<>();
+    private final Set<String> drainingServers = new TreeSet<>();
     private Planner.Counts counts = new Planner.Counts(0, 0, 0, 0, 0, 0);
     private long copiesMade;
     private long copiesDeleted;
@@ -121,6 +124,10 @@ public final class Master implements Node, MessageHandler {
             startNanos = env.clock().nanoTime();
             env.kv().scan(KNOWN_SERVER, (key, value) -> {
                 knownServers.add(new String(key, 1, key.length - 1, java.nio.charset.StandardCharsets.UTF_8));
+                return true;
+            });
+            env.kv().scan(DRAINING_SERVER, (key, value) -> {
+                drainingServers.add(new String(key, 1, key.length - 1, java.nio.charset.StandardCharsets.UTF_8));
                 return true;
             });
             env.transport().start(config.listen(), this);
@@ -187,7 +194,7 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof WriteLease r) return lease(r);
         if (m instanceof MasterProtocol.ClusterStatus r) return Promise.completed(status(r));
         if (m instanceof MasterProtocol.FileInfo r) return Promise.completed(fileInfo(r));
-        if (m instanceof MasterProtocol.Drain r) return Promise.completed(drain(r));
+        if (m instanceof MasterProtocol.Drain r) return drain(r);
         if (m instanceof MasterProtocol.SetClass r) {
             return metaLog.submit(new MetaCommand.SetClass(r.path(), r.storageClass())).map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
@@ -221,12 +228,10 @@ public final class Master implements Node, MessageHandler {
         s.capacityBytes = r.capacityBytes();
         s.usedBytes = r.usedBytes();
         s.topology = r.topology();
+        s.draining = drainingServers.contains(s.id);
         if (knownServers.add(s.id)) {
             KvBatch b = new KvBatch();
-            byte[] id = s.id.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            byte[] key = java.util.Arrays.copyOf(KNOWN_SERVER, 1 + id.length);
-            System.arraycopy(id, 0, key, 1, id.length);
-            b.put(key, new byte[0]);
+            b.put(serverKey(KNOWN_SERVER, s.id), new byte[0]);
             env.kv().write(b, false); // losing it only shortens a later grace window
         }
         List<Long> delete = new ArrayList<>();
@@ -651,11 +656,26 @@ public final class Master implements Node, MessageHandler {
         return new MasterProtocol.FileInfoReply(r.rid(), Status.OK, "", f.attr(), out);
     }
 
-    private Ack drain(MasterProtocol.Drain r) {
+    /** Marks a server for removal (or back in service), durably: the mark outlives a master restart. */
+    private Promise<Ack> drain(MasterProtocol.Drain r) {
         Server s = registry.server(r.serverId());
         if (s == null) throw new CairnException(Status.NOT_FOUND, "no chunkserver " + r.serverId() + " has registered");
-        s.draining = r.drain();
-        log.info("chunkserver {} {}", s.id, r.drain() ? "draining: its chunks move elsewhere" : "back in service");
-        return Ack.ok(r.rid());
+        KvBatch b = new KvBatch();
+        if (r.drain()) b.put(serverKey(DRAINING_SERVER, s.id), new byte[0]);
+        else b.delete(serverKey(DRAINING_SERVER, s.id));
+        return env.kv().write(b, true).map(v -> {
+            if (r.drain()) drainingServers.add(s.id);
+            else drainingServers.remove(s.id);
+            s.draining = r.drain();
+            log.info("chunkserver {} {}", s.id, r.drain() ? "draining: its chunks move elsewhere" : "back in service");
+            return Ack.ok(r.rid());
+        });
+    }
+
+    private static byte[] serverKey(byte[] prefix, String serverId) {
+        byte[] id = serverId.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] key = java.util.Arrays.copyOf(prefix, prefix.length + id.length);
+        System.arraycopy(id, 0, key, prefix.length, id.length);
+        return key;
     }
 }

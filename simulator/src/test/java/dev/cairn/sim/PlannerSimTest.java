@@ -87,6 +87,12 @@ class PlannerSimTest extends ClusterScenario {
         byte[] data = write("/d", StorageClass.replicated(2), 4 * CHUNK, 4);
         String drained = current(info("/d").chunks().get(0)).get(0);
         run(() -> c.client().drain(drained, true));
+        // the mark is durable: a master restart keeps draining it
+        c.master().crash();
+        c.master().start();
+        sim.runUntil(sim.now() + 5 * SECOND);
+        assertThat(status().servers()).filteredOn(s -> s.id().equals(drained)).singleElement()
+                .satisfies(s -> assertThat(s.draining()).as(drained + " still draining after a master restart").isTrue());
         awaitChunks("/d", 200, chunks -> {
             for (ChunkInfo ch : chunks) {
                 for (CopyInfo copy : ch.copies()) if (copy.serverId().equals(drained)) return false;
