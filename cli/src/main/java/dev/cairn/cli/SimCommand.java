@@ -42,6 +42,9 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--trace", description = "Write every executed event (time, host, kind, digest) to FILE (single seed).")
     Path trace;
 
+    @Option(names = "--check-determinism", description = "Run the seed twice and fail, naming the first diverging event, if the two runs differ.")
+    boolean checkDeterminism;
+
     @Option(names = "--verbose", description = "Print node logs with virtual time.")
     boolean verbose;
 
@@ -52,6 +55,18 @@ final class SimCommand implements Callable<Integer> {
         long nanos = Durations.parseNanos(duration);
         Set<Fault> kinds = parseFaults(faults);
         if ((seed == null) == (seeds == null)) throw new IllegalArgumentException("give exactly one of --seed N or --seeds A..B");
+        if (checkDeterminism && seed == null) throw new IllegalArgumentException("--check-determinism takes one --seed");
+        if (seed != null && checkDeterminism) {
+            SimOptions o = new SimOptions(seed, nanos, chunkservers, kinds, false);
+            dev.cairn.sim.DeterminismCheck.Outcome c = dev.cairn.sim.DeterminismCheck.run(o);
+            if (c.deterministic()) {
+                System.out.printf(Locale.ROOT, "seed %d is deterministic: two runs, %d events each, trace hash %s%n", seed, c.events(), c.hashA());
+                return c.resultA().passed() ? 0 : 1;
+            }
+            System.out.printf(Locale.ROOT, "seed %d is NOT deterministic: hashes %s and %s; first diverging event #%d:%n  run 1: %s%n  run 2: %s%n",
+                    seed, c.hashA(), c.hashB(), c.firstDiverging(), c.first(), c.second());
+            return 1;
+        }
         if (seed != null) {
             SimOptions o = new SimOptions(seed, nanos, chunkservers, kinds, verbose);
             SimResult r;
