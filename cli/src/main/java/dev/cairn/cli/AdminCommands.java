@@ -111,7 +111,7 @@ final class AdminCommands {
     @Command(name = "setclass", description = "Set the storage class of a file (its chunks are moved to it) or of a directory (inherited by new files).")
     static final class SetClass extends ClientCommands.Base {
         @Parameters(index = "0", description = "Cluster path.") String path;
-        @Parameters(index = "1", description = "replicated(N) or ec(K,M), options ,domain=host|rack|server ,disk=LABEL") String cls;
+        @Parameters(index = "1", description = "replicated(N) or ec(K,M), options ,domain=host|rack|server ,disk=LABEL ,full=refuse|overflow ,archive=CLASS,after=T") String cls;
 
         @Override int run(RealClient c) {
             StorageClass parsed = StorageClass.parse(cls);

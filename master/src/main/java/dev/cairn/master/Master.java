@@ -1,13 +1,16 @@
 package dev.cairn.master;
 
 import dev.cairn.core.async.Promise;
+import dev.cairn.core.ec.Stripes;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.env.Env;
+import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.env.Log;
 import dev.cairn.core.env.MessageHandler;
 import dev.cairn.core.env.Node;
 import dev.cairn.core.proto.Ack;
 import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Leases;
 import dev.cairn.core.proto.MasterProtocol.AttrReply;
 import dev.cairn.core.proto.MasterProtocol.ChunksReply;
 import dev.cairn.core.proto.MasterProtocol.CommitLength;
@@ -30,14 +33,12 @@ import dev.cairn.core.proto.MasterProtocol.WriteLease;
 import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
-import dev.cairn.core.proto.Leases;
-import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.proto.StorageClass;
-import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.Types.ChunkLocation;
 import dev.cairn.core.proto.Types.ChunkReport;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.core.proto.Types.ServerRef;
+import dev.cairn.core.proto.Types;
 import dev.cairn.core.rpc.Rpc;
 import dev.cairn.master.ChunkRegistry.Holder;
 import dev.cairn.master.ChunkRegistry.Server;
@@ -48,6 +49,7 @@ import dev.cairn.master.meta.MetaLog;
 import dev.cairn.master.namespace.InodeRecord;
 import dev.cairn.master.namespace.Namespace;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -266,7 +268,7 @@ public final class Master implements Node, MessageHandler {
         long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) rec.index() * f.chunkSize()));
         StorageClass cls = f.storageClass();
         if (!cls.isEc() || inChunk == 0) return inChunk;
-        return dev.cairn.core.ec.Stripes.partLength(inChunk, cls.k());
+        return Stripes.partLength(inChunk, cls.k());
     }
 
     private HeartbeatReply heartbeat(Address from, Heartbeat h) {
@@ -279,7 +281,7 @@ public final class Master implements Node, MessageHandler {
         s.disks = List.copyOf(h.disks());
         List<List<Types.DiskReport>> all = new ArrayList<>();
         for (Server o : registry.live()) all.add(o.disks);
-        java.util.Set<String> slow = DiskJudge.judge(s.disks, DiskJudge.median(all), s.slowDisks, s.diskStreaks);
+        Set<String> slow = DiskJudge.judge(s.disks, DiskJudge.median(all), s.slowDisks, s.diskStreaks);
         if (!slow.equals(s.slowDisks)) log.warn("chunkserver {}: disks judged slow now {} (were {})", s.id, slow, s.slowDisks);
         s.slowDisks = slow;
         return new HeartbeatReply(h.rid(), true, List.copyOf(slow));
@@ -326,7 +328,7 @@ public final class Master implements Node, MessageHandler {
             List<Integer> parts = new ArrayList<>();
             List<Holder> holders = new ArrayList<>(registry.holders(c.chunkId()));
             // readers try copies in order: copies on servers with a slow disk last
-            holders.sort(java.util.Comparator.comparing((Holder h) -> !h.server().slowDisks.isEmpty()));
+            holders.sort(Comparator.comparing((Holder h) -> !h.server().slowDisks.isEmpty()));
             for (Holder h : holders) {
                 refs.add(h.server().ref());
                 parts.add(h.part());
