@@ -77,6 +77,7 @@ public final class ChunkServer implements Node, MessageHandler {
         List<Volume> volumes = new ArrayList<>();
         for (String v : config.volumes()) volumes.add(env.volume(v));
         this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
+        store.plantAckBeforeFsync(env.planted(dev.cairn.core.env.Plant.ACK_BEFORE_FSYNC));
         this.incarnation = env.random().nextLong();
         this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), this::reportBad);
         this.converter = new Converter(store, rpc, codecs);
@@ -166,7 +167,7 @@ public final class ChunkServer implements Node, MessageHandler {
         if (rpc.onMessage(from, m)) return;
         if (stopped) return;
         if (m instanceof WriteData w) {
-            chain(from, w.rid(), w.forward(), () -> store.write(w.chunkId(), w.version(), w.offset(), w.data(), env.clock().nanoTime()),
+            chain(from, w.rid(), w.forward(), () -> store.write(w.chunkId(), w.version(), w.offset(), w.data(), leaseClock()),
                     next -> rid -> new WriteData(rid, w.chunkId(), w.version(), w.offset(), w.data(), next));
         } else if (m instanceof SyncChunk s) {
             chain(from, s.rid(), s.forward(), () -> store.sync(s.chunkId(), s.version()),
@@ -174,10 +175,10 @@ public final class ChunkServer implements Node, MessageHandler {
         } else if (m instanceof ReadData r) {
             read(from, r);
         } else if (m instanceof CreateChunk c) {
-            long until = env.clock().nanoTime() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
+            long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
             ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), until)));
         } else if (m instanceof BumpVersion b) {
-            long until = env.clock().nanoTime() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
+            long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
             ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion(), until)));
         } else if (m instanceof DeleteChunk d) {
             ack(from, d.rid(), guard(() -> store.delete(d.chunkId(), d.version())));
@@ -191,6 +192,11 @@ public final class ChunkServer implements Node, MessageHandler {
     }
 
     @Override public void onDisconnect(Address peer) { rpc.onDisconnect(peer); }
+
+    /** The clock lease windows are timed on: this host's monotonic clock (a planted bug uses the wall clock). */
+    private long leaseClock() {
+        return env.planted(dev.cairn.core.env.Plant.WALL_CLOCK_LEASES) ? env.clock().wallMillis() * 1_000_000L : env.clock().nanoTime();
+    }
 
     /**
      * Runs the local half of a chain step and, at the same time, forwards the request to the next server;

@@ -72,6 +72,8 @@ final class ChunkStore {
     private final Log log;
     private final Consumer<Disk> onDiskFailed;
     private final TreeMap<Long, Chunk> chunks = new TreeMap<>();
+    /** Planted bug (simulator only): syncs answer before anything is fsynced. */
+    private boolean plantAckBeforeFsync;
 
     /**
      * @param onDiskFailed told (after the disk's chunks have been dropped) when a disk fails, so the
@@ -88,6 +90,8 @@ final class ChunkStore {
     }
 
     List<Disk> disks() { return volumes; }
+
+    void plantAckBeforeFsync(boolean on) { plantAckBeforeFsync = on; }
 
     Disk disk(String name) {
         for (Disk d : volumes) if (d.name().equals(name)) return d;
@@ -159,6 +163,17 @@ final class ChunkStore {
                 c.seq = best.seq();
                 c.durableSlot = bestSlot;
                 c.nameDurable = true;
+                Chunk other = chunks.get(id);
+                if (other != null) {
+                    // the chunk on two disks: one was failed, and the master copied the chunk back onto another
+                    // disk of this server before it restarted. Keep the newer (then the longer) copy.
+                    boolean mine = c.version > other.version || (c.version == other.version && c.length > other.length);
+                    Chunk loser = mine ? other : c;
+                    if (mine) chunks.put(id, c);
+                    log.warn("chunk {} is on both {} and {}: keeping v{} on {}, removing the other", id, other.volume.name(), v.name(),
+                            mine ? c.version : other.version, mine ? v.name() : other.volume.name());
+                    return loser.volume.delete(loser.file);
+                }
                 chunks.put(id, c);
                 return Promise.completed(null);
             }));
@@ -307,6 +322,7 @@ final class ChunkStore {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             checkVersion(c, version);
+            if (plantAckBeforeFsync) return writeHeader(c);
             return persistHeader(c);
         });
     }

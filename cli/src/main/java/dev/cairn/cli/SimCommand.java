@@ -32,9 +32,22 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "60s", description = "Virtual time of workload and faults (default: ${DEFAULT-VALUE}).")
     String duration;
 
-    @Option(names = "--faults", defaultValue = "crash,power-loss", split = ",",
-            description = "Fault kinds: crash, power-loss, none (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--faults", defaultValue = "all", split = ",",
+            description = "Fault kinds a run may draw from: all, none, a group (host, disk, network, clock) or names such as "
+                    + "crash, power-loss, rack-power-loss, cluster-power-loss, host-loss, new-host, master-crash, torn-writes, disk-stall, "
+                    + "slow-disk, read-error, bit-flip, misdirected-write, fsync-fail, disk-full, disk-death, message-loss, delay, duplicate, "
+                    + "partition, connection-reset, clock-skew, clock-drift, clock-step, quiet-periods (default: ${DEFAULT-VALUE}).")
     List<String> faults;
+
+    @Option(names = "--no-swarm", description = "Use every listed fault kind at even rates, instead of a per-seed random mix (swarm testing).")
+    boolean noSwarm;
+
+    @Option(names = "--plant", description = "Plant a bug in the node code to show the checkers catch it: "
+            + "ack-before-fsync, delete-unchecked, two-on-one-host, wall-clock-leases (repeatable).")
+    List<String> plants = new ArrayList<>();
+
+    @Option(names = "--trace-html", description = "Write a timeline page (hosts, faults, client operations, violations) to FILE (single seed).")
+    Path traceHtml;
 
     @Option(names = "--chunkservers", defaultValue = "5", description = "Chunkserver hosts (default: ${DEFAULT-VALUE}).")
     int chunkservers;
@@ -53,11 +66,14 @@ final class SimCommand implements Callable<Integer> {
 
     @Override public Integer call() throws Exception {
         long nanos = Durations.parseNanos(duration);
-        Set<Fault> kinds = parseFaults(faults);
+        Set<Fault> kinds = Fault.parseList(faults);
+        Set<dev.cairn.core.env.Plant> planted = EnumSet.noneOf(dev.cairn.core.env.Plant.class);
+        for (String p : plants) planted.add(dev.cairn.core.env.Plant.parse(p));
+        SimOptions base = new SimOptions(0, nanos, chunkservers, kinds, !noSwarm, planted, false);
         if ((seed == null) == (seeds == null)) throw new IllegalArgumentException("give exactly one of --seed N or --seeds A..B");
         if (checkDeterminism && seed == null) throw new IllegalArgumentException("--check-determinism takes one --seed");
         if (seed != null && checkDeterminism) {
-            SimOptions o = new SimOptions(seed, nanos, chunkservers, kinds, false);
+            SimOptions o = base.withSeed(seed);
             dev.cairn.sim.DeterminismCheck.Outcome c = dev.cairn.sim.DeterminismCheck.run(o);
             if (c.deterministic()) {
                 System.out.printf(Locale.ROOT, "seed %d is deterministic: two runs, %d events each, trace hash %s%n", seed, c.events(), c.hashA());
@@ -68,23 +84,25 @@ final class SimCommand implements Callable<Integer> {
             return 1;
         }
         if (seed != null) {
-            SimOptions o = new SimOptions(seed, nanos, chunkservers, kinds, verbose);
+            SimOptions o = base.withSeed(seed).withVerbose(verbose);
+            dev.cairn.sim.Timeline timeline = traceHtml == null ? null : new dev.cairn.sim.Timeline();
             SimResult r;
             if (trace != null) {
                 try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(trace))) {
-                    r = SimRun.run(o, w::println);
+                    r = SimRun.run(o, w::println, timeline);
                 }
             } else {
-                r = SimRun.run(o);
+                r = SimRun.run(o, null, timeline);
             }
+            if (timeline != null) Files.writeString(traceHtml, timeline.html());
             System.out.print(r.summary());
             if (!r.passed()) printFailure(r, o);
             return r.passed() ? 0 : 1;
         }
-        return sweep(nanos, kinds);
+        return sweep(base);
     }
 
-    private int sweep(long nanos, Set<Fault> kinds) throws Exception {
+    private int sweep(SimOptions base) throws Exception {
         String[] ab = seeds.split("\\.\\.");
         if (ab.length != 2) throw new IllegalArgumentException("--seeds takes A..B, e.g. 1..100");
         long a = Long.parseLong(ab[0].trim()), b = Long.parseLong(ab[1].trim());
@@ -94,30 +112,46 @@ final class SimCommand implements Callable<Integer> {
         ExecutorService pool = Executors.newFixedThreadPool(jobs);
         List<Future<SimResult>> futures = new ArrayList<>();
         for (long s = a; s <= b; s++) {
-            SimOptions o = new SimOptions(s, nanos, chunkservers, kinds, false);
-            futures.add(pool.submit(() -> SimRun.run(o)));
+            SimOptions o = base.withSeed(s);
+            futures.add(pool.submit(() -> {
+                SimResult r = SimRun.run(o);
+                return r.passed() ? r.withoutLog() : r;
+            }));
         }
         int done = 0, failed = 0;
         long virtual = 0;
         List<SimResult> failures = new ArrayList<>();
+        java.util.Map<String, Integer> kinds = new java.util.TreeMap<>();
+        java.util.Map<Fault, Long> coverage = new java.util.EnumMap<>(Fault.class);
+        long excused = 0, verified = 0;
         for (Future<SimResult> f : futures) {
             SimResult r = f.get();
             done++;
             virtual += r.virtualNanos();
+            excused += r.stats().excusedLosses;
+            verified += r.stats().verified;
+            r.faultCounts().forEach((k, c) -> coverage.merge(k, (long) c, Long::sum));
             if (!r.passed()) {
                 failed++;
                 failures.add(r);
+                r.violationKinds().forEach((k, c) -> kinds.merge(k, c, Integer::sum));
             }
-            progress(done, futures.size(), failed);
+            progress(done, futures.size(), failed, t0);
         }
         pool.shutdown();
         if (System.console() != null) System.out.println();
-        System.out.printf(Locale.ROOT, "%d seeds run, %d failed; %.0fs of virtual time in %.1fs of wall time%n",
-                done, failed, virtual / 1e9, (System.nanoTime() - t0) / 1e9);
+        double wall = (System.nanoTime() - t0) / 1e9;
+        System.out.printf(Locale.ROOT, "%d seeds run, %d failed; %.0fs of virtual time in %.1fs of wall time (%.0f× real time, %.0f seeds/min)%n",
+                done, failed, virtual / 1e9, wall, virtual / 1e9 / wall, done / wall * 60);
+        System.out.printf(Locale.ROOT, "files verified at the end: %d; lost with an excuse from the fault history: %d%n", verified, excused);
+        System.out.println("violations by kind: " + (kinds.isEmpty() ? "none" : kinds));
+        StringBuilder cov = new StringBuilder();
+        coverage.forEach((k, c) -> cov.append(cov.length() == 0 ? "" : ", ").append(k.cliName()).append(' ').append(c));
+        System.out.println("faults injected: " + (cov.length() == 0 ? "none" : cov));
         for (SimResult r : failures) {
-            System.out.println("seed " + r.seed() + ":");
+            System.out.println("seed " + r.seed() + " (" + r.mix() + "):");
             r.violations().stream().limit(5).forEach(v -> System.out.println("  " + v));
-            System.out.println("  replay: " + replay(r.seed(), nanos, kinds));
+            System.out.println("  replay: " + r.options().replayCommand());
         }
         return failed == 0 ? 0 : 1;
     }
@@ -126,38 +160,22 @@ final class SimCommand implements Callable<Integer> {
         System.out.println("last log lines:");
         List<String> log = r.recentLog();
         log.subList(Math.max(0, log.size() - 40), log.size()).forEach(l -> System.out.println("  " + l));
-        System.out.println("replay: " + replay(o.seed(), o.durationNanos(), o.faults()));
+        System.out.println("replay: " + o.replayCommand());
     }
 
-    private String replay(long s, long nanos, Set<Fault> kinds) {
-        String f = kinds.isEmpty() ? "none" : kinds.stream().map(k -> k.name().toLowerCase(Locale.ROOT).replace('_', '-')).collect(Collectors.joining(","));
-        return String.format(Locale.ROOT, "./cairn sim --seed %d --duration %ds --faults %s --chunkservers %d", s, nanos / 1_000_000_000L, f, chunkservers);
-    }
-
-    private static void progress(int done, int total, int failed) {
+    private static void progress(int done, int total, int failed, long t0) {
+        double wall = (System.nanoTime() - t0) / 1e9;
+        long eta = done == 0 ? 0 : Math.round(wall / done * (total - done));
         if (System.console() == null) {
             // not a terminal (CI, a pipe): a line per tenth instead of a redrawn bar
-            if (done == total || done % Math.max(1, total / 10) == 0) System.out.printf(Locale.ROOT, "%d/%d seeds, %d failed%n", done, total, failed);
+            if (done == total || done % Math.max(1, total / 10) == 0) System.out.printf(Locale.ROOT, "%d/%d seeds, %d failed, %.0fs%n", done, total, failed, wall);
             return;
         }
         int width = 40;
         int filled = (int) ((long) done * width / total);
-        System.out.printf(Locale.ROOT, "\r[%s%s] %d/%d seeds, %d failed", "#".repeat(filled), " ".repeat(width - filled), done, total, failed);
+        System.out.printf(Locale.ROOT, "\r[%s%s] %d/%d seeds, %d failed, eta %ds ", "#".repeat(filled), " ".repeat(width - filled), done, total, failed, eta);
         System.out.flush();
     }
 
-    static Set<Fault> parseFaults(List<String> names) {
-        Set<Fault> out = EnumSet.noneOf(Fault.class);
-        for (String n : names) {
-            String t = n.trim().toLowerCase(Locale.ROOT);
-            switch (t) {
-                case "none" -> { }
-                case "crash" -> out.add(Fault.CRASH);
-                case "power-loss", "powerloss" -> out.add(Fault.POWER_LOSS);
-                default -> throw new IllegalArgumentException("unknown fault '" + n + "' (crash, power-loss, none)");
-            }
-        }
-        return out;
-    }
 
 }

@@ -10,6 +10,7 @@ import dev.cairn.core.env.MessageHandler;
 import dev.cairn.core.env.Node;
 import dev.cairn.core.proto.Ack;
 import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.env.Plant;
 import dev.cairn.core.proto.Leases;
 import dev.cairn.core.proto.MasterProtocol.AttrReply;
 import dev.cairn.core.proto.MasterProtocol.ChunksReply;
@@ -103,6 +104,9 @@ public final class Master implements Node, MessageHandler {
     private Archiver archiver;
     private boolean ready;
 
+    /** The planner balances servers' used fractions to within this (the simulator's balance check reads it). */
+    public static final double BALANCE_SPREAD = Planner.Limits.DEFAULT.spread();
+
     public Master(Env env, MasterConfig config) {
         this.env = env;
         this.config = config;
@@ -147,6 +151,9 @@ public final class Master implements Node, MessageHandler {
     public boolean isReady() { return ready; }
 
     public int liveServers() { return registry.liveCount(); }
+
+    /** The file system's metadata, read-only use (the simulator's checkers walk it). Null until ready. */
+    public Namespace namespace() { return ready ? namespace : null; }
 
     // ---------------------------------------------------------------- dispatch
 
@@ -366,7 +373,7 @@ public final class Master implements Node, MessageHandler {
             return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude));
         }).map(lease -> {
             // writes may land until the chunkservers' windows close; the planner keeps off until then
-            leaseUntil.put(lease.chunkId, env.clock().nanoTime() + Leases.MASTER_HOLD_NANOS);
+            leaseUntil.put(lease.chunkId, leaseClock() + Leases.MASTER_HOLD_NANOS);
             return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain, f.storageClass().placement());
         });
         out.onComplete((v, e) -> leasing.remove(slot));
@@ -375,6 +382,11 @@ public final class Master implements Node, MessageHandler {
 
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
 
+    /** The clock write-lease holds are timed on: this host's monotonic clock (a planted bug uses the wall clock). */
+    private long leaseClock() {
+        return env.planted(Plant.WALL_CLOCK_LEASES) ? env.clock().wallMillis() * 1_000_000L : env.clock().nanoTime();
+    }
+
     /** Places a new replicated chunk on up to its goal of servers in distinct failure domains (the planner adds any missing later). */
     private Promise<Lease> place(ChunkRecord c, StorageClass cls, Set<String> exclude) {
         List<Server> chosen = choose(cls, exclude, cls.replicas());
@@ -382,7 +394,7 @@ public final class Master implements Node, MessageHandler {
             throw new CairnException(Status.NO_SPACE, "no live chunkserver can take chunk " + c.chunkId() + " of class " + cls
                     + (cls.disk().isEmpty() ? "" : " (it needs disk label " + cls.disk() + ")"));
         }
-        assert distinctDomains(chosen, cls.domain()) : "two copies of one chunk in one failure domain";
+        assert env.planted(Plant.TWO_ON_ONE_HOST) || distinctDomains(chosen, cls.domain()) : "two copies of one chunk in one failure domain";
         List<Promise<Ack>> calls = new ArrayList<>();
         for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0)));
         return settle(c, List.copyOf(chosen), calls);
@@ -406,6 +418,7 @@ public final class Master implements Node, MessageHandler {
                 if (strict && !cls.disk().isEmpty() && !cls.disk().equals(s.topology.disk())) continue;
                 if (chosen.contains(s) || !s.acceptsChunks(Planner.Limits.DEFAULT.fullFraction())) continue;
                 if (domains.add(s.domain(cls.domain()))) chosen.add(s);
+                if (env.planted(Plant.TWO_ON_ONE_HOST) && chosen.size() < n && chosen.get(chosen.size() - 1) == s) chosen.add(s);
             }
         }
         return chosen;
@@ -444,7 +457,7 @@ public final class Master implements Node, MessageHandler {
         return version.flatMap(next -> {
             for (Holder h : registry.holders(c.chunkId())) registry.removeLocation(c.chunkId(), h.server().id);
             List<Server> chosen = List.copyOf(candidates);
-            assert distinctDomains(chosen, cls.domain()) : "two parts of one chunk in one failure domain";
+            assert env.planted(Plant.TWO_ON_ONE_HOST) || distinctDomains(chosen, cls.domain()) : "two parts of one chunk in one failure domain";
             List<Promise<Ack>> calls = new ArrayList<>();
             for (int p = 0; p < chosen.size(); p++) {
                 int part = p;
@@ -543,7 +556,8 @@ public final class Master implements Node, MessageHandler {
             grace = false;
             log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
         }
-        leaseUntil.values().removeIf(until -> until - now <= 0);
+        long leaseNow = leaseClock();
+        leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
         Set<Long> skip = new HashSet<>(moving);
         skip.addAll(leaseUntil.keySet());
         Set<Long> leasingInodes = new HashSet<>();
@@ -554,8 +568,15 @@ public final class Master implements Node, MessageHandler {
             InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
             if (leasingInodes.contains(c.inode())) skip.add(c.chunkId());
             if (c.isNew() && registry.holders(c.chunkId()).isEmpty()) return true; // allocated, never written
-            states.add(new Planner.ChunkState(c.chunkId(), c.version(), f.storageClass(), registry.holders(c.chunkId()),
-                    registry.staleHolders(c.chunkId())));
+            List<Holder> holders = registry.holders(c.chunkId());
+            List<Server> staleHolders = registry.staleHolders(c.chunkId());
+            if (env.planted(Plant.DELETE_UNCHECKED) && !f.storageClass().isEc() && !staleHolders.isEmpty()) {
+                // the planted bug: every copy counts as current, so tidying may keep a stale one and drop a current one
+                holders = new ArrayList<>(holders);
+                for (Server s : staleHolders) holders.add(new Holder(s, 0));
+                staleHolders = List.of();
+            }
+            states.add(new Planner.ChunkState(c.chunkId(), c.version(), f.storageClass(), holders, staleHolders));
             return true;
         });
         Planner.Plan plan = Planner.plan(registry.live(), states, busy, skip, Planner.Limits.DEFAULT, true);

@@ -1,59 +1,395 @@
 package dev.cairn.sim;
 
+import dev.cairn.core.chunk.ChunkFormat;
 import dev.cairn.sim.SimOptions.Fault;
+import dev.cairn.sim.runtime.SimDisk;
 import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.runtime.SimNetwork;
 import dev.cairn.sim.runtime.Simulation;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.TreeSet;
 
 /**
- * Injects the enabled faults on chunkservers at random moments until {@code end}, never taking down more
- * than {@link #MAX_DOWN} at once, and restarts every downed host at the end so the run can be judged.
+ * Injects faults from the run's mix at random moments until {@code end}, recording each in the
+ * {@link FaultHistory}. Never more than {@link #MAX_DOWN} chunkservers are down at once outside a
+ * cluster-wide power loss, never more than {@link #MAX_HOSTS_LOST} lost for good beyond those that
+ * joined, so that every class the workload writes can still be placed. At the end every transient fault
+ * is healed and every downed host restarted, so the run can be judged.
  */
 final class FaultInjector {
     static final int MAX_DOWN = 2;
-    static final long MEAN_GAP_NANOS = 2_000_000_000L;
+    static final int MAX_HOSTS_LOST = 1;
+    static final int MAX_NEW_HOSTS = 2;
+    static final int MAX_DISK_DEATHS = 1;
+    static final int MAX_CLUSTER_POWER_LOSSES = 2;
+    /** Mean gap between faults at intensity 1. */
+    static final long MEAN_GAP_NANOS = 1_500_000_000L;
     static final long MIN_DOWNTIME_NANOS = 200_000_000L;
     static final long MAX_DOWNTIME_NANOS = 8_000_000_000L;
+    /** Transient conditions (slowness, loss rates, partitions, full disks) last this long at most. */
+    static final long MAX_EPISODE_NANOS = 15_000_000_000L;
+    static final long MAX_STALL_NANOS = 60_000_000_000L;
+    static final long MAX_STEP_MILLIS = 3 * 3600_000L;
+    static final long MAX_DRIFT_PPM = 200;
+    /** Quiet periods: faults run for a while, then pause (transient ones healed). */
+    static final long MIN_ACTIVE_NANOS = 5_000_000_000L, MAX_ACTIVE_NANOS = 15_000_000_000L;
+    static final long MIN_QUIET_NANOS = 3_000_000_000L, MAX_QUIET_NANOS = 8_000_000_000L;
 
-    private final Simulation sim;
-    private final List<SimHost> targets;
-    private final List<Fault> kinds;
-    private final long end;
-    private int injected;
+    /** A seed's fault mix: the kinds it injects and their relative weights (swarm testing). */
+    record Mix(EnumMap<Fault, Integer> weights) {
+        boolean has(Fault f) { return weights.containsKey(f); }
 
-    FaultInjector(Simulation sim, List<SimHost> targets, Set<Fault> kinds, long end) {
-        this.sim = sim;
-        this.targets = targets;
-        this.kinds = new ArrayList<>(kinds);
-        this.end = end;
+        /** Each kind of the pool is on with probability one half (at least one), at weight 1, 2 or 4. */
+        static Mix draw(Set<Fault> pool, boolean swarm, SplittableRandom rnd) {
+            EnumMap<Fault, Integer> w = new EnumMap<>(Fault.class);
+            List<Fault> kinds = new ArrayList<>(pool);
+            for (Fault f : kinds) {
+                boolean on = !swarm || rnd.nextBoolean();
+                int weight = 1 << rnd.nextInt(3);
+                if (on) w.put(f, swarm ? weight : 1);
+            }
+            if (w.isEmpty() && !kinds.isEmpty()) w.put(kinds.get(rnd.nextInt(kinds.size())), 1);
+            return new Mix(w);
+        }
+
+        @Override public String toString() {
+            StringBuilder sb = new StringBuilder();
+            for (Map.Entry<Fault, Integer> e : weights.entrySet()) {
+                sb.append(sb.length() == 0 ? "" : " ").append(e.getKey().cliName());
+                if (e.getValue() > 1) sb.append('×').append(e.getValue());
+            }
+            return sb.length() == 0 ? "none" : sb.toString();
+        }
     }
 
-    int injected() { return injected; }
+    private final Simulation sim;
+    private final SimCluster cluster;
+    private final SimNetwork net;
+    private final Mix mix;
+    private final FaultHistory history;
+    private final long end;
+    private final SplittableRandom rnd;
+    /** Injectable kinds (the modifiers set at the start are not drawn again). */
+    private final List<Fault> drawable = new ArrayList<>();
+    private int totalWeight;
+    /** Hosts whose disks had failures the chunkserver fails a disk for until restarted. */
+    private final TreeSet<String> sickDisks = new TreeSet<>();
+    private int hostsLost, newHosts, diskDeaths, clusterPowerLosses;
+    private boolean quiet;
+
+    FaultInjector(Simulation sim, SimCluster cluster, Mix mix, FaultHistory history, long end) {
+        this.sim = sim;
+        this.cluster = cluster;
+        this.net = cluster.world().network();
+        this.mix = mix;
+        this.history = history;
+        this.end = end;
+        this.rnd = sim.random().split();
+        for (Map.Entry<Fault, Integer> e : mix.weights().entrySet()) {
+            Fault f = e.getKey();
+            if (f == Fault.TORN_WRITES || f == Fault.CLOCK_SKEW || f == Fault.CLOCK_DRIFT || f == Fault.QUIET_PERIODS) continue;
+            drawable.add(f);
+            totalWeight += e.getValue();
+        }
+    }
+
+    /** Modifiers that hold for the whole run: torn writes and clock drift (skew is set when hosts are made). */
+    void setUp() {
+        if (mix.has(Fault.TORN_WRITES)) {
+            for (SimHost h : sim.hosts()) h.setTornWrites(true);
+            history.record(sim.now(), Fault.TORN_WRITES, "all", "power losses tear unsynced sectors");
+        }
+        if (mix.has(Fault.CLOCK_DRIFT)) {
+            for (SimHost h : sim.hosts()) {
+                long ppm = rnd.nextLong(-MAX_DRIFT_PPM, MAX_DRIFT_PPM + 1);
+                h.setDriftPpm(ppm);
+                history.record(sim.now(), Fault.CLOCK_DRIFT, h.name(), ppm + " ppm");
+            }
+        }
+        if (mix.has(Fault.CLOCK_SKEW)) history.record(sim.now(), Fault.CLOCK_SKEW, "all", "wall clocks up to 2 h apart");
+    }
 
     void start(long firstAt) {
-        if (!kinds.isEmpty()) sim.at(firstAt, null, Simulation.Kind.FAULT, 0, this::inject);
+        if (drawable.isEmpty()) return;
+        sim.at(firstAt, null, Simulation.Kind.FAULT, 0, this::inject);
+        if (mix.has(Fault.QUIET_PERIODS)) sim.at(firstAt + between(MIN_ACTIVE_NANOS, MAX_ACTIVE_NANOS), null, Simulation.Kind.FAULT, 3, this::quietBegins);
+    }
+
+    private long between(long lo, long hi) { return lo + rnd.nextLong(hi - lo); }
+
+    private void quietBegins() {
+        if (sim.now() >= end) return;
+        quiet = true;
+        healTransient();
+        history.record(sim.now(), Fault.QUIET_PERIODS, "all", "faults paused");
+        sim.at(between(MIN_QUIET_NANOS, MAX_QUIET_NANOS), null, Simulation.Kind.FAULT, 4, () -> {
+            quiet = false;
+            sim.at(between(MIN_ACTIVE_NANOS, MAX_ACTIVE_NANOS), null, Simulation.Kind.FAULT, 3, this::quietBegins);
+        });
     }
 
     private void inject() {
         if (sim.now() >= end) return;
-        int down = 0;
-        for (SimHost h : targets) if (!h.isUp()) down++;
-        SimHost h = targets.get(sim.random().nextInt(targets.size()));
-        if (h.isUp() && down < MAX_DOWN) {
-            Fault f = kinds.get(sim.random().nextInt(kinds.size()));
-            injected++;
-            if (f == Fault.CRASH) h.crash(); else h.powerLoss();
-            long downtime = MIN_DOWNTIME_NANOS + sim.random().nextLong(MAX_DOWNTIME_NANOS - MIN_DOWNTIME_NANOS);
-            sim.at(downtime, null, Simulation.Kind.FAULT, h.index(), () -> { if (!h.isUp()) h.start(); });
+        if (!quiet) {
+            int draw = rnd.nextInt(totalWeight);
+            Fault f = null;
+            for (Fault k : drawable) {
+                draw -= mix.weights().get(k);
+                if (draw < 0) { f = k; break; }
+            }
+            apply(f);
         }
-        long gap = (long) (-StrictMath.log(1 - sim.random().nextDouble()) * MEAN_GAP_NANOS);
+        long gap = (long) (-StrictMath.log(1 - rnd.nextDouble()) * MEAN_GAP_NANOS);
         sim.at(Math.max(1, gap), null, Simulation.Kind.FAULT, 1, this::inject);
     }
 
-    /** Faults are over: bring everything back. */
+    // ---------------------------------------------------------------- the faults
+
+    private void apply(Fault f) {
+        switch (f) {
+            case CRASH -> downOne(f, false);
+            case POWER_LOSS -> downOne(f, true);
+            case RACK_POWER_LOSS -> rackPowerLoss();
+            case CLUSTER_POWER_LOSS -> clusterPowerLoss();
+            case HOST_LOSS -> hostLoss();
+            case NEW_HOST -> newHost();
+            case MASTER_CRASH -> masterCrash();
+            case DISK_STALL -> withDisk(f, (h, d) -> {
+                long nanos = between(1_000_000_000L, MAX_STALL_NANOS);
+                h.stallDisk(d, nanos);
+                return (nanos / 1_000_000) + " ms";
+            });
+            case SLOW_DISK -> withDisk(f, (h, d) -> {
+                int factor = 5 + rnd.nextInt(46);
+                h.slowDisk(d, factor);
+                sim.at(between(1_000_000_000L, MAX_EPISODE_NANOS), null, Simulation.Kind.FAULT, 5, () -> h.slowDisk(d, 1));
+                return factor + "× slower";
+            });
+            case READ_ERROR -> withDisk(f, (h, d) -> {
+                int n = 1 + rnd.nextInt(3);
+                h.failReads(d, n);
+                sickDisks.add(h.name());
+                return "next " + n + " reads fail";
+            });
+            case BIT_FLIP -> bitFlip();
+            case MISDIRECTED_WRITE -> withDisk(f, (h, d) -> {
+                h.misdirectWrites(d, 1);
+                sickDisks.add(h.name());
+                return "next write lands a sector off";
+            });
+            case FSYNC_FAIL -> withDisk(f, (h, d) -> {
+                h.failSyncs(d, 1);
+                sickDisks.add(h.name());
+                return "next fsync fails";
+            });
+            case DISK_FULL -> withDisk(f, (h, d) -> {
+                long used = h.diskOrNull(d) == null ? 0 : h.diskOrNull(d).usedBytes();
+                h.setDiskCapacity(d, used + rnd.nextLong(1 << 20));
+                sim.at(between(1_000_000_000L, MAX_EPISODE_NANOS), null, Simulation.Kind.FAULT, 6, () -> h.setDiskCapacity(d, Long.MAX_VALUE));
+                return "full at " + used + " bytes";
+            });
+            case DISK_DEATH -> diskDeath();
+            case MESSAGE_LOSS -> netEpisode(f, () -> net.setRates(1_000 + rnd.nextLong(20_000), 0, 0), "messages lost");
+            case DELAY -> netEpisode(f, () -> net.setRates(0, 10_000 + rnd.nextLong(50_000), 0), "delay spikes");
+            case DUPLICATE -> netEpisode(f, () -> net.setRates(0, 0, 5_000 + rnd.nextLong(20_000)), "duplicates");
+            case PARTITION -> partition();
+            case CONNECTION_RESET -> {
+                if (net.resetOne(rnd.nextInt())) history.record(sim.now(), f, "network", "a connection reset");
+            }
+            case CLOCK_STEP -> {
+                List<SimHost> all = sim.hosts();
+                SimHost h = all.get(rnd.nextInt(all.size()));
+                long millis = rnd.nextLong(-MAX_STEP_MILLIS, MAX_STEP_MILLIS + 1);
+                h.stepWallClock(millis);
+                history.record(sim.now(), f, h.name(), "wall clock " + (millis >= 0 ? "+" : "") + millis + " ms");
+            }
+            default -> throw new IllegalStateException("not drawable: " + f);
+        }
+    }
+
+    private int down() {
+        int n = 0;
+        for (SimHost h : cluster.chunkservers()) if (!h.isUp() && !h.isLost()) n++;
+        return n;
+    }
+
+    private List<SimHost> upChunkservers() {
+        List<SimHost> out = new ArrayList<>();
+        for (SimHost h : cluster.chunkservers()) if (h.isUp()) out.add(h);
+        return out;
+    }
+
+    private void downOne(Fault f, boolean power) {
+        List<SimHost> up = upChunkservers();
+        if (up.isEmpty() || down() >= MAX_DOWN) return;
+        SimHost h = up.get(rnd.nextInt(up.size()));
+        if (power) h.powerLoss(); else h.crash();
+        history.record(sim.now(), f, h.name(), power ? "power lost" : "process killed");
+        restartLater(h);
+    }
+
+    private void restartLater(SimHost h) {
+        long downtime = between(MIN_DOWNTIME_NANOS, MAX_DOWNTIME_NANOS);
+        sim.at(downtime, null, Simulation.Kind.FAULT, h.index(), () -> { if (!h.isUp() && !h.isLost()) h.start(); });
+    }
+
+    private void rackPowerLoss() {
+        if (down() > 0) return;
+        String rack = "rack" + rnd.nextInt(cluster.racks());
+        List<SimHost> hit = new ArrayList<>();
+        for (SimHost h : upChunkservers()) if (cluster.rackOf(h).equals(rack)) hit.add(h);
+        if (hit.isEmpty() || hit.size() > MAX_DOWN) return;
+        for (SimHost h : hit) {
+            h.powerLoss();
+            restartLater(h);
+        }
+        history.record(sim.now(), Fault.RACK_POWER_LOSS, rack, hit.size() + " chunkservers");
+    }
+
+    private void clusterPowerLoss() {
+        if (clusterPowerLosses >= MAX_CLUSTER_POWER_LOSSES) return;
+        clusterPowerLosses++;
+        List<SimHost> hit = new ArrayList<>();
+        hit.add(cluster.master());
+        for (SimHost h : cluster.chunkservers()) if (h.isUp()) hit.add(h);
+        for (SimHost h : hit) h.powerLoss();
+        long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
+        sim.at(downtime, null, Simulation.Kind.FAULT, 7, () -> {
+            for (SimHost h : hit) if (!h.isUp() && !h.isLost()) h.start();
+        });
+        history.record(sim.now(), Fault.CLUSTER_POWER_LOSS, "cluster", hit.size() + " hosts");
+    }
+
+    private void hostLoss() {
+        if (hostsLost >= MAX_HOSTS_LOST + newHosts) return;
+        List<SimHost> candidates = new ArrayList<>();
+        for (SimHost h : cluster.chunkservers()) if (!h.isLost()) candidates.add(h);
+        if (candidates.size() <= SimCluster.MIN_LIVE_CHUNKSERVERS) return;
+        SimHost h = candidates.get(rnd.nextInt(candidates.size()));
+        for (String d : h.diskNames()) for (long id : GroundTruth.chunkIds(h, d)) history.destroyed(id, h.name());
+        h.destroy();
+        hostsLost++;
+        history.record(sim.now(), Fault.HOST_LOSS, h.name(), "lost for good with its disks");
+    }
+
+    private void newHost() {
+        if (newHosts >= MAX_NEW_HOSTS) return;
+        newHosts++;
+        SimHost h = cluster.addChunkserver();
+        if (mix.has(Fault.TORN_WRITES)) h.setTornWrites(true);
+        history.record(sim.now(), Fault.NEW_HOST, h.name(), "joined empty");
+    }
+
+    private void masterCrash() {
+        SimHost m = cluster.master();
+        if (!m.isUp()) return;
+        boolean power = rnd.nextBoolean();
+        if (power) m.powerLoss(); else m.crash();
+        long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
+        sim.at(downtime, null, Simulation.Kind.FAULT, 8, () -> { if (!m.isUp()) m.start(); });
+        history.record(sim.now(), Fault.MASTER_CRASH, m.name(), power ? "power lost" : "process killed");
+    }
+
+    private interface DiskFault { String apply(SimHost h, String disk); }
+
+    /** Applies a fault to a random disk of a random live chunkserver. */
+    private void withDisk(Fault f, DiskFault fault) {
+        List<SimHost> up = upChunkservers();
+        if (up.isEmpty()) return;
+        SimHost h = up.get(rnd.nextInt(up.size()));
+        List<String> disks = h.diskNames();
+        if (disks.isEmpty()) return;
+        String d = disks.get(rnd.nextInt(disks.size()));
+        if (h.diskOrNull(d).isDead()) return;
+        history.record(sim.now(), f, h.name() + "/" + d, fault.apply(h, d));
+    }
+
+    private void bitFlip() {
+        List<SimHost> hosts = new ArrayList<>();
+        for (SimHost h : cluster.chunkservers()) if (!h.isLost()) hosts.add(h);
+        SimHost h = hosts.get(rnd.nextInt(hosts.size()));
+        List<String> disks = h.diskNames();
+        if (disks.isEmpty()) return;
+        String d = disks.get(rnd.nextInt(disks.size()));
+        SimDisk disk = h.diskOrNull(d);
+        List<String> files = new ArrayList<>();
+        for (String file : disk.files()) if (ChunkFormat.chunkIdOf(file) >= 0) files.add(file);
+        if (files.isEmpty() || disk.isDead()) return;
+        String file = files.get(rnd.nextInt(files.size()));
+        byte[] bytes = disk.peek(file);
+        if (bytes.length <= ChunkFormat.DATA_OFFSET) return;
+        long offset = ChunkFormat.DATA_OFFSET + rnd.nextLong(bytes.length - ChunkFormat.DATA_OFFSET);
+        h.flipBit(d, file, offset, rnd.nextInt(8));
+        history.destroyed(ChunkFormat.chunkIdOf(file), h.name());
+        history.record(sim.now(), Fault.BIT_FLIP, h.name() + "/" + d, file + " byte " + offset);
+    }
+
+    private void diskDeath() {
+        if (diskDeaths >= MAX_DISK_DEATHS) return;
+        List<SimHost> hosts = new ArrayList<>();
+        for (SimHost h : cluster.chunkservers()) if (!h.isLost() && h.diskNames().size() > 1) hosts.add(h);
+        if (hosts.isEmpty()) return;
+        SimHost h = hosts.get(rnd.nextInt(hosts.size()));
+        List<String> disks = h.diskNames();
+        String d = disks.get(rnd.nextInt(disks.size()));
+        for (String other : disks) if (!other.equals(d) && h.diskOrNull(other).isDead()) return; // keep one disk per host alive
+        diskDeaths++;
+        for (long id : GroundTruth.chunkIds(h, d)) history.destroyed(id, h.name());
+        h.killDisk(d);
+        history.record(sim.now(), Fault.DISK_DEATH, h.name() + "/" + d, "dead for good");
+    }
+
+    private void netEpisode(Fault f, Runnable set, String what) {
+        set.run();
+        long nanos = between(1_000_000_000L, MAX_EPISODE_NANOS);
+        sim.at(nanos, null, Simulation.Kind.FAULT, 9, () -> net.setRates(0, 0, 0));
+        history.record(sim.now(), f, "network", what + " for " + nanos / 1_000_000 + " ms");
+    }
+
+    private void partition() {
+        List<SimHost> all = new ArrayList<>();
+        for (SimHost h : sim.hosts()) if (!h.isLost()) all.add(h);
+        SimHost a = all.get(rnd.nextInt(all.size()));
+        SimHost b = all.get(rnd.nextInt(all.size()));
+        if (a == b) return;
+        boolean both = rnd.nextBoolean();
+        net.partition(a, b, both);
+        long nanos = between(1_000_000_000L, MAX_EPISODE_NANOS);
+        sim.at(nanos, null, Simulation.Kind.FAULT, 10, net::healPartitions);
+        history.record(sim.now(), Fault.PARTITION, a.name() + (both ? "<->" : "->") + b.name(), "for " + nanos / 1_000_000 + " ms");
+    }
+
+    // ---------------------------------------------------------------- healing
+
+    /** Ends transient faults: network rates and partitions, disk slowness, stalls and capacity; downed hosts restart. */
+    private void healTransient() {
+        net.setRates(0, 0, 0);
+        net.healPartitions();
+        for (SimHost h : sim.hosts()) {
+            if (h.isLost()) continue;
+            h.healDisks();
+            if (!h.isUp()) h.start();
+        }
+    }
+
+    /**
+     * Faults are over: heal everything transient, and restart the chunkservers whose disks saw read
+     * errors, failed fsyncs or misdirected writes (a chunkserver keeps such a disk failed until it
+     * restarts: the operator's part).
+     */
     void healAll() {
-        for (SimHost h : targets) if (!h.isUp()) h.start();
+        quiet = true;
+        healTransient();
+        for (SimHost h : cluster.chunkservers()) {
+            if (sickDisks.contains(h.name()) && h.isUp()) {
+                h.crash();
+                h.start();
+            }
+        }
     }
 }

@@ -19,12 +19,16 @@ public final class SimCluster {
     /** Wall clocks of hosts are spread over this much either side (skew must be harmless). */
     static final long MAX_WALL_SKEW_MILLIS = 2 * 3600_000L;
     static final long CAPACITY_BYTES = 1L << 40;
+    /** Chunkservers a sweep never goes below: the widest class the workload writes (ec(2,2), ec(3,1)) needs four. */
+    static final int MIN_LIVE_CHUNKSERVERS = 4;
 
     private final SimWorld world;
     private final Address masterAddr = new Address("master", MASTER_PORT);
     private final List<String> volumes;
     private final long capacityBytes;
     private final List<String> diskLabels;
+    private final int racks;
+    private final boolean skewClocks;
     private final SimHost master;
     private final List<SimHost> chunkservers = new ArrayList<>();
     private final SimHost client;
@@ -40,10 +44,21 @@ public final class SimCluster {
 
     /** ... and chunkserver i carrying disk label {@code diskLabels.get(i)} (unlabelled past the list's end). */
     public SimCluster(SimWorld world, int chunkserverCount, List<String> volumes, long capacityBytes, List<String> diskLabels) {
+        this(world, chunkserverCount, volumes, capacityBytes, diskLabels, 1, true);
+    }
+
+    /**
+     * ... chunkserver i in rack {@code i % racks}, and wall clocks skewed by up to two hours either way
+     * (or all alike if {@code skewClocks} is false).
+     */
+    public SimCluster(SimWorld world, int chunkserverCount, List<String> volumes, long capacityBytes, List<String> diskLabels,
+                      int racks, boolean skewClocks) {
         this.world = world;
         this.volumes = List.copyOf(volumes);
         this.capacityBytes = capacityBytes;
         this.diskLabels = List.copyOf(diskLabels);
+        this.racks = racks;
+        this.skewClocks = skewClocks;
         this.master = world.addHost("master", masterAddr, skew(), env -> new Master(env, MasterConfig.defaults(masterAddr)));
         for (int i = 1; i <= chunkserverCount; i++) newChunkserver();
         this.client = world.addHost("client", new Address("client", 7300), skew(), env -> new CairnClient(env, masterAddr));
@@ -53,7 +68,7 @@ public final class SimCluster {
         int i = chunkservers.size();
         String id = "cs" + (i + 1);
         Address a = new Address(id, CHUNK_PORT);
-        Topology topology = new Topology(id, "rack0", i < diskLabels.size() ? diskLabels.get(i) : "");
+        Topology topology = new Topology(id, "rack" + (i % racks), i < diskLabels.size() ? diskLabels.get(i) : "");
         SimHost h = world.addHost(id, a, skew(), env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, volumes, capacityBytes,
                 topology, ChunkServerConfig.DEFAULT_SCRUB_BYTES_PER_SECOND)));
         chunkservers.add(h);
@@ -68,8 +83,20 @@ public final class SimCluster {
     }
 
     private long skew() {
-        return world.sim().random().nextLong(-MAX_WALL_SKEW_MILLIS, MAX_WALL_SKEW_MILLIS + 1);
+        long draw = world.sim().random().nextLong(-MAX_WALL_SKEW_MILLIS, MAX_WALL_SKEW_MILLIS + 1);
+        return skewClocks ? draw : 0;
     }
+
+    /** The rack chunkserver {@code h} stands in. */
+    public String rackOf(SimHost h) { return "rack" + (chunkservers.indexOf(h) % racks); }
+
+    public int racks() { return racks; }
+
+    public List<String> volumes() { return volumes; }
+
+    public long capacityBytes() { return capacityBytes; }
+
+    public SimWorld world() { return world; }
 
     public void startAll() {
         master.start();

@@ -1,22 +1,53 @@
 package dev.cairn.sim;
 
+import dev.cairn.sim.SimOptions.Fault;
+import dev.cairn.sim.runtime.Simulation;
 import dev.cairn.sim.workload.Workload;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /** The outcome of one simulated run. */
-public record SimResult(long seed, String traceHash, long events, long virtualNanos, long wallNanos,
-                        int faults, Workload.Stats stats, List<String> violations, List<String> recentLog) {
+public record SimResult(long seed, SimOptions options, String mix, String traceHash, long events, long virtualNanos, long wallNanos,
+                        Map<Fault, Integer> faultCounts, Workload.Stats stats, int chunksAudited,
+                        List<String> violations, List<String> recentLog) {
+    public SimResult {
+        faultCounts = new EnumMap<>(faultCounts.isEmpty() ? new EnumMap<>(Fault.class) : faultCounts);
+    }
+
     public boolean passed() { return violations.isEmpty(); }
+
+    /** The same result without the log lines (a sweep keeps thousands of passing results). */
+    public SimResult withoutLog() {
+        return new SimResult(seed, options, mix, traceHash, events, virtualNanos, wallNanos, faultCounts, stats, chunksAudited, violations, List.of());
+    }
+
+    public int faults() {
+        int n = 0;
+        for (int c : faultCounts.values()) n += c;
+        return n;
+    }
+
+    /** Violations counted by kind (durability, corrupt-read, convergence, garbage, balance, liveness, ...). */
+    public Map<String, Integer> violationKinds() {
+        Map<String, Integer> out = new TreeMap<>();
+        for (String v : violations) out.merge(Simulation.kindOf(v), 1, Integer::sum);
+        return out;
+    }
 
     /** The human summary printed by {@code cairn sim}. */
     public String summary() {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "seed %d: %s%n", seed, passed() ? "PASS" : "FAIL"));
-        sb.append(String.format(Locale.ROOT, "  virtual time %.1fs, wall time %.2fs, %d events, %d faults%n",
-                virtualNanos / 1e9, wallNanos / 1e9, events, faults));
-        sb.append(String.format(Locale.ROOT, "  files: %d written (%d erasure-coded, %d failed, %d syncs mid-file), %d bytes acknowledged; %d reads (%d errors); %d removes; %d verified at the end%n",
-                stats.commits, stats.ecCommits, stats.writeFailures, stats.midSyncs, stats.bytesCommitted, stats.reads, stats.readErrors, stats.removes, stats.verified));
+        sb.append(String.format(Locale.ROOT, "  fault mix: %s%s%n", mix,
+                options.plants().isEmpty() ? "" : "; planted: " + options.plants().stream().map(p -> p.cliName()).toList()));
+        sb.append(String.format(Locale.ROOT, "  virtual time %.1fs, wall time %.2fs, %d events, %d faults %s%n",
+                virtualNanos / 1e9, wallNanos / 1e9, events, faults(), faultCounts));
+        sb.append(String.format(Locale.ROOT, "  files: %d written (%d erasure-coded, %d failed, %d syncs mid-file), %d bytes acknowledged; %d reads (%d errors); %d removes; %d verified at the end, %d lost with an excuse; %d probed; %d chunks audited%n",
+                stats.commits, stats.ecCommits, stats.writeFailures, stats.midSyncs, stats.bytesCommitted, stats.reads, stats.readErrors,
+                stats.removes, stats.verified, stats.excusedLosses, stats.probed, chunksAudited));
         for (String v : violations) sb.append("  VIOLATION ").append(v).append('\n');
         sb.append("  trace hash ").append(traceHash).append('\n');
         return sb.toString();

@@ -1,15 +1,20 @@
 package dev.cairn.sim;
 
+import dev.cairn.sim.SimOptions.Fault;
 import dev.cairn.sim.runtime.SimHost;
 import dev.cairn.sim.runtime.SimWorld;
 import dev.cairn.sim.runtime.Simulation;
 import dev.cairn.sim.workload.Oracle;
 import dev.cairn.sim.workload.Workload;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * One seeded run: start the cluster, run the workload with faults, stop the faults and restart every
- * host, wait for the cluster to settle, then read back everything that was acknowledged.
+ * One seeded run: draw the seed's fault mix, start the cluster, run the workload with faults, stop the
+ * faults and bring every host back, then judge: every acknowledged file reads back (or its loss is
+ * excused by the fault history), a fresh file of every class can be written and read (liveness), and
+ * within a bounded time the disks' ground truth shows every chunk at exactly its goal, no garbage, and
+ * usage balanced ({@link Auditor}).
  */
 public final class SimRun {
     /** When the workload starts (chunkservers have registered by then). */
@@ -17,62 +22,87 @@ public final class SimRun {
     static final long FIRST_FAULT_NANOS = 2_000_000_000L;
     /** Quiet time after the faults stop, before the final check. */
     static final long SETTLE_NANOS = 10_000_000_000L;
-    /** The final check must finish within this much virtual time. */
+    /** The read-back and the liveness probe must finish within this much virtual time. */
     static final long VERIFY_LIMIT_NANOS = 300_000_000_000L;
-    /** After the read-back, every readable chunk must be back at its goal (and no extras left) within this. */
-    static final long REDUNDANCY_LIMIT_NANOS = 200_000_000_000L;
+    /** After the probe, the ground truth must converge (goal, no garbage, balance) within this. */
+    static final long CONVERGENCE_LIMIT_NANOS = 200_000_000_000L;
+    static final long AUDIT_EVERY_NANOS = 1_000_000_000L;
+    /** Every chunkserver advertises this much (small enough that balance is measurable). */
+    static final long CAPACITY_BYTES = 1L << 30;
+    static final List<String> DISKS = List.of("disk0", "disk1");
+    static final int RACKS = 3;
 
     private SimRun() {}
 
-    public static SimResult run(SimOptions o) { return run(o, null); }
+    public static SimResult run(SimOptions o) { return run(o, null, null); }
 
-    /** Runs a seed; {@code trace} (if not null) receives one line per executed event. */
-    public static SimResult run(SimOptions o, Consumer<String> trace) {
+    public static SimResult run(SimOptions o, Consumer<String> trace) { return run(o, trace, null); }
+
+    /**
+     * Runs a seed; {@code trace} (if not null) receives one line per executed event, {@code timeline}
+     * (if not null) the run's faults, client operations and verdicts for the HTML page.
+     */
+    public static SimResult run(SimOptions o, Consumer<String> trace, Timeline timeline) {
         long wallStart = System.nanoTime();
         Simulation sim = new Simulation(o.seed());
         if (trace != null) sim.traceTo(trace);
+        sim.plant(o.plants());
+        FaultInjector.Mix mix = FaultInjector.Mix.draw(o.faults(), o.swarm(), sim.random().split());
         SimWorld world = new SimWorld(sim, o.verbose());
-        SimCluster cluster = new SimCluster(world, o.chunkservers());
+        SimCluster cluster = new SimCluster(world, o.chunkservers(), DISKS, CAPACITY_BYTES, List.of(), RACKS, mix.has(Fault.CLOCK_SKEW));
+        FaultHistory history = new FaultHistory();
+        sim.onDamage((h, disk, file) -> {
+            long id = dev.cairn.core.chunk.ChunkFormat.chunkIdOf(file);
+            if (id >= 0) history.destroyed(id, h.name());
+        });
         Oracle oracle = new Oracle();
+        Auditor auditor = new Auditor(cluster, history, oracle::committedPaths);
         long end = WORKLOAD_START_NANOS + o.durationNanos();
-        FaultInjector faults = new FaultInjector(sim, cluster.chunkservers(), o.faults(), end);
+        FaultInjector faults = new FaultInjector(sim, cluster, mix, history, end);
         cluster.startAll();
+        faults.setUp();
         SimHost clientHost = cluster.clientHost();
         Workload[] workload = new Workload[1];
         boolean[] verified = {false};
+        Auditor.Report[] lastAudit = {null};
         sim.at(WORKLOAD_START_NANOS, clientHost, Simulation.Kind.CHECK, 0, () -> {
             workload[0] = new Workload(sim, cluster.client(), clientHost.env().scheduler(), oracle, sim.random().split(), end);
+            workload[0].lossExcused(auditor::fileLossExcused);
+            if (timeline != null) workload[0].observe(timeline::operation);
             workload[0].start(() -> { });
         });
         faults.start(FIRST_FAULT_NANOS);
         sim.at(end, null, Simulation.Kind.FAULT, 2, faults::healAll);
-        sim.at(end + SETTLE_NANOS, clientHost, Simulation.Kind.CHECK, 1, () -> workload[0].verifyAll(() -> {
+        sim.at(end + SETTLE_NANOS, clientHost, Simulation.Kind.CHECK, 1, () -> workload[0].verifyAll(() -> workload[0].probe(() -> {
             verified[0] = true;
-            awaitRedundancy(sim, cluster, sim.now() + REDUNDANCY_LIMIT_NANOS);
-        }));
-        sim.runUntil(end + SETTLE_NANOS + VERIFY_LIMIT_NANOS);
-        if (!verified[0]) sim.violation("the final read-back did not finish within " + VERIFY_LIMIT_NANOS / 1_000_000_000L + "s of virtual time");
-        return new SimResult(o.seed(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
-                faults.injected(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
-                sim.violations(), world.recentLog());
+            awaitConvergence(sim, cluster, auditor, lastAudit, sim.now() + CONVERGENCE_LIMIT_NANOS);
+        })));
+        sim.runUntil(end + SETTLE_NANOS + VERIFY_LIMIT_NANOS + CONVERGENCE_LIMIT_NANOS);
+        if (!verified[0]) sim.violation("liveness", "the final read-back did not finish within " + VERIFY_LIMIT_NANOS / 1_000_000_000L + "s of virtual time");
+        if (timeline != null) timeline.finish(sim, history, cluster);
+        Auditor.Report a = lastAudit[0];
+        return new SimResult(o.seed(), o, mix.toString(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
+                history.counts(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
+                a == null ? 0 : a.chunksChecked(), sim.violations(), world.recentLog());
     }
 
     /**
-     * The repair invariant: with every host back, the planner brings every chunk that still has a readable
-     * set of copies to its goal and deletes the extras, on its own. Polls the master once a second.
+     * Convergence: with every host back, the disks must show every chunk at exactly its goal, no garbage
+     * and usage balanced, on the planner's own initiative. Audits the ground truth once a second.
      */
-    private static void awaitRedundancy(Simulation sim, SimCluster cluster, long deadline) {
-        cluster.client().status().onComplete((s, e) -> {
-            boolean done = e == null && !s.grace() && s.underGoal() - s.lost() == 0 && s.overGoal() == 0 && s.moving() == 0;
-            if (done) {
-                sim.stop();
-            } else if (sim.now() - deadline >= 0) {
-                sim.violation("the cluster did not return to full redundancy within " + REDUNDANCY_LIMIT_NANOS / 1_000_000_000L + "s: "
-                        + (e != null ? e.getMessage() : "under goal " + (s.underGoal() - s.lost()) + ", over goal " + s.overGoal() + ", moving " + s.moving()));
-                sim.stop();
-            } else {
-                cluster.clientHost().env().scheduler().schedule(1_000_000_000L, () -> awaitRedundancy(sim, cluster, deadline));
+    private static void awaitConvergence(Simulation sim, SimCluster cluster, Auditor auditor, Auditor.Report[] last, long deadline) {
+        Auditor.Report r = auditor.audit();
+        last[0] = r;
+        if (r.clean()) {
+            sim.stop();
+        } else if (sim.now() - deadline >= 0) {
+            for (String line : r.lines()) {
+                String kind = line.substring(0, line.indexOf(':'));
+                sim.violation(kind, "after " + CONVERGENCE_LIMIT_NANOS / 1_000_000_000L + "s of quiet: " + line.substring(line.indexOf(':') + 2));
             }
-        });
+            sim.stop();
+        } else {
+            cluster.clientHost().env().scheduler().schedule(AUDIT_EVERY_NANOS, () -> awaitConvergence(sim, cluster, auditor, last, deadline));
+        }
     }
 }

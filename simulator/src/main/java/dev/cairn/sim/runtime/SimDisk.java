@@ -5,29 +5,49 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.TreeMap;
 
 /**
  * A simulated disk: a durable image (what survives power loss) and the current, volatile view (what the
  * page cache shows). {@code sync(file)} makes a file's bytes durable; {@code syncDirectory()} makes the
  * set of names durable. Operations queue FIFO per disk and take time.
+ *
+ * <p>Faults: stalls, a slow factor, death, failing fsyncs, a capacity (ENOSPC), read errors, misdirected
+ * writes, bit flips, and power loss, which either drops every unsynced write or, with torn writes on,
+ * leaves each unsynced 4 KiB sector old or new independently (writes reach the platter in any order),
+ * the length old or new, and space the file grew into possibly garbage.
  */
-final class SimDisk {
+public final class SimDisk {
     static final long OP_NANOS = 20_000;
     static final long BYTES_PER_SECOND = 500_000_000L;
     static final long MIN_SYNC_NANOS = 500_000;
     static final long SYNC_SPREAD_NANOS = 2_500_000;
+    /** The unit a power loss tears writes at. */
+    public static final int SECTOR = 4096;
 
-    /** One file's bytes: current (volatile) and durable. */
+    /** One file's bytes: the first {@code length} of {@code current} (volatile; spare capacity beyond), and durable. */
     static final class SimFile {
         byte[] current = new byte[0];
+        int length;
         byte[] durable = new byte[0];
+
+        byte[] currentCopy() { return Arrays.copyOf(current, length); }
+
+        void setCurrent(byte[] b) {
+            current = b;
+            length = b.length;
+        }
     }
 
     private final SimHost host;
     private final String name;
     private final TreeMap<String, SimFile> names = new TreeMap<>();
-    private TreeMap<String, SimFile> durableNames = new TreeMap<>();
+    /** The durable directory: names as of the last directory sync. */
+    private final TreeMap<String, SimFile> durableNames = new TreeMap<>();
+    /** Names created, renamed or deleted since the last directory sync (value null: deleted). */
+    private final TreeMap<String, SimFile> dirtyNames = new TreeMap<>();
+    private long usedBytes;
     private long busyUntil;
     private long bytesWritten;
     // --- faults ---
@@ -39,15 +59,21 @@ final class SimDisk {
     private boolean dead;
     /** The next this-many file syncs fail (and what they covered is lost). */
     private int failingSyncs;
+    /** The next this-many reads fail with an I/O error (latent sector errors). */
+    private int failingReads;
+    /** The next this-many writes land one sector past where they were aimed. */
+    private int misdirectedWrites;
     /** Writes that would grow the disk's files past this fail with ENOSPC. */
     private long capacityBytes = Long.MAX_VALUE;
+    /** Power loss tears unsynced writes at sector granularity instead of dropping them whole. */
+    private boolean tornWrites;
 
     SimDisk(SimHost host, String name) {
         this.host = host;
         this.name = name;
     }
 
-    String name() { return name; }
+    public String name() { return name; }
 
     /** When an operation costing {@code nanos} submitted now completes (FIFO behind earlier ones, and after any stall). */
     long completion(long nanos) {
@@ -72,20 +98,44 @@ final class SimDisk {
     /** The disk dies: every call from now fails with an I/O error (its contents stay, unreadable). */
     void kill() { dead = true; }
 
+    public boolean isDead() { return dead; }
+
     /** The next {@code n} file syncs fail; the unsynced writes each covered are lost. */
     void failSyncs(int n) { failingSyncs += n; }
 
+    void failReads(int n) { failingReads += n; }
+
+    void misdirectWrites(int n) { misdirectedWrites += n; }
+
     void setCapacity(long bytes) { capacityBytes = bytes; }
+
+    void setTornWrites(boolean on) { tornWrites = on; }
+
+    /** Clears the transient faults (stall, slowness, armed failures, capacity); a dead disk stays dead. */
+    void heal() {
+        stallUntil = host.sim().now();
+        busyUntil = Math.min(busyUntil, host.sim().now());
+        slowFactor = 1;
+        failingSyncs = 0;
+        failingReads = 0;
+        misdirectedWrites = 0;
+        capacityBytes = Long.MAX_VALUE;
+    }
+
+    /** The disk is gone with its machine: nothing on it survives. */
+    void destroy() {
+        names.clear();
+        durableNames.clear();
+        dirtyNames.clear();
+        usedBytes = 0;
+        dead = true;
+    }
 
     private void check(String what) {
         if (dead) throw new Volume.DiskError(name, what + ": input/output error", null);
     }
 
-    private long usedBytes() {
-        long used = 0;
-        for (SimFile f : names.values()) used += f.current.length;
-        return used;
-    }
+    public long usedBytes() { return usedBytes; }
 
     long transferNanos(int bytes) { return OP_NANOS + bytes * 1_000_000_000L / BYTES_PER_SECOND; }
 
@@ -95,14 +145,26 @@ final class SimDisk {
 
     void write(String file, long offset, byte[] data) {
         check("write " + file);
+        if (misdirectedWrites > 0) {
+            misdirectedWrites--;
+            offset += SECTOR; // the head lands on the wrong track: the aimed-at sectors keep their old bytes
+            host.sim().damaged(host, name, file);
+        }
         SimFile existing = names.get(file);
         int end = Math.toIntExact(offset + data.length);
-        if (capacityBytes != Long.MAX_VALUE) {
-            long growth = end - (existing == null ? 0 : existing.current.length);
-            if (growth > 0 && usedBytes() + growth > capacityBytes) throw new Volume.NoSpace(name);
+        long growth = end - (existing == null ? 0 : existing.length);
+        if (growth > 0 && usedBytes + growth > capacityBytes) throw new Volume.NoSpace(name);
+        SimFile f = existing;
+        if (f == null) {
+            f = new SimFile();
+            names.put(file, f);
+            dirtyNames.put(file, f);
         }
-        SimFile f = names.computeIfAbsent(file, n -> new SimFile());
-        if (end > f.current.length) f.current = Arrays.copyOf(f.current, end);
+        if (end > f.current.length) f.current = Arrays.copyOf(f.current, Math.max(end, Math.min(2 * f.current.length, end + (1 << 20))));
+        if (end > f.length) {
+            usedBytes += end - f.length;
+            f.length = end;
+        }
         System.arraycopy(data, 0, f.current, (int) offset, data.length);
         bytesWritten += data.length;
     }
@@ -110,10 +172,14 @@ final class SimDisk {
     /** Null if the file does not exist. */
     byte[] read(String file, long offset, int length) {
         check("read " + file);
+        if (failingReads > 0) {
+            failingReads--;
+            throw new Volume.DiskError(name, "read " + file + " at " + offset + ": input/output error", null);
+        }
         SimFile f = names.get(file);
         if (f == null) return null;
-        if (offset >= f.current.length) return new byte[0];
-        return Arrays.copyOfRange(f.current, (int) offset, (int) Math.min(f.current.length, offset + length));
+        if (offset >= f.length) return new byte[0];
+        return Arrays.copyOfRange(f.current, (int) offset, (int) Math.min(f.length, offset + length));
     }
 
     boolean sync(String file) {
@@ -122,29 +188,40 @@ final class SimDisk {
         if (f == null) return false;
         if (failingSyncs > 0) {
             failingSyncs--;
-            f.current = f.durable.clone(); // the kernel dropped the dirty pages it could not write back
+            usedBytes += f.durable.length - f.length;
+            f.setCurrent(f.durable.clone()); // the kernel dropped the dirty pages it could not write back
             throw new Volume.DiskError(name, "fsync " + file + ": input/output error", null);
         }
-        f.durable = f.current.clone();
+        f.durable = f.currentCopy();
         return true;
     }
 
     void syncDirectory() {
         check("fsync directory");
-        durableNames = new TreeMap<>(names);
+        for (Map.Entry<String, SimFile> e : dirtyNames.entrySet()) {
+            if (e.getValue() == null) durableNames.remove(e.getKey()); else durableNames.put(e.getKey(), e.getValue());
+        }
+        dirtyNames.clear();
     }
 
     boolean rename(String from, String to) {
         check("rename " + from);
         SimFile f = names.remove(from);
         if (f == null) return false;
-        names.put(to, f);
+        SimFile replaced = names.put(to, f);
+        if (replaced != null) usedBytes -= replaced.length;
+        dirtyNames.put(from, null);
+        dirtyNames.put(to, f);
         return true;
     }
 
     void delete(String file) {
         check("unlink " + file);
-        names.remove(file);
+        SimFile f = names.remove(file);
+        if (f != null) {
+            usedBytes -= f.length;
+            dirtyNames.put(file, null);
+        }
     }
 
     List<String> list() {
@@ -152,19 +229,58 @@ final class SimDisk {
         return new ArrayList<>(names.keySet());
     }
 
+    /** Ground truth for the checkers: file names in the volatile view (no I/O, no faults). */
+    public List<String> files() { return new ArrayList<>(names.keySet()); }
+
+    /** Ground truth for the checkers: a file's current bytes, or null. */
+    public byte[] peek(String file) {
+        SimFile f = names.get(file);
+        return f == null ? null : f.currentCopy();
+    }
+
     void flipBit(String file, long offset, int bit) {
         SimFile f = names.get(file);
         if (f == null) throw new IllegalArgumentException("no file " + file + " on " + name);
-        if (offset < f.current.length) f.current[(int) offset] ^= (byte) (1 << bit);
+        if (offset < f.length) f.current[(int) offset] ^= (byte) (1 << bit);
         if (offset < f.durable.length) f.durable[(int) offset] ^= (byte) (1 << bit);
     }
 
-    /** Everything not synced is gone: names revert to the durable directory, bytes to the durable image. */
+    /**
+     * Everything not synced is gone: names revert to the durable directory, bytes to the durable image;
+     * with torn writes, each unsynced sector is independently the old bytes, the new ones or garbage.
+     */
     void powerLoss() {
+        SplittableRandom rnd = host.random();
+        if (tornWrites) {
+            for (SimFile f : names.values()) f.durable = tear(f, rnd);
+        }
         names.clear();
         names.putAll(durableNames);
-        for (Map.Entry<String, SimFile> e : names.entrySet()) e.getValue().current = e.getValue().durable.clone();
+        dirtyNames.clear();
+        usedBytes = 0;
+        for (SimFile f : names.values()) {
+            f.setCurrent(f.durable.clone());
+            usedBytes += f.length;
+        }
         busyUntil = host.sim().now();
+    }
+
+    /** What reached the platter of a file's unsynced writes: per sector old, new or garbage; the length old or new. */
+    private static byte[] tear(SimFile f, SplittableRandom rnd) {
+        byte[] old = f.durable;
+        int len = rnd.nextBoolean() ? f.length : old.length;
+        byte[] out = Arrays.copyOf(old, len);
+        for (int s = 0; s < len; s += SECTOR) {
+            int e = Math.min(len, s + SECTOR);
+            boolean changed = e > old.length || e > f.length || !Arrays.equals(old, s, e, f.current, s, e);
+            if (!changed) continue;
+            // a sector is written whole (old or new); only space the file grew into may hold garbage (blocks
+            // allocated and sized before their data landed, as with ext4's writeback mode)
+            int dice = rnd.nextInt(s >= old.length ? 3 : 2);
+            if (dice == 0) continue; // old bytes (zeros past the old end)
+            for (int i = s; i < e; i++) out[i] = dice == 1 ? (i < f.length ? f.current[i] : 0) : (byte) rnd.nextInt(256);
+        }
+        return out;
     }
 
     long bytesWritten() { return bytesWritten; }

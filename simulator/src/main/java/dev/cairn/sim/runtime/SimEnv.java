@@ -58,5 +58,7 @@ public final class SimEnv implements Env {
 
     @Override public Log log(Class<?> owner) { return new SimLog(host, owner); }
 
+    @Override public boolean planted(dev.cairn.core.env.Plant bug) { return host.sim().planted(bug); }
+
     int incarnation() { return incarnation; }
 }

@@ -21,6 +21,15 @@ public final class SimHost {
     private final SplittableRandom random;
     private final long monoBaseNanos;
     private final long wallOffsetMillis;
+    // --- clock faults: elapsed time runs at (1 + driftPpm/1e6) of true time from the anchor on ---
+    private long driftPpm;
+    private long driftAnchorNow;
+    private long driftAnchorElapsed;
+    /** Sum of wall-clock steps (an operator or a bad NTP server setting the clock). */
+    private long wallStepMillis;
+    /** Permanently lost: its disks are gone and it never starts again. */
+    private boolean lost;
+    private boolean tornWrites;
     private final TreeMap<String, SimDisk> disks = new TreeMap<>();
     private final SimKv kv;
     private final Function<Env, ? extends Node> factory;
@@ -67,17 +76,60 @@ public final class SimHost {
 
     SimLog.Ring logRing() { return logRing; }
 
-    long monoNanos() { return monoBaseNanos + sim.now(); }
+    long monoNanos() { return monoBaseNanos + elapsedNanos(); }
 
-    long wallMillis() { return Simulation.EPOCH_MILLIS + wallOffsetMillis + sim.now() / 1_000_000; }
+    long wallMillis() { return Simulation.EPOCH_MILLIS + wallOffsetMillis + wallStepMillis + elapsedNanos() / 1_000_000; }
 
-    SimDisk disk(String volume) { return disks.computeIfAbsent(volume, v -> new SimDisk(this, v)); }
+    private long elapsedNanos() {
+        long since = sim.now() - driftAnchorNow;
+        return driftAnchorElapsed + since + since * driftPpm / 1_000_000; // never goes back: |ppm| < 10^6
+    }
+
+    /** This host's clocks run {@code ppm} parts per million fast (negative: slow) from now on. */
+    public void setDriftPpm(long ppm) {
+        if (ppm <= -1_000_000) throw new IllegalArgumentException("drift " + ppm + " ppm would stop the clock");
+        driftAnchorElapsed = elapsedNanos();
+        driftAnchorNow = sim.now();
+        driftPpm = ppm;
+    }
+
+    public long driftPpm() { return driftPpm; }
+
+    /** Steps the wall clock (never the monotonic one) by {@code millis}, forward or back. */
+    public void stepWallClock(long millis) { wallStepMillis += millis; }
+
+    /** This host's wall clock minus true time, in milliseconds (skew plus steps plus accumulated drift). */
+    public long wallErrorMillis() { return wallMillis() - (Simulation.EPOCH_MILLIS + sim.now() / 1_000_000); }
+
+    SimDisk disk(String volume) {
+        return disks.computeIfAbsent(volume, v -> {
+            SimDisk d = new SimDisk(this, v);
+            d.setTornWrites(tornWrites);
+            return d;
+        });
+    }
+
+    /** Power losses on this host tear unsynced writes at sector granularity (see {@link SimDisk}). */
+    public void setTornWrites(boolean on) {
+        tornWrites = on;
+        for (SimDisk d : disks.values()) d.setTornWrites(on);
+    }
+
+    /** The next {@code n} reads on a disk fail with an I/O error. */
+    public void failReads(String volume, int n) { disk(volume).failReads(n); }
+
+    /** The next {@code n} writes on a disk land one sector past their target. */
+    public void misdirectWrites(String volume, int n) { disk(volume).misdirectWrites(n); }
+
+    /** Ends every transient disk fault (stall, slowness, armed failures, reduced capacity); dead disks stay dead. */
+    public void healDisks() { for (SimDisk d : disks.values()) d.heal(); }
 
     SimKv kvStore() { return kv; }
 
     /** Boots a fresh incarnation of the node (first start or restart after a crash). */
     public void start() {
         if (up) throw new IllegalStateException(name + " is already up");
+        if (lost) throw new IllegalStateException(name + " was permanently lost");
         incarnation++;
         up = true;
         env = new SimEnv(this, incarnation);
@@ -111,6 +163,22 @@ public final class SimHost {
 
     /** Caps a disk's size: writes that would grow its files past it fail with ENOSPC. */
     public void setDiskCapacity(String volume, long bytes) { disk(volume).setCapacity(bytes); }
+
+    /** The machine is gone for good: a crash, and its disks and key-value store are destroyed. */
+    public void destroy() {
+        crash();
+        lost = true;
+        for (SimDisk d : disks.values()) d.destroy();
+        kv.destroy();
+    }
+
+    public boolean isLost() { return lost; }
+
+    /** The disks this host has (created on first use by its node). */
+    public java.util.List<String> diskNames() { return new java.util.ArrayList<>(disks.keySet()); }
+
+    /** Ground truth for the checkers: the named disk, or null if the node never opened it. */
+    public SimDisk diskOrNull(String volume) { return disks.get(volume); }
 
     /** Loses power: a crash plus every unsynced write on its disks and key-value store. */
     public void powerLoss() {

@@ -54,6 +54,13 @@ final class SimKv implements KvStore {
         return p;
     }
 
+    /** The machine is gone: so is its store. */
+    void destroy() {
+        pending.clear();
+        durable.clear();
+        current = new TreeMap<>(Arrays::compareUnsigned);
+    }
+
     void powerLoss() {
         pending.clear();
         current = new TreeMap<>(Arrays::compareUnsigned);

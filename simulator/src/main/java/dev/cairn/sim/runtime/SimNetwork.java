@@ -15,8 +15,30 @@ import java.util.zip.CRC32C;
  * Simulated links with TCP's contract: per connection, messages arrive in order or not at all, and a
  * connection breaks (both ends hear of it) when either host crashes. Every message is encoded and
  * decoded with the real codec, so hosts share no objects and the trace digests the real bytes.
+ *
+ * <p>Faults keep that contract, because the real transport is TCP: a lost message, a partition or a reset
+ * breaks its connection (what was in flight on it is lost, later sends on it vanish until both ends have
+ * heard of the break, after a detection delay); a delay spike holds a message and, FIFO, everything after
+ * it on its connection. Duplication is the one exception: a copy of a message arrives again later, out of
+ * order, as a retry through a proxy or a reconnecting middlebox would deliver it.
  */
-final class SimNetwork {
+public final class SimNetwork {
+    /** How long the ends of a broken connection take to hear of it: a reset, and a black hole (keepalive). */
+    static final long RESET_DETECT_NANOS = 200_000_000L;
+    static final long BLACKHOLE_DETECT_NANOS = 5_000_000_000L;
+    /** Longest extra delay of a delay spike, and of a duplicate behind its original. */
+    static final long MAX_SPIKE_NANOS = 3_000_000_000L;
+    static final long MAX_DUP_LAG_NANOS = 1_000_000_000L;
+
+    /** Fault rates, each in parts per million of messages sent. */
+    private long lossPpm, delayPpm, dupPpm;
+    /** Blocked directions, "from|to" by host name. */
+    private final java.util.TreeSet<String> blocked = new java.util.TreeSet<>();
+    /** Connections broken but not yet noticed by their ends ("from|to" of both directions). */
+    private final java.util.TreeSet<String> broken = new java.util.TreeSet<>();
+    /** Incremented when a connection breaks: deliveries sent on an earlier epoch are lost. */
+    private final Map<String, Integer> epochs = new HashMap<>();
+    private long lost, delayed, duplicated;
     /** One-way latency floor and spread, and link speed (bytes per second). */
     static final long MIN_LATENCY_NANOS = 50_000;
     static final long LATENCY_SPREAD_NANOS = 250_000;
@@ -33,6 +55,71 @@ final class SimNetwork {
     private final Map<Address, SimHost> hostAt = new TreeMap<>();
 
     SimNetwork(Simulation sim) { this.sim = sim; }
+
+    // ---------------------------------------------------------------- fault controls
+
+    /** Rates in parts per million of messages: lost (breaking the connection), delayed by a spike, duplicated. */
+    public void setRates(long lossPpm, long delayPpm, long dupPpm) {
+        this.lossPpm = lossPpm;
+        this.delayPpm = delayPpm;
+        this.dupPpm = dupPpm;
+    }
+
+    /** Blocks messages from {@code a} to {@code b} (and back, if {@code bothWays}). */
+    public void partition(SimHost a, SimHost b, boolean bothWays) {
+        blocked.add(a.name() + "|" + b.name());
+        if (bothWays) blocked.add(b.name() + "|" + a.name());
+    }
+
+    public void healPartitions() { blocked.clear(); }
+
+    public boolean partitioned() { return !blocked.isEmpty(); }
+
+    /** Resets one open connection chosen by {@code draw}; false if none is open. */
+    public boolean resetOne(int draw) {
+        List<String> keys = new ArrayList<>();
+        for (Map.Entry<String, Conn> e : conns.entrySet()) if (e.getValue().a.name().compareTo(e.getValue().b.name()) < 0) keys.add(e.getKey());
+        if (keys.isEmpty()) return false;
+        Conn c = conns.get(keys.get(Math.floorMod(draw, keys.size())));
+        breakConnection(c.a, c.b, RESET_DETECT_NANOS);
+        return true;
+    }
+
+    public long lostMessages() { return lost; }
+
+    public long delayedMessages() { return delayed; }
+
+    public long duplicatedMessages() { return duplicated; }
+
+    private boolean roll(long ppm) { return ppm > 0 && sim.random().nextLong(1_000_000) < ppm; }
+
+    /**
+     * The connection between {@code a} and {@code b} breaks now: in-flight messages are lost, later ones
+     * vanish, and after {@code detectNanos} both ends hear of it and may connect afresh.
+     */
+    private void breakConnection(SimHost a, SimHost b, long detectNanos) {
+        String ab = a.address() + "|" + b.address(), ba = b.address() + "|" + a.address();
+        if (!broken.add(ab)) return;
+        broken.add(ba);
+        epochs.merge(ab, 1, Integer::sum);
+        epochs.merge(ba, 1, Integer::sum);
+        Conn c = conns.get(ab);
+        int aInc = c != null ? c.aInc : a.incarnation(), bInc = c != null ? c.bInc : b.incarnation();
+        sim.at(detectNanos, null, Simulation.Kind.DISCONNECT, ab.hashCode(), () -> {
+            broken.remove(ab);
+            broken.remove(ba);
+            if (conns.get(ab) == c) conns.remove(ab);
+            if (c != null && conns.get(ba) != null && conns.get(ba).a == b) conns.remove(ba);
+            notifyBreak(a, aInc, b.address());
+            notifyBreak(b, bInc, a.address());
+        });
+    }
+
+    private void notifyBreak(SimHost end, int inc, Address peer) {
+        if (!end.isUp() || end.incarnation() != inc) return;
+        SimTransport t = listening.get(end.address());
+        if (t != null && t.incarnation() == inc) sim.at(0, end, Simulation.Kind.DISCONNECT, peer.hashCode(), () -> t.disconnected(peer));
+    }
 
     void addHost(SimHost h) { hostAt.put(h.address(), h); }
 
@@ -58,27 +145,56 @@ final class SimNetwork {
             conns.put(key, c);
             conns.put(to + "|" + src.address(), new Conn(dst, dst.incarnation(), src, src.incarnation()));
         }
+        if (broken.contains(key)) return; // the connection died; the sender has not heard yet
+        if (blocked.contains(src.name() + "|" + dst.name())) {
+            lost++;
+            breakConnection(src, dst, BLACKHOLE_DETECT_NANOS);
+            return;
+        }
+        if (roll(lossPpm)) {
+            lost++;
+            breakConnection(src, dst, RESET_DETECT_NANOS);
+            return;
+        }
         byte[] bytes = Codec.encode(m);
         CRC32C crc = new CRC32C();
         crc.update(bytes);
         long digest = crc.getValue() << 32 | bytes.length;
         long at = sim.now() + latency(bytes.length);
+        if (roll(delayPpm)) {
+            delayed++;
+            at += sim.random().nextLong(MAX_SPIKE_NANOS);
+        }
         Long last = lastDelivery.get(key);
         if (last != null && at <= last) at = last + 1;
         lastDelivery.put(key, at);
         int srcInc = src.incarnation();
+        int epoch = epochs.getOrDefault(key, 0);
         Address fromAddr = src.address();
+        if (roll(dupPpm)) {
+            duplicated++;
+            long lag = 1 + sim.random().nextLong(MAX_DUP_LAG_NANOS);
+            sim.at(at - sim.now() + lag, dst, Simulation.Kind.DELIVER, ~digest, () -> {
+                if (src.incarnation() != srcInc) return;
+                deliver(bytes, m, target, fromAddr);
+            });
+        }
         sim.at(at - sim.now(), dst, Simulation.Kind.DELIVER, digest, () -> {
             if (src.incarnation() != srcInc) return; // the sender crashed: its connection and data died with it
-            Message decoded;
-            try {
-                decoded = Codec.decode(bytes);
-            } catch (CodecException e) {
-                sim.violation("undecodable message " + m.getClass().getSimpleName() + ": " + e.getMessage());
-                return;
-            }
-            target.deliver(fromAddr, decoded);
+            if (epochs.getOrDefault(key, 0) != epoch) return; // the connection broke while this was in flight
+            deliver(bytes, m, target, fromAddr);
         });
+    }
+
+    private void deliver(byte[] bytes, Message m, SimTransport target, Address fromAddr) {
+        Message decoded;
+        try {
+            decoded = Codec.decode(bytes);
+        } catch (CodecException e) {
+            sim.violation("protocol", "undecodable message " + m.getClass().getSimpleName() + ": " + e.getMessage());
+            return;
+        }
+        target.deliver(fromAddr, decoded);
     }
 
     /** A host went down: its connections break and each live peer hears so. */

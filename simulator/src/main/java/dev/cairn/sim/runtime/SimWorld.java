@@ -23,6 +23,9 @@ public final class SimWorld {
 
     public Simulation sim() { return sim; }
 
+    /** The links between hosts, with their fault controls. */
+    public SimNetwork network() { return net; }
+
     /** Adds a host (not yet started) with a wall clock {@code wallOffsetMillis} away from the world's. */
     public SimHost addHost(String name, Address address, long wallOffsetMillis, Function<Env, ? extends Node> node) {
         SimHost h = new SimHost(sim, net, name, address, wallOffsetMillis, node, logRing);

@@ -54,6 +54,7 @@ public final class Simulation {
     private final List<SimHost> hosts = new ArrayList<>();
     private final List<String> violations = new ArrayList<>();
     private Consumer<String> traceSink;
+    private java.util.Set<dev.cairn.core.env.Plant> plants = java.util.EnumSet.noneOf(dev.cairn.core.env.Plant.class);
     private long now;
     private long seq;
     private boolean stopped;
@@ -74,8 +75,29 @@ public final class Simulation {
 
     public List<String> violations() { return violations; }
 
-    public void violation(String what) {
-        violations.add(String.format(java.util.Locale.ROOT, "t=%.3fs %s", now / 1e9, what));
+    /** Bugs planted in the node code for this run (see {@link dev.cairn.core.env.Plant}). */
+    public void plant(java.util.Set<dev.cairn.core.env.Plant> bugs) { plants = java.util.EnumSet.noneOf(dev.cairn.core.env.Plant.class); plants.addAll(bugs); }
+
+    public boolean planted(dev.cairn.core.env.Plant bug) { return plants.contains(bug); }
+
+    /** Told when a fault damages a file as it happens (a misdirected write), for the fault history. */
+    public interface DamageListener { void damaged(SimHost host, String disk, String file); }
+
+    private DamageListener damageListener = (h, d, f) -> { };
+
+    public void onDamage(DamageListener l) { damageListener = l; }
+
+    void damaged(SimHost host, String disk, String file) { damageListener.damaged(host, disk, file); }
+
+    /** Records a broken invariant: {@code kind} names it (durability, corrupt-read, convergence, ...), for the sweep's summary. */
+    public void violation(String kind, String what) {
+        violations.add(String.format(java.util.Locale.ROOT, "t=%.3fs [%s] %s", now / 1e9, kind, what));
+    }
+
+    /** The kind of a recorded violation (the bracketed word). */
+    public static String kindOf(String violation) {
+        int a = violation.indexOf('['), b = violation.indexOf(']');
+        return a >= 0 && b > a ? violation.substring(a + 1, b) : "other";
     }
 
     /** Writes one line per executed event (for --trace). */
@@ -116,7 +138,7 @@ public final class Simulation {
             try {
                 e.action.run();
             } catch (RuntimeException | AssertionError ex) {
-                violation("uncaught " + ex + " on " + (e.host == null ? "world" : e.host.name()) + " in " + e.kind
+                violation("crash", "uncaught " + ex + " on " + (e.host == null ? "world" : e.host.name()) + " in " + e.kind
                         + " at " + (ex.getStackTrace().length > 0 ? ex.getStackTrace()[0] : "?"));
             }
         }

@@ -38,6 +38,10 @@ public final class Workload {
         public long writesStarted, commits, ecCommits, midSyncs, writeFailures, bytesCommitted;
         public long reads, readErrors, removes, removeFailures;
         public long verified;
+        /** Acknowledged files unreadable at the end with an excuse: faults destroyed more copies than their class tolerates. */
+        public long excusedLosses;
+        /** Files written and read back by the liveness probe once the faults had stopped. */
+        public long probed;
     }
 
     private final Simulation sim;
@@ -52,6 +56,11 @@ public final class Workload {
     private int fileCounter;
     private int activeWorkers = -1;
     private Runnable onQuiet;
+    private java.util.function.Predicate<String> lossExcused = p -> false;
+    private OpObserver observer = (start, end, op, path, error) -> { };
+
+    /** Sees every client operation as it completes (for the timeline page). */
+    public interface OpObserver { void operation(long startNanos, long endNanos, String op, String path, String error); }
 
     public Workload(Simulation sim, CairnClient client, Scheduler scheduler, Oracle oracle, SplittableRandom rnd, long endNanos) {
         this.sim = sim;
@@ -63,6 +72,15 @@ public final class Workload {
     }
 
     public Stats stats() { return stats; }
+
+    public void observe(OpObserver o) { this.observer = o; }
+
+    private void observed(long start, String op, String path, Throwable e) {
+        observer.operation(start, sim.now(), op, path, e == null ? null : String.valueOf(e.getMessage()));
+    }
+
+    /** The durability checker's judgement: may this acknowledged file be unreadable (from the fault history)? */
+    public void lossExcused(java.util.function.Predicate<String> judge) { this.lossExcused = judge; }
 
     /** Makes the directories, then runs the workers until the end time; {@code onQuiet} runs when the last one stops. */
     public void start(Runnable whenWorkersStop) {
@@ -118,10 +136,12 @@ public final class Workload {
         classes.put(path, cls);
         stats.writesStarted++;
         oracle.writing(path);
+        long start = sim.now();
         return client.create(path, CHUNK_SIZE, cls).flatMap(attr -> {
             FileWriter w = client.writer(attr);
             return writePieces(w, path, seed, data, 0, !cls.isEc()).flatMap(v -> w.close());
         }).then((v, e) -> {
+            observed(start, "write", path, e);
             oracle.written(path);
             if (e == null) {
                 oracle.committed(path, seed, size);
@@ -155,11 +175,13 @@ public final class Workload {
         String path = oracle.pick(rnd.nextInt());
         if (path == null) return writeFile();
         stats.reads++;
+        long start = sim.now();
         return read(path).then((bytes, e) -> {
+            observed(start, "read", path, e);
             if (!oracle.isCommitted(path)) return Promise.completed(null); // removed meanwhile
             if (e != null) {
                 stats.readErrors++;
-                if (CairnException.statusOf(e) == Status.NOT_FOUND) sim.violation("committed file " + path + " vanished: " + e.getMessage());
+                if (CairnException.statusOf(e) == Status.NOT_FOUND) sim.violation("metadata", "committed file " + path + " vanished: " + e.getMessage());
             } else {
                 checkContent(path, bytes);
             }
@@ -172,12 +194,14 @@ public final class Workload {
         if (path == null) return writeFile();
         oracle.removing(path);
         stats.removes++;
+        long start = sim.now();
         return client.remove(path).then((v, e) -> {
+            observed(start, "remove", path, e);
             if (e == null) {
                 oracle.removed(path);
             } else {
                 stats.removeFailures++;
-                if (CairnException.statusOf(e) == Status.NOT_FOUND) sim.violation("committed file " + path + " vanished before its remove");
+                if (CairnException.statusOf(e) == Status.NOT_FOUND) sim.violation("metadata", "committed file " + path + " vanished before its remove");
                 oracle.uncertain(path);
             }
             return Promise.completed(null);
@@ -191,13 +215,13 @@ public final class Workload {
     private boolean checkContent(String path, byte[] got) {
         Oracle.Expected want = oracle.expected(path);
         if (got.length != want.length()) {
-            sim.violation("read of " + path + " returned " + got.length + " bytes, committed " + want.length());
+            sim.violation("corrupt-read", "read of " + path + " returned " + got.length + " bytes, committed " + want.length());
             return false;
         }
         byte[] expect = want.bytes();
         if (!Arrays.equals(got, expect)) {
             int i = Arrays.mismatch(got, expect);
-            sim.violation("read of " + path + " (" + classes.get(path) + ", " + got.length + " bytes) returned bytes never written (first difference at offset " + i + ")");
+            sim.violation("corrupt-read", "read of " + path + " (" + classes.get(path) + ", " + got.length + " bytes) returned bytes never written (first difference at offset " + i + ")");
             return false;
         }
         return true;
@@ -226,7 +250,11 @@ public final class Workload {
                     scheduler.schedule(VERIFY_RETRY_NANOS, () -> verify(paths, i, attempt + 1, done));
                     return;
                 }
-                sim.violation("acknowledged file " + path + " cannot be read back: " + e.getMessage());
+                if (lossExcused.test(path)) {
+                    stats.excusedLosses++;
+                } else {
+                    sim.violation("durability", "acknowledged file " + path + " (" + classes.get(path) + ") cannot be read back: " + e.getMessage());
+                }
             } else if (checkContent(path, bytes)) {
                 stats.verified++;
             }
@@ -234,11 +262,46 @@ public final class Workload {
         });
     }
 
+    /** Attempts the liveness probe makes per class before it calls the cluster stuck. */
+    static final int PROBE_ATTEMPTS = 10;
+
+    /**
+     * Liveness, once the faults have stopped and every host is back: for every class the workload uses, a
+     * new file is written, closed and read back identical, each within {@link #PROBE_ATTEMPTS} tries.
+     */
+    public void probe(Runnable done) { probe(0, 1, done); }
+
+    private void probe(int cls, int attempt, Runnable done) {
+        if (cls == CLASSES.length) { done.run(); return; }
+        String path = "/probe" + cls + "." + attempt;
+        long seed = rnd.nextLong();
+        int size = 1 + rnd.nextInt(3 * CHUNK_SIZE);
+        byte[] data = Oracle.content(seed, size);
+        client.create(path, CHUNK_SIZE, CLASSES[cls]).flatMap(attr -> {
+            FileWriter w = client.writer(attr);
+            return w.write(data, 0, data.length).flatMap(v -> w.close());
+        }).flatMap(v -> read(path)).onComplete((bytes, e) -> {
+            if (e == null && Arrays.equals(bytes, data)) {
+                stats.probed++;
+                probe(cls + 1, 1, done);
+            } else if (e == null) {
+                sim.violation("corrupt-read", "liveness probe " + path + " (" + CLASSES[cls] + ") read back different bytes");
+                probe(cls + 1, 1, done);
+            } else if (attempt < PROBE_ATTEMPTS) {
+                scheduler.schedule(VERIFY_RETRY_NANOS, () -> probe(cls, attempt + 1, done));
+            } else {
+                sim.violation("liveness", "no " + CLASSES[cls] + " file could be written and read back in " + PROBE_ATTEMPTS
+                        + " tries with every host up: " + e.getMessage());
+                probe(cls + 1, 1, done);
+            }
+        });
+    }
+
     private void verifyRemoved(List<String> paths, int i, Runnable done) {
         if (i == paths.size()) { done.run(); return; }
         client.lookup(paths.get(i)).onComplete((a, e) -> {
-            if (e == null) sim.violation("removed file " + paths.get(i) + " is back");
-            else if (CairnException.statusOf(e) != Status.NOT_FOUND) sim.violation("lookup of removed " + paths.get(i) + " failed: " + e.getMessage());
+            if (e == null) sim.violation("metadata", "removed file " + paths.get(i) + " is back");
+            else if (CairnException.statusOf(e) != Status.NOT_FOUND) sim.violation("liveness", "lookup of removed " + paths.get(i) + " failed: " + e.getMessage());
             verifyRemoved(paths, i + 1, done);
         });
     }

@@ -28,4 +28,7 @@ public interface Env {
 
     /** A logger whose lines carry this host's name and, in simulation, the virtual time. */
     Log log(Class<?> owner);
+
+    /** True only in a simulated run told to plant this bug ({@link Plant}); never in the real runtime. */
+    default boolean planted(Plant bug) { return false; }
 }

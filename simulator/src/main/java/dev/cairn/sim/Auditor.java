@@ -1,0 +1,202 @@
+package dev.cairn.sim;
+
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.master.Master;
+import dev.cairn.master.meta.ChunkRecord;
+import dev.cairn.master.namespace.InodeRecord;
+import dev.cairn.master.namespace.Namespace;
+import dev.cairn.sim.GroundTruth.Copy;
+import dev.cairn.sim.runtime.SimHost;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The end-of-run checks against ground truth: the master's metadata is walked, the chunkservers' disks
+ * are read directly, and the two must agree with the classes and with the fault history.
+ *
+ * <ul>
+ *   <li>convergence: every chunk has exactly its goal of intact current copies (replicas on distinct
+ *       hosts, or each of its k+m parts once, on distinct hosts);</li>
+ *   <li>durability: a chunk with no readable set of copies is excused only if the faults destroyed
+ *       copies of it on more failure domains than its class tolerates (computed from the
+ *       {@link FaultHistory}, never from the system's own state);</li>
+ *   <li>metadata and garbage collection: every chunk file on a live disk is an intact current copy of a
+ *       chunk some file references (stale, corrupt, orphaned copies are all gone);</li>
+ *   <li>balance: the used fractions of the live chunkservers are within the planner's spread (plus a
+ *       margin for chunks still being moved).</li>
+ * </ul>
+ */
+final class Auditor {
+    /** The planner balances to within 5 points; the checker allows this much more. */
+    static final double BALANCE_SLACK = 0.03;
+    /** Findings listed per kind in a failure report. */
+    static final int MAX_FINDINGS = 5;
+
+    /** The findings of one audit, grouped by invariant. */
+    record Report(TreeMap<String, List<String>> findings, int chunksChecked, int excusedLosses, int unreadable) {
+        boolean clean() { return findings.isEmpty(); }
+
+        List<String> lines() {
+            List<String> out = new ArrayList<>();
+            for (Map.Entry<String, List<String>> e : findings.entrySet()) {
+                List<String> v = e.getValue();
+                for (int i = 0; i < Math.min(MAX_FINDINGS, v.size()); i++) out.add(e.getKey() + ": " + v.get(i));
+                if (v.size() > MAX_FINDINGS) out.add(e.getKey() + ": ... and " + (v.size() - MAX_FINDINGS) + " more");
+            }
+            return out;
+        }
+    }
+
+    private final SimCluster cluster;
+    private final FaultHistory history;
+    /** Paths whose content the cluster acknowledged (the oracle's), whose chunks must stay readable. */
+    private final java.util.function.Supplier<List<String>> acknowledged;
+
+    Auditor(SimCluster cluster, FaultHistory history, java.util.function.Supplier<List<String>> acknowledged) {
+        this.cluster = cluster;
+        this.history = history;
+        this.acknowledged = acknowledged;
+    }
+
+    /** True if the faults destroyed copies of {@code chunkId} on more failure domains than {@code cls} tolerates. */
+    boolean lossExcused(long chunkId, StorageClass cls) {
+        return history.destroyedOn(chunkId).size() > cls.tolerance();
+    }
+
+    /** True if every chunk of the file at {@code path} that cannot be read has an excuse in the fault history. */
+    boolean fileLossExcused(String path) {
+        Namespace ns = namespace();
+        if (ns == null) return false;
+        InodeRecord f;
+        try {
+            f = ns.resolve(path);
+        } catch (RuntimeException e) {
+            return false;
+        }
+        for (ChunkRecord c : ns.chunks(f.inode(), 0, Integer.MAX_VALUE)) {
+            if (lossExcused(c.chunkId(), f.storageClass())) return true;
+        }
+        return false;
+    }
+
+    private Namespace namespace() {
+        SimHost m = cluster.master();
+        return m.isUp() && m.node() instanceof Master master ? master.namespace() : null;
+    }
+
+    Report audit() {
+        TreeMap<String, List<String>> findings = new TreeMap<>();
+        Namespace ns = namespace();
+        if (ns == null) {
+            findings.put("liveness", new ArrayList<>(List.of("the master is not serving")));
+            return new Report(findings, 0, 0, 0);
+        }
+        // ground truth: every chunk file on every live chunkserver
+        Map<Long, List<Copy>> onDisk = new HashMap<>();
+        Map<String, Long> usedBytes = new TreeMap<>();
+        for (SimHost h : cluster.chunkservers()) {
+            if (h.isLost()) continue;
+            if (!h.isUp()) {
+                add(findings, "liveness", h.name() + " is down after the faults stopped");
+                continue;
+            }
+            long used = 0;
+            for (Copy c : GroundTruth.copies(h)) {
+                onDisk.computeIfAbsent(c.chunkId(), k -> new ArrayList<>()).add(c);
+                used += dev.cairn.core.chunk.ChunkFormat.DATA_OFFSET + Math.max(0, c.length());
+            }
+            usedBytes.put(h.name(), used);
+        }
+        Set<Long> ackedInodes = new TreeSet<>();
+        for (String path : acknowledged.get()) {
+            try {
+                ackedInodes.add(ns.resolve(path).inode());
+            } catch (RuntimeException e) {
+                // gone from the namespace: the workload's read-back reports that
+            }
+        }
+        Set<Long> unreadableChunks = new TreeSet<>();
+        int checked = 0, excused = 0, unreadable = 0;
+        Set<Long> referenced = new TreeSet<>();
+        Map<Long, Long> versions = new HashMap<>();
+        Map<Long, InodeRecord> files = new HashMap<>();
+        List<ChunkRecord> records = new ArrayList<>();
+        ns.forEachChunk(c -> { records.add(c); return true; });
+        for (ChunkRecord c : records) {
+            InodeRecord f = files.computeIfAbsent(c.inode(), ns::inode);
+            StorageClass cls = f.storageClass();
+            referenced.add(c.chunkId());
+            versions.put(c.chunkId(), c.version());
+            List<Copy> copies = onDisk.getOrDefault(c.chunkId(), List.of());
+            if (c.isNew() && copies.isEmpty()) continue; // allocated, never written
+            checked++;
+            List<Copy> good = new ArrayList<>();
+            for (Copy k : copies) if (k.version() == c.version() && k.intact()) good.add(k);
+            TreeSet<String> hosts = new TreeSet<>();
+            TreeMap<Integer, List<String>> parts = new TreeMap<>();
+            for (Copy k : good) {
+                hosts.add(k.host());
+                parts.computeIfAbsent(k.part(), p -> new ArrayList<>()).add(k.host());
+            }
+            boolean readable = cls.isEc() ? parts.size() >= cls.k() : !good.isEmpty();
+            String what = "chunk " + c.chunkId() + " v" + c.version() + " (inode " + c.inode() + " index " + c.index() + ", " + cls + ")";
+            if (!readable) {
+                unreadable++;
+                unreadableChunks.add(c.chunkId());
+                if (!ackedInodes.contains(c.inode())) continue; // nothing acknowledged in it (a write that failed)
+                if (lossExcused(c.chunkId(), cls)) {
+                    excused++;
+                } else {
+                    add(findings, "durability", what + " has no readable set of copies, yet faults destroyed copies on only "
+                            + history.destroyedOn(c.chunkId()).size() + " failure domain(s) " + history.destroyedOn(c.chunkId())
+                            + " and the class tolerates " + cls.tolerance());
+                }
+                continue;
+            }
+            if (cls.isEc()) {
+                boolean exact = parts.size() == cls.parts() && good.size() == cls.parts() && hosts.size() == cls.parts();
+                if (!exact) add(findings, "convergence", what + " has parts " + parts + ", goal one of each of " + cls.parts() + " on distinct hosts");
+            } else if (good.size() != cls.replicas() || hosts.size() != cls.replicas()) {
+                add(findings, "convergence", what + " has " + good.size() + " intact current copies on " + hosts + ", goal " + cls.replicas());
+            }
+        }
+        // garbage: every file on a live disk is an intact current copy of a referenced chunk
+        for (Map.Entry<Long, List<Copy>> e : onDisk.entrySet()) {
+            if (unreadableChunks.contains(e.getKey())) continue; // lost: what is left is kept as it is
+            for (Copy k : e.getValue()) {
+                Long v = versions.get(k.chunkId());
+                String where = "chunk " + k.chunkId() + " on " + k.host() + "/" + k.disk();
+                if (!referenced.contains(k.chunkId())) add(findings, "garbage", where + " (v" + k.version() + ") belongs to no file");
+                else if (k.version() != v) add(findings, "garbage", where + " is v" + k.version() + ", the file's is v" + v);
+                else if (!k.intact()) add(findings, "garbage", where + " is corrupt and still kept");
+            }
+        }
+        // balance
+        if (usedBytes.size() > 1) {
+            double cap = cluster.capacityBytes();
+            double lo = Double.MAX_VALUE, hi = 0;
+            String loHost = "", hiHost = "";
+            for (Map.Entry<String, Long> e : usedBytes.entrySet()) {
+                double frac = e.getValue() / cap;
+                if (frac < lo) { lo = frac; loHost = e.getKey(); }
+                if (frac > hi) { hi = frac; hiHost = e.getKey(); }
+            }
+            double limit = Master.BALANCE_SPREAD + BALANCE_SLACK;
+            if (hi - lo > limit) {
+                add(findings, "balance", String.format(Locale.ROOT, "%s is %.1f%% full and %s %.1f%%: spread %.1f points, limit %.1f",
+                        hiHost, hi * 100, loHost, lo * 100, (hi - lo) * 100, limit * 100));
+            }
+        }
+        return new Report(findings, checked, excused, unreadable);
+    }
+
+    private static void add(TreeMap<String, List<String>> findings, String kind, String what) {
+        findings.computeIfAbsent(kind, k -> new ArrayList<>()).add(what);
+    }
+}
