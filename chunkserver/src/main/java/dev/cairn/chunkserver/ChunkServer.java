@@ -44,6 +44,8 @@ import java.util.function.Supplier;
  */
 public final class ChunkServer implements Node, MessageHandler {
     static final long HEARTBEAT_NANOS = 1_000_000_000L;
+    /** Every this many heartbeats, the full chunk list goes to the master for reconciliation (garbage collection). */
+    static final int INVENTORY_EVERY_BEATS = 20;
     static final long MASTER_CALL_NANOS = 5_000_000_000L;
     static final long REGISTER_RETRY_NANOS = 1_000_000_000L;
     /** Time the next server in a chain gets to write or sync and answer (a slow disk is not a dead one). */
@@ -65,6 +67,7 @@ public final class ChunkServer implements Node, MessageHandler {
     private final Converter converter;
     private final CodecCache codecs = new CodecCache();
     private boolean registered;
+    private long beats;
     /** Counts registrations, so a heartbeat loop of an earlier one stops when a new one starts. */
     private long registration;
     private boolean stopped;
@@ -148,7 +151,18 @@ public final class ChunkServer implements Node, MessageHandler {
                             d.setSlow(slow);
                         }
                     }
+                    if (e == null && ++beats % INVENTORY_EVERY_BEATS == 0) inventory(attempt);
                     env.scheduler().schedule(HEARTBEAT_NANOS, () -> heartbeat(attempt));
+                });
+    }
+
+    /** Sends the full chunk list; deletes what the master names (chunks of removed files). */
+    private void inventory(long attempt) {
+        rpc.call(config.master(), rid -> new dev.cairn.core.proto.MasterProtocol.ChunkInventory(rid, config.serverId(), incarnation, store.report()),
+                        RegisterReply.class, MASTER_CALL_NANOS)
+                .onComplete((r, e) -> {
+                    if (stopped || attempt != registration || e != null || r.status() != Status.OK) return;
+                    for (long id : r.deleteChunks()) store.delete(id, DeleteChunk.ANY_VERSION);
                 });
     }
 

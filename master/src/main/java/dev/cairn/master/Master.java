@@ -183,6 +183,7 @@ public final class Master implements Node, MessageHandler {
     private Promise<? extends Message> handle(Address from, Message m) {
         if (m instanceof Heartbeat h) return Promise.completed(heartbeat(from, h));
         if (m instanceof Register r) return Promise.completed(register(from, r));
+        if (m instanceof MasterProtocol.ChunkInventory inv) return Promise.completed(inventory(inv));
         if (m instanceof ReportBad r) return Promise.completed(reportBad(r));
         if (m instanceof Lookup r) return Promise.completed(new AttrReply(r.rid(), Status.OK, "", namespace.resolve(r.path()).attr()));
         if (m instanceof ListDir r) return Promise.completed(new ListReply(r.rid(), Status.OK, "", namespace.list(r.path())));
@@ -262,6 +263,56 @@ public final class Master implements Node, MessageHandler {
         }
         log.info("chunkserver {} registered from {} with {} chunks ({} current, {} stale, {} to delete)",
                 r.serverId(), r.dataAddress(), r.chunks().size(), current, stale, delete.size());
+        return new RegisterReply(r.rid(), Status.OK, delete);
+    }
+
+    /**
+     * Reconciles a registered server's full chunk list with the metadata (garbage collection): copies of
+     * removed chunks are deleted, outdated ones marked stale (the planner repairs, then drops them), current
+     * ones the master lost track of (a reply lost on the way) counted again, and copies the server no longer
+     * has forgotten. Chunks with anything under way (a lease, a planner action, an archive rewrite) are left
+     * alone: the list may predate it. The server answers no differently from a registration.
+     */
+    private RegisterReply inventory(MasterProtocol.ChunkInventory r) {
+        Server s = registry.server(r.serverId());
+        if (s == null || !s.alive || s.incarnation != r.incarnation()) return new RegisterReply(r.rid(), Status.NOT_FOUND, List.of());
+        Set<Long> busy = new HashSet<>(moving);
+        busy.addAll(leaseUntil.keySet());
+        for (String slot : leasing) {
+            long ino = Long.parseLong(slot.substring(0, slot.indexOf(':')));
+            for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) busy.add(c.chunkId());
+        }
+        List<Long> delete = new ArrayList<>();
+        long nextChunk = namespace.nextChunkId();
+        Set<Long> reported = new HashSet<>();
+        int found = 0, outdated = 0;
+        for (ChunkReport c : r.chunks()) {
+            reported.add(c.chunkId());
+            if (busy.contains(c.chunkId()) || archiver.isRewriting(c.chunkId())) continue;
+            ChunkRecord rec = namespace.chunk(c.chunkId());
+            if (rec == null) {
+                if (c.chunkId() < nextChunk) delete.add(c.chunkId());
+            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part())) {
+                if (!s.chunks.contains(c.chunkId())) {
+                    registry.addLocation(c.chunkId(), s, c.part());
+                    found++;
+                }
+            } else if (!s.staleChunks.containsKey(c.chunkId())) {
+                registry.addStale(c.chunkId(), s, c.version());
+                outdated++;
+            }
+        }
+        int forgotten = 0;
+        for (Long id : new ArrayList<>(s.chunks)) {
+            if (!reported.contains(id) && !busy.contains(id)) {
+                registry.removeLocation(id, s.id);
+                forgotten++;
+            }
+        }
+        s.staleChunks.keySet().removeIf(id -> !reported.contains(id) && !busy.contains(id));
+        if (found + outdated + forgotten + delete.size() > 0) {
+            log.info("inventory of {}: {} copies found again, {} outdated, {} gone, {} to delete", s.id, found, outdated, forgotten, delete.size());
+        }
         return new RegisterReply(r.rid(), Status.OK, delete);
     }
 

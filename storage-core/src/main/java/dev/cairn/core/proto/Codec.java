@@ -70,7 +70,8 @@ public final class Codec {
             MasterProtocol.FileInfoReply.class,
             MasterProtocol.Drain.class,
             MasterProtocol.SetClass.class,
-            MasterProtocol.ConvertChunk.class);
+            MasterProtocol.ConvertChunk.class,
+            MasterProtocol.ChunkInventory.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

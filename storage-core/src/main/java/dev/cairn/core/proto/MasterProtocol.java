@@ -19,6 +19,13 @@ public sealed interface MasterProtocol extends Message {
     record Register(long rid, String serverId, long incarnation, Address dataAddress, Topology topology,
                     long capacityBytes, long usedBytes, List<ChunkReport> chunks) implements MasterProtocol {}
 
+    /**
+     * A chunkserver's full list of chunks, sent now and then while it stays registered (garbage collection
+     * by reconciliation, as GFS does): the master answers with the chunks to delete (removed files), marks
+     * outdated copies stale and learns copies it lost track of. Answered with a {@link RegisterReply}.
+     */
+    record ChunkInventory(long rid, String serverId, long incarnation, List<ChunkReport> chunks) implements MasterProtocol {}
+
     /** Chunks the master wants deleted (removed files, or unknown to it). */
     record RegisterReply(long rid, Status status, List<Long> deleteChunks) implements MasterProtocol {
         @Override public boolean isReply() { return true; }

@@ -72,7 +72,8 @@ class CodecTest {
                         List.of(new MasterProtocol.ChunkInfo(0, 100, 3, List.of(new MasterProtocol.CopyInfo("cs1", 0, true))))),
                 new MasterProtocol.Drain(32, "cs1", true),
                 new MasterProtocol.SetClass(33, "/a", StorageClass.parse("ec(4,2,domain=rack)")),
-                new MasterProtocol.ConvertChunk(34, 100, 3, 5000, 200, 2, 4, 2, List.of(CS, CS)));
+                new MasterProtocol.ConvertChunk(34, 100, 3, 5000, 200, 2, 4, 2, List.of(CS, CS)),
+                new MasterProtocol.ChunkInventory(35, "cs1", 4, List.of(new ChunkReport(9, 2, 100, 0))));
     }
 
     @Test void everyMessageTypeRoundTrips() {
@@ -151,7 +152,7 @@ class CodecTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {255, 200, 34})
+    @ValueSource(ints = {255, 200, 35})
     void unknownTagsAreRefused(int tag) {
         assertThatThrownBy(() -> Codec.decode(new byte[] {(byte) tag, 0, 0})).isInstanceOf(CodecException.class).hasMessageContaining("tag");
     }
