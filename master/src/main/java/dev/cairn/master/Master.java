@@ -256,6 +256,9 @@ public final class Master implements Node, MessageHandler {
             } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part())) {
                 registry.addLocation(c.chunkId(), s, c.part());
                 current++;
+            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !namespace.inode(rec.inode()).storageClass().isEc()) {
+                adopt(s, c);
+                current++;
             } else {
                 stale++; // missed a write lease: never served; repaired and removed by the planner
                 registry.addStale(c.chunkId(), s, c.version());
@@ -297,6 +300,9 @@ public final class Master implements Node, MessageHandler {
                     registry.addLocation(c.chunkId(), s, c.part());
                     found++;
                 }
+            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !namespace.inode(rec.inode()).storageClass().isEc()) {
+                adopt(s, c);
+                found++;
             } else if (!s.staleChunks.containsKey(c.chunkId())) {
                 registry.addStale(c.chunkId(), s, c.version());
                 outdated++;
@@ -538,12 +544,55 @@ public final class Master implements Node, MessageHandler {
         });
     }
 
+    /**
+     * Bumps a chunk holding data to the next version: the holders first (each makes it durable before it
+     * answers), then the metadata, once at least one holder has. Recording first would be wrong: if no holder
+     * took the bump (all down, or the whole cluster lost power) every copy would be left one version behind
+     * the record, stale, and acknowledged data unreadable. A holder ahead of the record (the master lost
+     * power before recording) is adopted when it reports ({@link #adopt}).
+     */
     private Promise<Lease> bump(ChunkRecord c, List<Server> holders) {
-        return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> {
-            for (Server s : holders) registry.removeLocation(c.chunkId(), s.id);
-            List<Promise<Ack>> calls = new ArrayList<>();
-            for (Server s : holders) calls.add(call(s, rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), c.version(), next.version())));
-            return settle(next, holders, calls);
+        long to = c.version() + 1;
+        for (Server s : holders) registry.removeLocation(c.chunkId(), s.id);
+        List<Promise<Ack>> calls = new ArrayList<>();
+        for (Server s : holders) calls.add(call(s, rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), c.version(), to)));
+        return Promise.all(calls).then((acks, e) -> {
+            List<Server> ok = new ArrayList<>();
+            for (int i = 0; i < holders.size(); i++) {
+                Promise<Ack> p = calls.get(i);
+                if (!p.isFailed() && p.value().status() == Status.OK && holders.get(i).alive) ok.add(holders.get(i));
+            }
+            if (ok.isEmpty()) {
+                // nothing changed anywhere we know of: the copies are still current at the old version
+                for (Server s : holders) if (s.alive) registry.addLocation(c.chunkId(), s, 0);
+                return Promise.failed(new CairnException(Status.UNAVAILABLE, "no chunkserver took the bump of chunk " + c.chunkId() + " to v" + to));
+            }
+            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> {
+                assert next.version() == to : "chunk " + c.chunkId() + " bumped by someone else meanwhile";
+                if (ok.size() < holders.size()) return bump(next, ok); // a silent holder may have bumped: leave it behind
+                List<ServerRef> chain = new ArrayList<>();
+                for (Server s : ok) {
+                    registry.addLocation(c.chunkId(), s, 0);
+                    chain.add(s.ref());
+                }
+                return Promise.completed(new Lease(c.chunkId(), next.version(), chain));
+            });
+        });
+    }
+
+    /**
+     * A server reports a copy at a higher version than recorded, holding at least the committed data: a
+     * bump reached it and this master lost power before recording it. Only this master bumps, so the
+     * copy holds everything acknowledged; the record takes its version and the other copies become stale.
+     */
+    private void adopt(Server s, ChunkReport c) {
+        metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), c.version())).onComplete((rec, e) -> {
+            if (e != null || rec.version() != c.version() || !s.alive) return;
+            for (Holder h : registry.holders(c.chunkId())) {
+                if (!h.server().id.equals(s.id)) registry.addStale(c.chunkId(), h.server(), c.version() - 1);
+            }
+            registry.addLocation(c.chunkId(), s, c.part());
+            log.info("chunk {}: {} holds v{}, ahead of the record: adopted", c.chunkId(), s.id, c.version());
         });
     }
 

@@ -155,7 +155,7 @@ final class Auditor {
                 } else {
                     add(findings, "durability", what + " has no readable set of copies, yet faults destroyed copies on only "
                             + history.destroyedOn(c.chunkId()).size() + " failure domain(s) " + history.destroyedOn(c.chunkId())
-                            + " and the class tolerates " + cls.tolerance());
+                            + " and the class tolerates " + cls.tolerance() + "; on disk: " + describe(copies));
                 }
                 continue;
             }
@@ -194,6 +194,16 @@ final class Auditor {
             }
         }
         return new Report(findings, checked, excused, unreadable);
+    }
+
+    private static String describe(List<Copy> copies) {
+        if (copies.isEmpty()) return "no copy";
+        StringBuilder sb = new StringBuilder();
+        for (Copy k : copies) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(k.host()).append('/').append(k.disk()).append(" v").append(k.version())
+                    .append(" part ").append(k.part()).append(" len ").append(k.length()).append(k.intact() ? "" : " CORRUPT");
+        }
+        return sb.toString();
     }
 
     private static void add(TreeMap<String, List<String>> findings, String kind, String what) {

@@ -24,6 +24,12 @@ public sealed interface MetaCommand<R> {
     /** Bumps a chunk's version (a new write lease) and returns the new record. */
     record BumpVersion(long chunkId) implements MetaCommand<ChunkRecord> {}
 
+    /**
+     * A chunkserver holds the chunk at a higher version than recorded: a bump reached it and the master
+     * lost power before recording it (bumps go to the chunkservers first). The record takes that version.
+     */
+    record AdoptVersion(long chunkId, long version) implements MetaCommand<ChunkRecord> {}
+
     record SetLength(long inode, long length, long mtimeMillis) implements MetaCommand<FileAttr> {}
 
     /**

@@ -133,6 +133,7 @@ public final class Namespace {
         if (command instanceof MetaCommand.Remove c) return (R) remove(c.path(), batch);
         if (command instanceof MetaCommand.AllocChunk c) return (R) allocChunk(c.inode(), c.index(), batch);
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
+        if (command instanceof MetaCommand.AdoptVersion c) return (R) adoptVersion(c.chunkId(), c.version(), batch);
         if (command instanceof MetaCommand.SetLength c) return (R) setLength(c.inode(), c.length(), c.mtimeMillis(), batch);
         if (command instanceof MetaCommand.SetClass c) return (R) setClass(c.path(), c.storageClass(), batch);
         if (command instanceof MetaCommand.ReserveChunkIds c) return (R) reserveChunkIds(c.count(), batch);
@@ -237,6 +238,15 @@ public final class Namespace {
         ChunkRecord c = chunk(chunkId);
         if (c == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
         ChunkRecord next = new ChunkRecord(chunkId, c.version() + 1, c.inode(), c.index());
+        batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
+        return next;
+    }
+
+    private ChunkRecord adoptVersion(long chunkId, long version, KvBatch batch) {
+        ChunkRecord c = chunk(chunkId);
+        if (c == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
+        if (version <= c.version()) return c;
+        ChunkRecord next = new ChunkRecord(chunkId, version, c.inode(), c.index());
         batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
         return next;
     }
