@@ -183,7 +183,7 @@ final class ChunkStore {
 
     List<ChunkReport> report() {
         List<ChunkReport> out = new ArrayList<>(chunks.size());
-        for (Chunk c : chunks.values()) out.add(new ChunkReport(c.id, c.version, c.length, c.part));
+        for (Chunk c : chunks.values()) out.add(new ChunkReport(c.id, c.version, c.length, c.part, c.bad));
         return out;
     }
 

@@ -253,10 +253,10 @@ public final class Master implements Node, MessageHandler {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
                 if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId())) delete.add(c.chunkId());
-            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part())) {
+            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()) {
                 registry.addLocation(c.chunkId(), s, c.part());
                 current++;
-            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !namespace.inode(rec.inode()).storageClass().isEc()) {
+            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad() && !namespace.inode(rec.inode()).storageClass().isEc()) {
                 adopt(s, c);
                 current++;
             } else {
@@ -295,12 +295,12 @@ public final class Master implements Node, MessageHandler {
             ChunkRecord rec = namespace.chunk(c.chunkId());
             if (rec == null) {
                 if (c.chunkId() < nextChunk) delete.add(c.chunkId());
-            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part())) {
+            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()) {
                 if (!s.chunks.contains(c.chunkId())) {
                     registry.addLocation(c.chunkId(), s, c.part());
                     found++;
                 }
-            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !namespace.inode(rec.inode()).storageClass().isEc()) {
+            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad() && !namespace.inode(rec.inode()).storageClass().isEc()) {
                 adopt(s, c);
                 found++;
             } else if (!s.staleChunks.containsKey(c.chunkId())) {

@@ -174,7 +174,7 @@ final class Auditor {
                 String where = "chunk " + k.chunkId() + " on " + k.host() + "/" + k.disk();
                 if (!referenced.contains(k.chunkId())) add(findings, "garbage", where + " (v" + k.version() + ") belongs to no file");
                 else if (k.version() != v) add(findings, "garbage", where + " is v" + k.version() + ", the file's is v" + v);
-                else if (!k.intact()) add(findings, "garbage", where + " is corrupt and still kept");
+                else if (!k.intact()) add(findings, "garbage", where + " is corrupt and still kept (" + k.note() + ")");
             }
         }
         // balance

@@ -15,7 +15,7 @@ import java.util.List;
  * chunkserver reads it at start-up; {@code intact} is true when every block matches its checksum.
  */
 final class GroundTruth {
-    record Copy(String host, String disk, long chunkId, long version, int part, long length, boolean intact) {}
+    record Copy(String host, String disk, long chunkId, long version, int part, long length, boolean intact, String note) {}
 
     private GroundTruth() {}
 
@@ -59,13 +59,15 @@ final class GroundTruth {
                 // blank or torn slot: the other one decides
             }
         }
-        if (best == null) return new Copy(host, disk, id, -1, -1, 0, false);
-        boolean intact = bytes.length >= ChunkFormat.DATA_OFFSET + best.length();
+        if (best == null) return new Copy(host, disk, id, -1, -1, 0, false, "no valid header");
+        boolean intact = best.length() == 0 || bytes.length >= ChunkFormat.DATA_OFFSET + best.length(); // an empty chunk may end after its header
+        String note = intact ? "" : "file is " + bytes.length + " bytes, header says " + best.length() + " of data";
         for (int b = 0; intact && b < best.crcs().length; b++) {
             long from = (long) b * ChunkFormat.BLOCK_SIZE;
             int n = (int) Math.min(ChunkFormat.BLOCK_SIZE, best.length() - from);
             intact = ChunkFormat.crc(bytes, (int) (ChunkFormat.DATA_OFFSET + from), n) == best.crcs()[b];
+            if (!intact) note = "block " + b + " of " + best.crcs().length + " fails its checksum (header seq " + best.seq() + ")";
         }
-        return new Copy(host, disk, id, best.version(), best.part(), best.length(), intact);
+        return new Copy(host, disk, id, best.version(), best.part(), best.length(), intact, note);
     }
 }

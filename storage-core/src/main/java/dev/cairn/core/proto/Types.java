@@ -29,7 +29,10 @@ public final class Types {
     }
 
     /** What a chunkserver holds of one chunk; {@code part} is the part index of an erasure-coded chunk (0 for a replica). */
-    public record ChunkReport(long chunkId, long version, long length, int part) {}
+    /** One chunk a chunkserver holds; {@code bad}: found corrupt there (never served; to be repaired elsewhere, then deleted). */
+    public record ChunkReport(long chunkId, long version, long length, int part, boolean bad) {
+        public ChunkReport(long chunkId, long version, long length, int part) { this(chunkId, version, length, part, false); }
+    }
 
     /**
      * A disk's health as its chunkserver sees it: FULL after ENOSPC (no new chunks; its chunks stay),

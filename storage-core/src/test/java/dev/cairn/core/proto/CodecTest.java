@@ -73,7 +73,7 @@ class CodecTest {
                 new MasterProtocol.Drain(32, "cs1", true),
                 new MasterProtocol.SetClass(33, "/a", StorageClass.parse("ec(4,2,domain=rack)")),
                 new MasterProtocol.ConvertChunk(34, 100, 3, 5000, 200, 2, 4, 2, List.of(CS, CS)),
-                new MasterProtocol.ChunkInventory(35, "cs1", 4, List.of(new ChunkReport(9, 2, 100, 0))));
+                new MasterProtocol.ChunkInventory(35, "cs1", 4, List.of(new ChunkReport(9, 2, 100, 0, true))));
     }
 
     @Test void everyMessageTypeRoundTrips() {
