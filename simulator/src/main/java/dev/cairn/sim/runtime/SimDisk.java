@@ -68,6 +68,12 @@ public final class SimDisk {
     /** Power loss tears unsynced writes at sector granularity instead of dropping them whole. */
     private boolean tornWrites;
 
+    /** An operation waiting for the disk: when it completes, and how to move it if a stall ends early. */
+    private record Pending(long at, dev.cairn.core.env.Cancellable event, Runnable complete, long digest, int incarnation) {}
+
+    /** Operations not yet completed, in submission order (pruned as they pass). */
+    private final java.util.ArrayDeque<Pending> pending = new java.util.ArrayDeque<>();
+
     SimDisk(SimHost host, String name) {
         this.host = host;
         this.name = name;
@@ -111,11 +117,28 @@ public final class SimDisk {
 
     void setTornWrites(boolean on) { tornWrites = on; }
 
-    /** Clears the transient faults (stall, slowness, armed failures, capacity); a dead disk stays dead. */
+    void track(long at, dev.cairn.core.env.Cancellable event, Runnable complete, long digest) {
+        long now = host.sim().now();
+        while (!pending.isEmpty() && pending.peekFirst().at() <= now) pending.pollFirst();
+        pending.addLast(new Pending(at, event, complete, digest, host.incarnation()));
+    }
+
+    /**
+     * Clears the transient faults (stall, slowness, armed failures, capacity); a dead disk stays dead.
+     * Operations queued behind a stall or a slow spell complete as a healthy disk would take them.
+     */
     void heal() {
-        stallUntil = host.sim().now();
-        busyUntil = Math.min(busyUntil, host.sim().now());
+        long now = host.sim().now();
+        stallUntil = now;
+        busyUntil = now;
         slowFactor = 1;
+        for (Pending p : pending) {
+            if (p.at() <= now || p.incarnation() != host.incarnation()) continue;
+            p.event().cancel();
+            long delay = completion(OP_NANOS);
+            host.sim().at(delay, host, Simulation.Kind.DISK, p.digest(), p.complete());
+        }
+        pending.clear();
         failingSyncs = 0;
         failingReads = 0;
         misdirectedWrites = 0;

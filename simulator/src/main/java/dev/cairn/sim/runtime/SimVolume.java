@@ -67,7 +67,7 @@ final class SimVolume implements Volume {
 
     private <T> Promise<T> op(long cost, long digest, Supplier<T> action) {
         Promise<T> p = new Promise<>();
-        host.sim().at(disk.completion(cost), host, Simulation.Kind.DISK, digest, () -> {
+        Runnable complete = () -> {
             T v;
             try {
                 v = action.get();
@@ -76,7 +76,9 @@ final class SimVolume implements Volume {
                 return;
             }
             p.complete(v);
-        });
+        };
+        long delay = disk.completion(cost);
+        disk.track(host.sim().now() + delay, host.sim().at(delay, host, Simulation.Kind.DISK, digest, complete), complete, digest);
         return p;
     }
 }
