@@ -30,6 +30,7 @@ public sealed interface MetaCommand<R> {
      */
     record AdoptVersion(long chunkId, long version) implements MetaCommand<ChunkRecord> {}
 
+    /** A writer committed {@code length} bytes: the size becomes at least that (a commit never shrinks a file). */
     record SetLength(long inode, long length, long mtimeMillis) implements MetaCommand<FileAttr> {}
 
     /**

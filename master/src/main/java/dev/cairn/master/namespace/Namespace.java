@@ -255,7 +255,9 @@ public final class Namespace {
         InodeRecord rec = inode(ino);
         if (rec.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + ino);
         if (length < 0) throw new CairnException(Status.BAD_REQUEST, "length " + length);
-        InodeRecord next = rec.withSize(length, mtime);
+        // a commit says "at least this much is durable": a late or repeated one must never shrink the file
+        // (shrinking is a truncate, a different command)
+        InodeRecord next = rec.withSize(Math.max(rec.size(), length), mtime);
         batch.put(inodeKey(ino), Codec.encodeRecord(next));
         return next.attr();
     }
