@@ -429,6 +429,13 @@ public final class Master implements Node, MessageHandler {
             // nothing committed in this chunk: start over on fresh servers, above every version handed out
             return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude));
         }).map(lease -> {
+            StorageClass cls = f.storageClass();
+            if (!cls.isEc() && lease.chain.size() < cls.replicas()) {
+                // the durability contract: a sync is acknowledged only once every copy the class requires has
+                // it, so no chain may be shorter than the goal. The planner restores the goal; the client retries.
+                throw new CairnException(Status.UNAVAILABLE, "chunk " + lease.chunkId + " can be written on only " + lease.chain.size()
+                        + " of the " + cls.replicas() + " servers " + cls + " requires now");
+            }
             // writes may land until the chunkservers' windows close; the planner keeps off until then
             leaseUntil.put(lease.chunkId, leaseClock() + Leases.MASTER_HOLD_NANOS);
             return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain, f.storageClass().placement());
