@@ -39,6 +39,9 @@ final class SimCommand implements Callable<Integer> {
                     + "partition, connection-reset, clock-skew, clock-drift, clock-step, quiet-periods (default: ${DEFAULT-VALUE}).")
     List<String> faults;
 
+    @Option(names = "--workload", defaultValue = "sweep", description = "Client load: sweep (heavy, the default) or steady (a small file every 100 ms).")
+    String workload;
+
     @Option(names = "--no-swarm", description = "Use every listed fault kind at even rates, instead of a per-seed random mix (swarm testing).")
     boolean noSwarm;
 
@@ -69,7 +72,8 @@ final class SimCommand implements Callable<Integer> {
         Set<Fault> kinds = Fault.parseList(faults);
         Set<dev.cairn.core.env.Plant> planted = EnumSet.noneOf(dev.cairn.core.env.Plant.class);
         for (String p : plants) planted.add(dev.cairn.core.env.Plant.parse(p));
-        SimOptions base = new SimOptions(0, nanos, chunkservers, kinds, !noSwarm, planted, false);
+        SimOptions base = new SimOptions(0, nanos, chunkservers, kinds, !noSwarm, planted, false,
+                dev.cairn.sim.workload.Workload.Profile.valueOf(workload.trim().toUpperCase(Locale.ROOT)));
         if ((seed == null) == (seeds == null)) throw new IllegalArgumentException("give exactly one of --seed N or --seeds A..B");
         if (checkDeterminism && seed == null) throw new IllegalArgumentException("--check-determinism takes one --seed");
         if (seed != null && checkDeterminism) {

@@ -17,8 +17,10 @@ import java.util.stream.Collectors;
  * @param swarm draw a per-seed mix from {@code faults} (swarm testing) rather than use them all at even rates
  * @param plants bugs planted in the node code (to prove the checkers catch them)
  * @param verbose echo node logs
+ * @param workload the client load: the sweep's (heavy, data path) or a steady trickle (the speed benchmark's)
  */
-public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fault> faults, boolean swarm, Set<Plant> plants, boolean verbose) {
+public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fault> faults, boolean swarm, Set<Plant> plants, boolean verbose,
+                         dev.cairn.sim.workload.Workload.Profile workload) {
     /** The fault catalog (DESIGN.md "Simulator"). */
     public enum Fault {
         // hosts
@@ -123,7 +125,11 @@ public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fa
     }
 
     public SimOptions(long seed, long durationNanos, int chunkservers, Set<Fault> faults, boolean verbose) {
-        this(seed, durationNanos, chunkservers, faults, true, Set.of(), verbose);
+        this(seed, durationNanos, chunkservers, faults, true, Set.of(), verbose, dev.cairn.sim.workload.Workload.Profile.SWEEP);
+    }
+
+    public SimOptions(long seed, long durationNanos, int chunkservers, Set<Fault> faults, boolean swarm, Set<Plant> plants, boolean verbose) {
+        this(seed, durationNanos, chunkservers, faults, swarm, plants, verbose, dev.cairn.sim.workload.Workload.Profile.SWEEP);
     }
 
     /** The full catalog, swarmed per seed. */
@@ -131,23 +137,26 @@ public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fa
         return new SimOptions(seed, DEFAULT_DURATION_NANOS, DEFAULT_CHUNKSERVERS, EnumSet.allOf(Fault.class), true, Set.of(), false);
     }
 
-    public SimOptions withDuration(long nanos) { return new SimOptions(seed, nanos, chunkservers, faults, swarm, plants, verbose); }
+    public SimOptions withDuration(long nanos) { return new SimOptions(seed, nanos, chunkservers, faults, swarm, plants, verbose, workload); }
 
-    public SimOptions withFaults(Set<Fault> f) { return new SimOptions(seed, durationNanos, chunkservers, f, swarm, plants, verbose); }
+    public SimOptions withFaults(Set<Fault> f) { return new SimOptions(seed, durationNanos, chunkservers, f, swarm, plants, verbose, workload); }
 
-    public SimOptions withSwarm(boolean s) { return new SimOptions(seed, durationNanos, chunkservers, faults, s, plants, verbose); }
+    public SimOptions withSwarm(boolean s) { return new SimOptions(seed, durationNanos, chunkservers, faults, s, plants, verbose, workload); }
 
-    public SimOptions withPlants(Set<Plant> p) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, p, verbose); }
+    public SimOptions withPlants(Set<Plant> p) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, p, verbose, workload); }
 
-    public SimOptions withSeed(long s) { return new SimOptions(s, durationNanos, chunkservers, faults, swarm, plants, verbose); }
+    public SimOptions withSeed(long s) { return new SimOptions(s, durationNanos, chunkservers, faults, swarm, plants, verbose, workload); }
 
-    public SimOptions withVerbose(boolean v) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, v); }
+    public SimOptions withWorkload(dev.cairn.sim.workload.Workload.Profile w) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, verbose, w); }
+
+    public SimOptions withVerbose(boolean v) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, v, workload); }
 
     /** The one command that replays this run. */
     public String replayCommand() {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "./cairn sim --seed %d --duration %ds --faults %s --chunkservers %d",
                 seed, durationNanos / 1_000_000_000L, Fault.format(faults), chunkservers));
         if (!swarm) sb.append(" --no-swarm");
+        if (workload != dev.cairn.sim.workload.Workload.Profile.SWEEP) sb.append(" --workload ").append(workload.name().toLowerCase(Locale.ROOT));
         for (Plant p : plants) sb.append(" --plant ").append(p.cliName());
         return sb.toString();
     }

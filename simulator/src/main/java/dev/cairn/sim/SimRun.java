@@ -66,7 +66,7 @@ public final class SimRun {
         boolean[] verified = {false};
         Auditor.Report[] lastAudit = {null};
         sim.at(WORKLOAD_START_NANOS, clientHost, Simulation.Kind.CHECK, 0, () -> {
-            workload[0] = new Workload(sim, cluster.client(), clientHost.env().scheduler(), oracle, sim.random().split(), end);
+            workload[0] = new Workload(sim, cluster.client(), clientHost.env().scheduler(), oracle, sim.random().split(), end, o.workload());
             workload[0].lossExcused(auditor::fileLossExcused);
             if (timeline != null) workload[0].observe(timeline::operation);
             workload[0].start(() -> { });

@@ -20,10 +20,8 @@ import java.util.SplittableRandom;
 public final class Workload {
     /** Small chunks so that files of a few hundred KiB span several chunks. */
     public static final int CHUNK_SIZE = 128 << 10;
-    static final int WORKERS = 2;
     static final int DIRS = 4;
     static final int MAX_PIECE = 200 << 10;
-    static final long MAX_THINK_NANOS = 50_000_000L;
     static final int VERIFY_ATTEMPTS = 4;
     static final long VERIFY_RETRY_NANOS = 2_000_000_000L;
     /** Chance (percent) that the writer syncs after a piece, acknowledging a prefix of a file still being written. */
@@ -32,6 +30,26 @@ public final class Workload {
     static final StorageClass[] CLASSES = {
         StorageClass.DEFAULT, StorageClass.DEFAULT, StorageClass.replicated(2), StorageClass.ec(2, 1), StorageClass.ec(2, 2), StorageClass.ec(3, 1)
     };
+
+    /**
+     * How hard the client pushes. SWEEP: a few workers back to back, files up to 4.5 chunks (the data
+     * path under load). STEADY: one worker, a file of up to 64 KiB every 100 ms on average (a cluster's
+     * ordinary background traffic; the speed benchmark's load).
+     */
+    public enum Profile {
+        SWEEP(2, 50_000_000L, Integer.MAX_VALUE),
+        STEADY(1, 200_000_000L, 64 << 10);
+
+        final int workers;
+        final long maxThinkNanos;
+        final int maxFileBytes;
+
+        Profile(int workers, long maxThinkNanos, int maxFileBytes) {
+            this.workers = workers;
+            this.maxThinkNanos = maxThinkNanos;
+            this.maxFileBytes = maxFileBytes;
+        }
+    }
 
     /** Counters for the run summary. */
     public static final class Stats {
@@ -44,6 +62,7 @@ public final class Workload {
         public long probed;
     }
 
+    private final Profile profile;
     private final Simulation sim;
     private final CairnClient client;
     private final Scheduler scheduler;
@@ -63,6 +82,11 @@ public final class Workload {
     public interface OpObserver { void operation(long startNanos, long endNanos, String op, String path, String error); }
 
     public Workload(Simulation sim, CairnClient client, Scheduler scheduler, Oracle oracle, SplittableRandom rnd, long endNanos) {
+        this(sim, client, scheduler, oracle, rnd, endNanos, Profile.SWEEP);
+    }
+
+    public Workload(Simulation sim, CairnClient client, Scheduler scheduler, Oracle oracle, SplittableRandom rnd, long endNanos, Profile profile) {
+        this.profile = profile;
         this.sim = sim;
         this.client = client;
         this.scheduler = scheduler;
@@ -90,8 +114,8 @@ public final class Workload {
 
     private void mkdirs(int i) {
         if (i == DIRS) {
-            activeWorkers = WORKERS;
-            for (int w = 0; w < WORKERS; w++) next();
+            activeWorkers = profile.workers;
+            for (int w = 0; w < profile.workers; w++) next();
             return;
         }
         client.mkdir("/d" + i).onComplete((a, e) -> {
@@ -108,7 +132,7 @@ public final class Workload {
             if (--activeWorkers == 0 && onQuiet != null) onQuiet.run();
             return;
         }
-        scheduler.schedule(rnd.nextLong(MAX_THINK_NANOS), () -> {
+        scheduler.schedule(rnd.nextLong(profile.maxThinkNanos), () -> {
             int dice = rnd.nextInt(100);
             Promise<Void> op;
             if (dice < 50) op = writeFile();
@@ -122,8 +146,8 @@ public final class Workload {
         int dice = rnd.nextInt(100);
         if (dice < 5) return 0;
         if (dice < 20) return 1 + rnd.nextInt(4096);
-        if (dice < 75) return 1 + rnd.nextInt(CHUNK_SIZE);
-        return 1 + rnd.nextInt(4 * CHUNK_SIZE + CHUNK_SIZE / 2);
+        if (dice < 75) return 1 + rnd.nextInt(Math.min(profile.maxFileBytes, CHUNK_SIZE));
+        return 1 + rnd.nextInt(Math.min(profile.maxFileBytes, 4 * CHUNK_SIZE + CHUNK_SIZE / 2));
     }
 
     private Promise<Void> writeFile() {

@@ -24,12 +24,37 @@ public final class Rpc {
 
     private record Pending(Address to, Promise<Message> promise, Cancellable timer) {}
 
+    /** Request ids remembered per peer, and peers remembered, to drop a request delivered twice. */
+    public static final int REMEMBERED_RIDS = 1024;
+    public static final int REMEMBERED_PEERS = 256;
+
+    /** The last {@link #REMEMBERED_RIDS} request ids from one sender: 8 KiB, scanned linearly (cheap next to decoding). */
+    private static final class RecentRids {
+        final long[] ring = new long[REMEMBERED_RIDS];
+        int next, size;
+
+        /** Adds {@code rid}; false if it was there already. */
+        boolean add(long rid) {
+            for (int i = 0; i < size; i++) if (ring[i] == rid) return false;
+            ring[next] = rid;
+            next = (next + 1) % ring.length;
+            size = Math.min(size + 1, ring.length);
+            return true;
+        }
+    }
+
     private final Env env;
     private final Map<Long, Pending> pending = new TreeMap<>();
-    private long nextRid = 1;
+    private long nextRid;
+    /** Recent request ids by sender, oldest first (bounded LRU at both levels). */
+    private final java.util.LinkedHashMap<Address, RecentRids> seen = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override protected boolean removeEldestEntry(Map.Entry<Address, RecentRids> e) { return size() > REMEMBERED_PEERS; }
+    };
 
     public Rpc(Env env) {
         this.env = env;
+        // ids start at a random point, so a restarted node's requests are not mistaken for its earlier ones
+        this.nextRid = 1 + (env.random().nextLong() >>> 16);
     }
 
     /** Sends the request built for a fresh id and completes with the reply of type {@code replyType}. */
@@ -58,9 +83,15 @@ public final class Rpc {
         });
     }
 
-    /** Offers an inbound message; returns true if it was the reply to a pending call. */
+    /**
+     * Offers an inbound message; returns true if it was consumed here: the reply to a call, or a request
+     * seen before from the same sender (delivered twice by the network or a retrying proxy: executing it
+     * again could undo later work, such as re-creating a file removed since; its first copy is answered).
+     */
     public boolean onMessage(Address from, Message m) {
-        if (!m.isReply()) return false;
+        if (!m.isReply()) {
+            return !seen.computeIfAbsent(from, a -> new RecentRids()).add(m.rid());
+        }
         Pending p = pending.remove(m.rid());
         if (p == null) return true; // late reply to a call that timed out: drop it
         p.timer.cancel();

@@ -1,0 +1,43 @@
+package dev.cairn.jmh;
+
+import dev.cairn.sim.SimOptions;
+import dev.cairn.sim.SimResult;
+import dev.cairn.sim.SimRun;
+import dev.cairn.sim.workload.Workload;
+import java.util.EnumSet;
+import java.util.Locale;
+
+/**
+ * {@code ./cairn bench sim}: how fast the simulator runs on this machine. One long fault-free run of a
+ * master, five chunkservers and a client per workload profile (steady: a small file every 100 ms; sweep:
+ * the heavy load the sweeps use) reports simulated seconds per wall second after a warm-up run; then a
+ * short sweep with the full fault catalog reports seeds per minute on one thread.
+ */
+public final class SimSpeed {
+    private SimSpeed() {}
+
+    public static void main(String[] args) {
+        long seconds = args.length > 0 ? Long.parseLong(args[0]) : 600;
+        int seeds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+        System.out.printf(Locale.ROOT, "%-8s %10s %10s %10s %12s %10s%n", "workload", "virtual s", "wall s", "ratio", "events/s", "files");
+        for (Workload.Profile p : Workload.Profile.values()) {
+            SimOptions o = SimOptions.defaults(1).withFaults(EnumSet.noneOf(SimOptions.Fault.class)).withWorkload(p);
+            SimRun.run(o.withDuration(30_000_000_000L)); // warm-up: JIT
+            SimResult r = SimRun.run(o.withDuration(seconds * 1_000_000_000L));
+            double wall = r.wallNanos() / 1e9, virtual = r.virtualNanos() / 1e9;
+            System.out.printf(Locale.ROOT, "%-8s %10.0f %10.2f %9.0f× %12.0f %10d%n", p.name().toLowerCase(Locale.ROOT), virtual, wall,
+                    virtual / wall, r.events() / wall, r.stats().commits);
+        }
+        long t0 = System.nanoTime();
+        double virtual = 0;
+        int failed = 0;
+        for (int s = 1; s <= seeds; s++) {
+            SimResult r = SimRun.run(SimOptions.defaults(s).withDuration(10_000_000_000L));
+            virtual += r.virtualNanos() / 1e9;
+            if (!r.passed()) failed++;
+        }
+        double wall = (System.nanoTime() - t0) / 1e9;
+        System.out.printf(Locale.ROOT, "sweep: %d seeds (10 s of faults each, full catalog, one thread) in %.1f s: %.1f seeds/min, %.0f× real time, %d failed%n",
+                seeds, wall, seeds / wall * 60, virtual / wall, failed);
+    }
+}
