@@ -317,11 +317,11 @@ public final class ChunkServer implements Node, MessageHandler {
         List<Promise<byte[]>> reads = new ArrayList<>();
         for (ServerRef s : r.sources()) reads.add(readPiece(s, r.chunkId(), r.version(), offset));
         return Promise.all(reads).map(pieces -> {
-            int len = pieces.get(0).length;
-            for (byte[] p : pieces) {
-                if (p.length != len) throw new CairnException(Status.IO, "parts of chunk " + r.chunkId() + " differ in length at " + offset);
-            }
-            if (len == 0) return pieces.get(0);
+            // parts may differ in length past the committed data (an upload cut short wrote some further than
+            // others); every current part holds at least the committed length, so the shortest decides
+            int len = Integer.MAX_VALUE;
+            for (byte[] p : pieces) len = Math.min(len, p.length);
+            if (len == 0) return new byte[0];
             ErasureCodec codec = codecs.get(r.k(), r.m());
             ByteBuffer[] parts = new ByteBuffer[r.k() + r.m()];
             boolean[] present = new boolean[parts.length];
@@ -329,7 +329,7 @@ public final class ChunkServer implements Node, MessageHandler {
             for (int i = 0; i < pieces.size(); i++) {
                 int p = r.sourceParts().get(i);
                 if (p < 0 || p >= parts.length || present[p]) throw new CairnException(Status.BAD_REQUEST, "bad source part " + p);
-                parts[p].put(0, pieces.get(i));
+                parts[p].put(0, pieces.get(i), 0, len);
                 present[p] = true;
             }
             codec.decode(parts, present);
