@@ -256,8 +256,9 @@ public final class Master implements Node, MessageHandler {
             } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()) {
                 registry.addLocation(c.chunkId(), s, c.part());
                 current++;
-            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad() && !namespace.inode(rec.inode()).storageClass().isEc()) {
-                adopt(s, c);
+            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()
+                    && !namespace.inode(rec.inode()).storageClass().isEc()) {
+                if (!busyChunks().contains(c.chunkId())) adopt(s, c); // a bump under way records it itself
                 current++;
             } else {
                 stale++; // missed a write lease: never served; repaired and removed by the planner
@@ -279,12 +280,7 @@ public final class Master implements Node, MessageHandler {
     private RegisterReply inventory(MasterProtocol.ChunkInventory r) {
         Server s = registry.server(r.serverId());
         if (s == null || !s.alive || s.incarnation != r.incarnation()) return new RegisterReply(r.rid(), Status.NOT_FOUND, List.of());
-        Set<Long> busy = new HashSet<>(moving);
-        busy.addAll(leaseUntil.keySet());
-        for (String slot : leasing) {
-            long ino = Long.parseLong(slot.substring(0, slot.indexOf(':')));
-            for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) busy.add(c.chunkId());
-        }
+        Set<Long> busy = busyChunks();
         List<Long> delete = new ArrayList<>();
         long nextChunk = namespace.nextChunkId();
         Set<Long> reported = new HashSet<>();
@@ -320,6 +316,17 @@ public final class Master implements Node, MessageHandler {
             log.info("inventory of {}: {} copies found again, {} outdated, {} gone, {} to delete", s.id, found, outdated, forgotten, delete.size());
         }
         return new RegisterReply(r.rid(), Status.OK, delete);
+    }
+
+    /** Chunks with something under way: a planner action, an open lease hold, or a lease being set up on their file. */
+    private Set<Long> busyChunks() {
+        Set<Long> busy = new HashSet<>(moving);
+        busy.addAll(leaseUntil.keySet());
+        for (String slot : leasing) {
+            long ino = Long.parseLong(slot.substring(0, slot.indexOf(':')));
+            for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) busy.add(c.chunkId());
+        }
+        return busy;
     }
 
     /**
@@ -574,8 +581,10 @@ public final class Master implements Node, MessageHandler {
                 for (Server s : holders) if (s.alive) registry.addLocation(c.chunkId(), s, 0);
                 return Promise.failed(new CairnException(Status.UNAVAILABLE, "no chunkserver took the bump of chunk " + c.chunkId() + " to v" + to));
             }
-            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> {
-                assert next.version() == to : "chunk " + c.chunkId() + " bumped by someone else meanwhile";
+            return metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), to)).flatMap(next -> {
+                if (next.version() != to) {
+                    throw new CairnException(Status.BUSY, "chunk " + c.chunkId() + " moved to v" + next.version() + " during the bump to v" + to);
+                }
                 if (ok.size() < holders.size()) return bump(next, ok); // a silent holder may have bumped: leave it behind
                 List<ServerRef> chain = new ArrayList<>();
                 for (Server s : ok) {

@@ -163,7 +163,10 @@ final class Planner {
                 Holder have = byPart.get(part);
                 if (have != null && !leaving(have, cls)) continue;
                 Server target = target(live, cls, usedDomains, holders, load, limits);
-                if (target == null) return;
+                if (target == null) {
+                    dropDuplicatePart(c, byPart, load, limits, actions);
+                    return;
+                }
                 List<Holder> sources = new ArrayList<>();
                 if (have != null) {
                     if (!free(have.server(), load, limits)) continue;
@@ -197,6 +200,21 @@ final class Planner {
             usedDomains.add(target.domain(cls.domain()));
             holders.add(target.id);
             if (actions.size() >= limits.maxActions()) return;
+        }
+    }
+
+    /**
+     * No server can take a missing part, yet some part is held twice (a copy made before a failed one came
+     * back): drop the second copy of one duplicated part, so its server can take the missing part next pass.
+     * Safe: the part kept is current too.
+     */
+    private static void dropDuplicatePart(ChunkState c, TreeMap<Integer, Holder> kept, Map<String, Integer> load, Limits limits, List<Action> actions) {
+        for (Holder h : c.current()) {
+            Holder keep = kept.get(h.part());
+            if (keep == null || keep.server() == h.server() || !free(h.server(), load, limits)) continue;
+            load.merge(h.server().id, 1, Integer::sum);
+            actions.add(new Drop(c.chunkId(), c.version(), h.server(), Reason.EXTRA));
+            return;
         }
     }
 
