@@ -88,7 +88,7 @@ final class Planner {
         repair.sort(Comparator.comparingInt(Planner::redundancy).thenComparingLong(ChunkState::chunkId));
         for (ChunkState c : repair) {
             if (actions.size() >= limits.maxActions()) break;
-            planRepair(c, live, load, limits, actions);
+            planRepair(c, live, load, limits, actions, deletes);
         }
         if (deletes) {
             for (ChunkState c : tidy) {
@@ -145,7 +145,7 @@ final class Planner {
 
     // ---------------------------------------------------------------- repair
 
-    private static void planRepair(ChunkState c, List<Server> live, Map<String, Integer> load, Limits limits, List<Action> actions) {
+    private static void planRepair(ChunkState c, List<Server> live, Map<String, Integer> load, Limits limits, List<Action> actions, boolean deletes) {
         StorageClass cls = c.cls();
         Set<String> usedDomains = new HashSet<>();
         Set<String> holders = new HashSet<>();
@@ -164,7 +164,7 @@ final class Planner {
                 if (have != null && !leaving(have, cls)) continue;
                 Server target = target(live, cls, usedDomains, holders, load, limits);
                 if (target == null) {
-                    dropDuplicatePart(c, byPart, load, limits, actions);
+                    if (deletes) dropDuplicatePart(c, byPart, load, limits, actions);
                     return;
                 }
                 List<Holder> sources = new ArrayList<>();
