@@ -426,15 +426,15 @@ public final class Master implements Node, MessageHandler {
         Promise<LeaseReply> out = metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
             if (f.storageClass().isEc()) return ecLease(f, c, existed, committedData, exclude);
             StorageClass cls = f.storageClass();
-            if (!existed) return place(c, cls, exclude);
+            if (!existed) return place(c, cls, exclude).flatMap(l -> topUp(l, cls, exclude));
             List<Server> holders = new ArrayList<>();
             for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h.server());
-            if (!holders.isEmpty()) return bump(c, holders);
+            if (!holders.isEmpty()) return bump(c, holders).flatMap(l -> topUp(l, cls, exclude));
             if (committedData) {
                 throw new CairnException(Status.UNAVAILABLE, "no live current copy of chunk " + c.chunkId() + " holding committed data");
             }
             // nothing committed in this chunk: start over on fresh servers, above every version handed out
-            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude));
+            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude)).flatMap(l -> topUp(l, cls, exclude));
         }).map(lease -> {
             StorageClass cls = f.storageClass();
             if (!cls.isEc() && lease.chain.size() < cls.replicas()) {
@@ -588,11 +588,39 @@ public final class Master implements Node, MessageHandler {
                 if (ok.size() < holders.size()) return bump(next, ok); // a silent holder may have bumped: leave it behind
                 List<ServerRef> chain = new ArrayList<>();
                 for (Server s : ok) {
+                    if (!s.alive) continue; // died while the bump was being recorded
                     registry.addLocation(c.chunkId(), s, 0);
                     chain.add(s.ref());
                 }
                 return Promise.completed(new Lease(c.chunkId(), next.version(), chain));
             });
+        });
+    }
+
+    /**
+     * Fills a replicated chunk's chain up to its goal with fresh servers (an empty copy created at the lease's
+     * version), when holders were left out or lost. Safe because a writer sends every byte of the chunk again
+     * under each lease (the client buffers the whole chunk); the fresh copies end up as full as the others.
+     */
+    private Promise<Lease> topUp(Lease lease, StorageClass cls, Set<String> exclude) {
+        int need = cls.replicas() - lease.chain.size();
+        if (need <= 0) return Promise.completed(lease);
+        Set<String> skip = new TreeSet<>(exclude);
+        for (ServerRef r : lease.chain) skip.add(r.id());
+        List<Server> fresh = choose(cls, skip, need);
+        if (fresh.isEmpty()) return Promise.completed(lease);
+        List<Promise<Ack>> calls = new ArrayList<>();
+        for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0)));
+        return Promise.all(calls).then((acks, e) -> {
+            List<ServerRef> chain = new ArrayList<>(lease.chain);
+            for (int i = 0; i < fresh.size(); i++) {
+                Promise<Ack> p = calls.get(i);
+                Server s = fresh.get(i);
+                if (p.isFailed() || p.value().status() != Status.OK || !s.alive) continue;
+                registry.addLocation(lease.chunkId, s, 0);
+                chain.add(s.ref());
+            }
+            return Promise.completed(new Lease(lease.chunkId, lease.version, chain));
         });
     }
 
