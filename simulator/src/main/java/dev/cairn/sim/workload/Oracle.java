@@ -15,11 +15,13 @@ public final class Oracle {
      * A file's acknowledged content: the first {@code length} bytes of the content its seed generates
      * ({@code length} grows with each acknowledged sync of a file still being written).
      */
-    public record Expected(long contentSeed, int length) {
+    public record Expected(long contentSeed, int length, int intended) {
         public byte[] bytes() { return content(contentSeed, length); }
     }
 
     private final TreeMap<String, Expected> committed = new TreeMap<>();
+    /** Bytes each writer meant to write: a commit the client saw fail may still have reached the master. */
+    private final TreeMap<String, Integer> intended = new TreeMap<>();
     private final TreeSet<String> removed = new TreeSet<>();
     private final TreeSet<String> busy = new TreeSet<>();
 
@@ -33,8 +35,11 @@ public final class Oracle {
     public void committed(String path, long seed, int length) {
         Expected before = committed.get(path);
         assert before == null || before.length() <= length : "acknowledged length went backwards";
-        committed.put(path, new Expected(seed, length));
+        committed.put(path, new Expected(seed, length, intended.getOrDefault(path, length)));
     }
+
+    /** A writer starts writing {@code size} bytes to {@code path}. */
+    public void intends(String path, int size) { intended.put(path, size); }
 
     /** A file being written is not picked for reads or removes until its writer is done. */
     public void writing(String path) { busy.add(path); }
