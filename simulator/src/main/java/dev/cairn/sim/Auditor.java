@@ -122,6 +122,7 @@ final class Auditor {
             }
         }
         Set<Long> unreadableChunks = new TreeSet<>();
+        Set<Copy> goodCopies = new java.util.HashSet<>();
         int checked = 0, excused = 0, unreadable = 0;
         Set<Long> referenced = new TreeSet<>();
         Map<Long, Long> versions = new HashMap<>();
@@ -136,8 +137,12 @@ final class Auditor {
             List<Copy> copies = onDisk.getOrDefault(c.chunkId(), List.of());
             if (c.isNew() && copies.isEmpty()) continue; // allocated, never written
             checked++;
+            // the committed bytes of this chunk (of each part, for EC): a current copy holds at least that
+            long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) c.index() * f.chunkSize()));
+            long committed = cls.isEc() && inChunk > 0 ? dev.cairn.core.ec.Stripes.partLength(inChunk, cls.k()) : inChunk;
             List<Copy> good = new ArrayList<>();
-            for (Copy k : copies) if (k.version() == c.version() && k.intact()) good.add(k);
+            for (Copy k : copies) if (k.version() == c.version() && k.intact() && k.length() >= committed) good.add(k);
+            goodCopies.addAll(good);
             TreeSet<String> hosts = new TreeSet<>();
             TreeMap<Integer, List<String>> parts = new TreeMap<>();
             for (Copy k : good) {
@@ -175,6 +180,7 @@ final class Auditor {
                 if (!referenced.contains(k.chunkId())) add(findings, "garbage", where + " (v" + k.version() + ") belongs to no file");
                 else if (k.version() != v) add(findings, "garbage", where + " is v" + k.version() + ", the file's is v" + v);
                 else if (!k.intact()) add(findings, "garbage", where + " is corrupt and still kept (" + k.note() + ")");
+                else if (!goodCopies.contains(k)) add(findings, "garbage", where + " is short (" + k.length() + " bytes) and still kept");
             }
         }
         // balance
