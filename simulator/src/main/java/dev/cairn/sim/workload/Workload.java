@@ -8,6 +8,7 @@ import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.sim.runtime.Simulation;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -267,27 +268,44 @@ public final class Workload {
             return;
         }
         List<String> paths = oracle.committedPaths();
-        verify(paths, 0, 1, () -> verifyRemoved(oracle.removedPaths(), 0, done));
+        verify(paths, 1, () -> verifyRemoved(oracle.removedPaths(), 0, done));
     }
 
-    private void verify(List<String> paths, int i, int attempt, Runnable done) {
+    /**
+     * One round of the read-back over {@code paths}: files that cannot be read are tried again in the next
+     * round, 2 s later, up to {@link #VERIFY_ATTEMPTS} rounds (so a run with many lost files still ends).
+     */
+    private void verify(List<String> paths, int round, Runnable done) {
+        List<String> failed = new ArrayList<>();
+        java.util.Map<String, String> errors = new java.util.TreeMap<>();
+        verifyEach(paths, 0, round, failed, errors, () -> {
+            if (failed.isEmpty()) { done.run(); return; }
+            if (round < VERIFY_ATTEMPTS) {
+                scheduler.schedule(VERIFY_RETRY_NANOS, () -> verify(failed, round + 1, done));
+                return;
+            }
+            for (String path : failed) {
+                if (lossExcused.test(path)) {
+                    stats.excusedLosses++;
+                } else {
+                    sim.violation("durability", "acknowledged file " + path + " (" + classes.get(path) + ") cannot be read back: " + errors.get(path));
+                }
+            }
+            done.run();
+        });
+    }
+
+    private void verifyEach(List<String> paths, int i, int round, List<String> failed, java.util.Map<String, String> errors, Runnable done) {
         if (i == paths.size()) { done.run(); return; }
         String path = paths.get(i);
         read(path).onComplete((bytes, e) -> {
             if (e != null) {
-                if (attempt < VERIFY_ATTEMPTS) {
-                    scheduler.schedule(VERIFY_RETRY_NANOS, () -> verify(paths, i, attempt + 1, done));
-                    return;
-                }
-                if (lossExcused.test(path)) {
-                    stats.excusedLosses++;
-                } else {
-                    sim.violation("durability", "acknowledged file " + path + " (" + classes.get(path) + ") cannot be read back: " + e.getMessage());
-                }
+                failed.add(path);
+                errors.put(path, String.valueOf(e.getMessage()));
             } else if (checkContent(path, bytes)) {
                 stats.verified++;
             }
-            verify(paths, i + 1, 1, done);
+            verifyEach(paths, i + 1, round, failed, errors, done);
         });
     }
 
