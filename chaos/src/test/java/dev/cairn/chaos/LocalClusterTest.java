@@ -25,9 +25,11 @@ class LocalClusterTest {
     }
 
     @Test void writesContinueWhenAChunkserverDiesAndDataSurvivesARestart() throws Exception {
-        List<Integer> p = Ports.free(4);
+        // four chunkservers for replicated(3): with one dead, a new lease still finds three (a lease never has
+        // fewer copies than the class requires, so with two dead the write would be refused, not half-done)
+        List<Integer> p = Ports.free(5);
         int masterPort = p.get(0);
-        List<Integer> chunkPorts = p.subList(1, 4);
+        List<Integer> chunkPorts = p.subList(1, 5);
         byte[] a = random(5 << 20, 1), b = random(3 << 20, 2);
         try (LocalCluster cluster = LocalCluster.start(dir, masterPort, chunkPorts)) {
             cluster.awaitReady();
@@ -36,6 +38,10 @@ class LocalClusterTest {
                 cluster.stopChunkserver(1);
                 // the chain that includes the dead server fails; the client takes a new lease without it
                 assertThat(c.put(new ByteArrayInputStream(b), "/b", 1 << 20, StorageClass.DEFAULT)).isEqualTo(b.length);
+                cluster.stopChunkserver(2);
+                assertThatThrownBy(() -> c.put(new ByteArrayInputStream(b), "/c", 1 << 20, StorageClass.DEFAULT))
+                        .isInstanceOf(CairnException.class).hasMessageContaining("requires");
+                cluster.restartChunkserver(2);
                 ByteArrayOutputStream out = new ByteArrayOutputStream();
                 c.get("/a", out);
                 assertThat(out.toByteArray()).isEqualTo(a);
