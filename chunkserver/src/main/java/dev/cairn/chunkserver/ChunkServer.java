@@ -184,8 +184,8 @@ public final class ChunkServer implements Node, MessageHandler {
             chain(from, w.rid(), w.forward(), () -> store.write(w.chunkId(), w.version(), w.offset(), w.data(), leaseClock()),
                     next -> rid -> new WriteData(rid, w.chunkId(), w.version(), w.offset(), w.data(), next));
         } else if (m instanceof SyncChunk s) {
-            chain(from, s.rid(), s.forward(), () -> store.sync(s.chunkId(), s.version()),
-                    next -> rid -> new SyncChunk(rid, s.chunkId(), s.version(), next));
+            chain(from, s.rid(), s.forward(), () -> store.sync(s.chunkId(), s.version(), s.written()),
+                    next -> rid -> new SyncChunk(rid, s.chunkId(), s.version(), s.written(), next));
         } else if (m instanceof ReadData r) {
             read(from, r);
         } else if (m instanceof CreateChunk c) {
@@ -287,7 +287,7 @@ public final class ChunkServer implements Node, MessageHandler {
         }
         Promise<Void> done = guard(() -> store.createCopy(r.chunkId(), r.version(), r.part()))
                 .flatMap(v -> copyPieces(r, rebuild, 0))
-                .flatMap(v -> store.sync(r.chunkId(), r.version()));
+                .flatMap(copied -> store.sync(r.chunkId(), r.version(), copied));
         return done.then((v, e) -> {
             if (e == null) return Promise.completed(null);
             log.info("copy of chunk {} v{} part {} failed: {}", r.chunkId(), r.version(), r.part(), e.getMessage());
@@ -295,13 +295,15 @@ public final class ChunkServer implements Node, MessageHandler {
         });
     }
 
-    private Promise<Void> copyPieces(ReplicateChunk r, boolean rebuild, long offset) {
+    /** Copies from {@code offset} to the end of the source; returns how far the copy got. */
+    private Promise<Long> copyPieces(ReplicateChunk r, boolean rebuild, long offset) {
         if (stopped) return Promise.failed(new CairnException(Status.UNAVAILABLE, "chunkserver stopping"));
         Promise<byte[]> piece = rebuild ? rebuildPiece(r, offset) : readPiece(r.sources().get(0), r.chunkId(), r.version(), offset);
         return piece.flatMap(data -> {
-            if (data.length == 0) return Promise.completed(null);
+            if (data.length == 0) return Promise.completed(offset);
+            long end = offset + data.length;
             return store.writeCopy(r.chunkId(), r.version(), offset, data)
-                    .flatMap(v -> data.length < COPY_PIECE ? Promise.completed(null) : copyPieces(r, rebuild, offset + data.length));
+                    .flatMap(v -> data.length < COPY_PIECE ? Promise.completed(end) : copyPieces(r, rebuild, end));
         });
     }
 

@@ -317,11 +317,20 @@ final class ChunkStore {
         });
     }
 
-    /** Syncs data, then the header (with checksums and length) into the non-durable slot, then the directory entry. */
-    Promise<Void> sync(long id, long version) {
+    /**
+     * Syncs data, then the header (with checksums and length) into the non-durable slot, then the directory
+     * entry. {@code written} is how many bytes the sender has written to this copy: a copy holding fewer
+     * lost writes (this server restarted between them and the sync, and came back with what its last
+     * durable header says), and syncing it would acknowledge bytes that are not here.
+     */
+    Promise<Void> sync(long id, long version, long written) {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             checkVersion(c, version);
+            if (c.length < written) {
+                throw new CairnException(Status.IO, "chunk " + id + " v" + version + " holds " + c.length + " of the " + written
+                        + " bytes written to it (writes lost in a restart)");
+            }
             if (plantAckBeforeFsync) return writeHeader(c);
             return persistHeader(c);
         });

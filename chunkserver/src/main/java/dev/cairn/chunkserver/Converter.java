@@ -49,12 +49,13 @@ final class Converter {
         running++;
         byte[] chunk = new byte[(int) r.length()];
         Promise<Void> done = readAll(r, chunk, 0).flatMap(v -> {
-            if (r.k() == 0) return send(r.targets(), r, chunk).flatMap(x -> sync(r.targets(), r));
+            if (r.k() == 0) return send(r.targets(), r, chunk).flatMap(x -> sync(r.targets(), r, chunk.length));
             byte[][] parts = Stripes.encode(codecs.get(r.k(), r.m()), chunk);
             List<Promise<Void>> each = new ArrayList<>();
             for (int p = 0; p < parts.length; p++) {
                 List<ServerRef> one = List.of(r.targets().get(p));
-                each.add(send(one, r, parts[p]).flatMap(x -> sync(one, r)));
+                long written = parts[p].length;
+                each.add(send(one, r, parts[p]).flatMap(x -> sync(one, r, written)));
             }
             return Promise.all(each).map(x -> null);
         });
@@ -89,9 +90,9 @@ final class Converter {
                 });
     }
 
-    private Promise<Void> sync(List<ServerRef> chain, ConvertChunk r) {
+    private Promise<Void> sync(List<ServerRef> chain, ConvertChunk r, long written) {
         List<ServerRef> rest = chain.subList(1, chain.size());
-        return rpc.call(chain.get(0).address(), rid -> new SyncChunk(rid, r.newChunkId(), r.newVersion(), rest), ChainReply.class, CALL_NANOS)
+        return rpc.call(chain.get(0).address(), rid -> new SyncChunk(rid, r.newChunkId(), r.newVersion(), written, rest), ChainReply.class, CALL_NANOS)
                 .map(reply -> {
                     check(reply, "sync");
                     return null;

@@ -150,8 +150,9 @@ public final class CairnClient implements Node, MessageHandler {
         return chainCall(chain, rid -> new WriteData(rid, chunkId, version, offset, data, chain.subList(1, chain.size())));
     }
 
-    Promise<ChainReply> syncChunk(List<ServerRef> chain, long chunkId, long version) {
-        return chainCall(chain, rid -> new SyncChunk(rid, chunkId, version, chain.subList(1, chain.size())));
+    /** {@code written}: the bytes this upload wrote to each copy in the chain; a copy holding fewer fails the sync. */
+    Promise<ChainReply> syncChunk(List<ServerRef> chain, long chunkId, long version, long written) {
+        return chainCall(chain, rid -> new SyncChunk(rid, chunkId, version, written, chain.subList(1, chain.size())));
     }
 
     dev.cairn.core.env.Scheduler scheduler() { return env.scheduler(); }

@@ -145,7 +145,7 @@ final class ChunkUpload {
             syncsLeft = targets.size();
             boolean[] failed = {false};
             for (Target t : targets) {
-                client.syncChunk(t.chain, lease.chunkId(), lease.version()).onSuccess(r -> {
+                client.syncChunk(t.chain, lease.chunkId(), lease.version(), t.bytes.length).onSuccess(r -> {
                     if (failed[0]) return;
                     if (r.status() != Status.OK) {
                         failed[0] = true;

@@ -26,10 +26,10 @@ class SimRunTest {
     static final int CI_SEEDS = 500;
     /**
      * Seeds of the CI sweep that still find a real bug, open in issue 5 (each must keep failing until the bug
-     * is fixed: then it moves out of this list). 455: an acknowledged ec(3,1) chunk is left with two
-     * empty parts after failed fsyncs and full disks on their servers (durability).
+     * is fixed: then it moves out of this list). Empty: the last one, 455 (a sync acknowledged writes its
+     * server had lost in a restart), is fixed by {@code SyncChunk.written}.
      */
-    static final Set<Long> KNOWN_FAILING = Set.of(455L);
+    static final Set<Long> KNOWN_FAILING = Set.of();
 
     @Test void fiveHundredSeedsPassWithTheFullFaultCatalog() throws Exception {
         int threads = Math.max(1, Runtime.getRuntime().availableProcessors());

@@ -41,7 +41,10 @@ final class SimLog implements Log {
 
     @Override public void warn(String fmt, Object... args) { add("WARN", fmt, args); }
 
-    @Override public void debug(String fmt, Object... args) { }
+    /** Debug lines are formatted only when echoed (--verbose): a sweep must not pay for them. */
+    @Override public void debug(String fmt, Object... args) {
+        if (host.logRing().echo) add("DEBUG", fmt, args);
+    }
 
     private void add(String level, String fmt, Object... args) {
         StringBuilder sb = new StringBuilder();

@@ -59,7 +59,7 @@ class CodecTest {
                 new MasterProtocol.BumpVersion(20, 100, 1, 2),
                 new DeleteChunk(21, 100, DeleteChunk.ANY_VERSION),
                 new WriteData(22, 100, 2, 65536, new byte[] {1, 2, 3}, List.of(CS)),
-                new SyncChunk(23, 100, 2, List.of()),
+                new SyncChunk(23, 100, 2, 65536, List.of()),
                 new ReadData(24, 100, 2, 0, 4096),
                 new DataReply(25, Status.OK, "", new byte[] {9}),
                 new ChainReply(26, Status.IO, "cs2", "disk"),
