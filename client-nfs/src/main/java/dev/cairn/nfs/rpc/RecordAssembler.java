@@ -1,0 +1,92 @@
+package dev.cairn.nfs.rpc;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * ONC RPC record marking over a byte stream (RFC 5531 §11): each fragment is a 4-byte header (top bit
+ * "last fragment", 31 bits of length) and its bytes; a record is its fragments joined. Fed whatever the
+ * socket delivered, it hands out whole records. Memory per connection is bounded by {@code maxRecord}:
+ * a record that would grow past it, or an empty non-last fragment run past {@link #MAX_FRAGMENTS},
+ * poisons the stream (the connection is closed: there is no way to resynchronise a byte stream).
+ */
+public final class RecordAssembler {
+    /** More fragments than this in one record is not a client, it is an attack on our bookkeeping. */
+    public static final int MAX_FRAGMENTS = 1024;
+
+    private final int maxRecord;
+    private final byte[] header = new byte[4];
+    private int headerFill;
+    /** Bytes left in the current fragment; -1 while reading a header. */
+    private int fragmentLeft = -1;
+    private boolean lastFragment;
+    private int fragments;
+    private byte[] record = new byte[0];
+    private int recordFill;
+    private String poisoned;
+
+    public RecordAssembler(int maxRecord) { this.maxRecord = maxRecord; }
+
+    /** Why the stream is unusable, or null. */
+    public String poisoned() { return poisoned; }
+
+    /** Bytes held for a record not yet complete (for tests of the memory bound). */
+    public int buffered() { return record.length; }
+
+    /** Consumes {@code data}; returns the records it completed (possibly none). */
+    public List<byte[]> feed(byte[] data, int off, int len) {
+        List<byte[]> out = new ArrayList<>(1);
+        int i = off, end = off + len;
+        while (i < end && poisoned == null) {
+            if (fragmentLeft < 0) {
+                header[headerFill++] = data[i++];
+                if (headerFill < 4) continue;
+                headerFill = 0;
+                int h = ((header[0] & 0xff) << 24) | ((header[1] & 0xff) << 16) | ((header[2] & 0xff) << 8) | (header[3] & 0xff);
+                lastFragment = (h & 0x8000_0000) != 0;
+                int length = h & 0x7fff_ffff;
+                if (++fragments > MAX_FRAGMENTS) {
+                    poisoned = "more than " + MAX_FRAGMENTS + " fragments in one record";
+                    break;
+                }
+                if ((long) recordFill + length > maxRecord) {
+                    poisoned = "record of more than " + maxRecord + " bytes";
+                    break;
+                }
+                fragmentLeft = length;
+            } else {
+                int n = Math.min(fragmentLeft, end - i);
+                // grow with what arrives, not with what a header claims: a lying header costs nothing
+                if (recordFill + n > record.length) {
+                    record = java.util.Arrays.copyOf(record, Math.min(maxRecord, Math.max(recordFill + n, 2 * record.length)));
+                }
+                System.arraycopy(data, i, record, recordFill, n);
+                recordFill += n;
+                fragmentLeft -= n;
+                i += n;
+            }
+            if (fragmentLeft == 0) {
+                fragmentLeft = -1;
+                if (lastFragment) {
+                    out.add(record.length == recordFill ? record : java.util.Arrays.copyOf(record, recordFill));
+                    record = new byte[0];
+                    recordFill = 0;
+                    fragments = 0;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Frames {@code payload} as one record of one fragment. */
+    public static byte[] frame(byte[] payload) {
+        byte[] out = new byte[payload.length + 4];
+        int h = 0x8000_0000 | payload.length;
+        out[0] = (byte) (h >>> 24);
+        out[1] = (byte) (h >>> 16);
+        out[2] = (byte) (h >>> 8);
+        out[3] = (byte) h;
+        System.arraycopy(payload, 0, out, 4, payload.length);
+        return out;
+    }
+}

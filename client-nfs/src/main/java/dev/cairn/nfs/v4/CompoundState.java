@@ -1,0 +1,36 @@
+package dev.cairn.nfs.v4;
+
+import dev.cairn.nfs.rpc.Credentials;
+import dev.cairn.nfs.v4.state.Client;
+import dev.cairn.nfs.v4.state.Session;
+import dev.cairn.nfs.v4.state.Slot;
+
+/** What the operations of one COMPOUND share: the caller, the current and saved file handles, the session. */
+public final class CompoundState {
+    public final Nfs4Server server;
+    public final Credentials credentials;
+    public final int minorVersion;
+    /** The connection the COMPOUND came on (for BIND_CONN_TO_SESSION and the client address). */
+    public final Connection connection;
+    public FileHandle current;
+    public FileHandle saved;
+    public Session session;
+    public Slot slot;
+    /** Whether the reply goes into the slot's cache (SEQUENCE's sa_cachethis; we cache every reply that fits). */
+    public boolean cacheThis;
+    /** Set by SEQUENCE for a retransmission: the cached reply that answers the whole COMPOUND. */
+    public byte[] replay;
+
+    CompoundState(Nfs4Server server, Credentials credentials, int minorVersion, Connection connection) {
+        this.server = server;
+        this.credentials = credentials;
+        this.minorVersion = minorVersion;
+        this.connection = connection;
+    }
+
+    /** The client of the session, or null outside one. */
+    public Client client() { return session == null ? null : session.client(); }
+
+    /** An NFS connection's identity and peer. */
+    public record Connection(long id, String peerAddress) {}
+}

@@ -1,0 +1,244 @@
+package dev.cairn.nfs.v4;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Clock;
+import dev.cairn.core.env.Log;
+import dev.cairn.nfs.rpc.Credentials;
+import dev.cairn.nfs.v4.op.BindConnToSession;
+import dev.cairn.nfs.v4.op.CreateSession;
+import dev.cairn.nfs.v4.op.DestroyClientId;
+import dev.cairn.nfs.v4.op.DestroySession;
+import dev.cairn.nfs.v4.op.ExchangeId;
+import dev.cairn.nfs.v4.op.GetFh;
+import dev.cairn.nfs.v4.op.PutFh;
+import dev.cairn.nfs.v4.op.PutRootFh;
+import dev.cairn.nfs.v4.op.ReclaimComplete;
+import dev.cairn.nfs.v4.op.Renew;
+import dev.cairn.nfs.v4.op.RestoreFh;
+import dev.cairn.nfs.v4.op.SaveFh;
+import dev.cairn.nfs.v4.op.SecInfoNoName;
+import dev.cairn.nfs.v4.op.Sequence;
+import dev.cairn.nfs.v4.op.SetClientId;
+import dev.cairn.nfs.v4.op.SetClientIdConfirm;
+import dev.cairn.nfs.v4.state.ClientTable;
+import dev.cairn.nfs.v4.state.Session;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+import dev.cairn.nfs.xdr.XdrException;
+import java.util.random.RandomGenerator;
+
+/**
+ * Runs COMPOUND procedures (RFC 7530 §15.2 for 4.0, RFC 8881 §16.2 for 4.1): decodes each operation in
+ * turn, runs it, stops at the first error, and for 4.1 keeps the reply in the session slot's cache.
+ * Single-threaded like every node; operations that reach the cluster return promises.
+ */
+public final class Nfs4Server {
+    /** Hard limit on operations in one COMPOUND, whatever a session negotiated (RFC 7530: NFS4ERR_RESOURCE). */
+    public static final int MAX_OPS = 64;
+    /** COMPOUND tags are echoed back; nobody needs a long one. */
+    public static final int MAX_TAG = 1024;
+    /** Minor versions served: 0 and 1 (4.2 clients are told MINOR_VERS_MISMATCH and fall back). */
+    public static final int MAX_MINOR = 1;
+
+    private final Clock clock;
+    private final Log log;
+    private final ClientTable clients;
+    private final ServerIdentity identity;
+    private final Operation[] ops = new Operation[Op.LAST_V41 + 1];
+
+    /** Who this server is to clients: EXCHANGE_ID's server owner and scope. */
+    public record ServerIdentity(String owner, String scope) {}
+
+    /** The root file handle: inode 1 of file system {@code fsid}. */
+    private final FileHandle root;
+
+    public Nfs4Server(Clock clock, RandomGenerator random, Log log, ServerIdentity identity, long fsid) {
+        this.root = new FileHandle(fsid, dev.cairn.nfs.v4.FileHandle.ROOT_INODE, 0);
+        this.clock = clock;
+        this.log = log;
+        this.identity = identity;
+        this.clients = new ClientTable(random.nextInt(), random);
+        register(Op.EXCHANGE_ID, new ExchangeId());
+        register(Op.CREATE_SESSION, new CreateSession());
+        register(Op.DESTROY_SESSION, new DestroySession());
+        register(Op.DESTROY_CLIENTID, new DestroyClientId());
+        register(Op.SEQUENCE, new Sequence());
+        register(Op.RECLAIM_COMPLETE, new ReclaimComplete());
+        register(Op.BIND_CONN_TO_SESSION, new BindConnToSession());
+        register(Op.SECINFO_NO_NAME, new SecInfoNoName());
+        register(Op.SETCLIENTID, new SetClientId());
+        register(Op.SETCLIENTID_CONFIRM, new SetClientIdConfirm());
+        register(Op.RENEW, new Renew());
+        register(Op.PUTROOTFH, new PutRootFh());
+        register(Op.PUTFH, new PutFh());
+        register(Op.GETFH, new GetFh());
+        register(Op.SAVEFH, new SaveFh());
+        register(Op.RESTOREFH, new RestoreFh());
+    }
+
+    public void register(int op, Operation impl) {
+        assert ops[op] == null : "operation " + op + " registered twice";
+        ops[op] = impl;
+    }
+
+    public ClientTable clients() { return clients; }
+
+    public FileHandle rootHandle() { return root; }
+
+    public Clock clock() { return clock; }
+
+    public ServerIdentity identity() { return identity; }
+
+    public Log log() { return log; }
+
+    /** Runs one COMPOUND; the promise holds the COMPOUND4res bytes (the RPC header is the caller's). */
+    public Promise<byte[]> compound(XdrDecoder args, Credentials cred, CompoundState.Connection conn) {
+        byte[] tag = args.readOpaque(MAX_TAG); // an undecodable header is GARBAGE_ARGS: the caller catches it
+        int minor = args.readInt();
+        long numOps = args.readUnsignedInt();
+        if (minor < 0 || minor > MAX_MINOR) return Promise.completed(reply(Nfs4Status.MINOR_VERS_MISMATCH, tag, 0, new XdrEncoder()));
+        CompoundState st = new CompoundState(this, cred, minor, conn);
+        if (numOps > MAX_OPS) {
+            XdrEncoder res = new XdrEncoder();
+            int first = args.remaining() >= 4 ? args.readInt() : Op.ILLEGAL;
+            int status = minor == 0 ? Nfs4Status.RESOURCE : Nfs4Status.TOO_MANY_OPS;
+            res.writeInt(first).writeInt(status);
+            return Promise.completed(reply(status, tag, 1, res));
+        }
+        Promise<byte[]> done = new Promise<>();
+        new Run(st, args, (int) numOps, tag, done).next();
+        return done;
+    }
+
+    private static byte[] reply(int status, byte[] tag, int count, XdrEncoder results) {
+        XdrEncoder e = new XdrEncoder(results.size() + tag.length + 16);
+        e.writeInt(status).writeOpaque(tag).writeInt(count).writeRaw(results);
+        return e.toByteArray();
+    }
+
+    /** One COMPOUND in progress: operation {@code index} of {@code numOps}. */
+    private final class Run {
+        final CompoundState st;
+        final XdrDecoder args;
+        final int numOps;
+        final byte[] tag;
+        final Promise<byte[]> done;
+        final XdrEncoder results = new XdrEncoder(512);
+        int index;
+
+        Run(CompoundState st, XdrDecoder args, int numOps, byte[] tag, Promise<byte[]> done) {
+            this.st = st;
+            this.args = args;
+            this.numOps = numOps;
+            this.tag = tag;
+            this.done = done;
+        }
+
+        void next() {
+            while (index < numOps) {
+                int op;
+                try {
+                    op = args.readInt();
+                } catch (XdrException e) {
+                    finish(Op.ILLEGAL, Nfs4Status.BADXDR); // the op number itself is missing
+                    return;
+                }
+                int refusal = admissible(op);
+                if (refusal != Nfs4Status.NFS4_OK) {
+                    finish(refusal == Nfs4Status.OP_ILLEGAL ? Op.ILLEGAL : op, refusal);
+                    return;
+                }
+                Operation impl = ops[op];
+                if (impl == null) {
+                    finish(op, Nfs4Status.NOTSUPP);
+                    return;
+                }
+                int start = results.size();
+                results.writeInt(op);
+                int statusAt = results.mark();
+                Promise<Integer> p;
+                try {
+                    p = impl.execute(st, args, results);
+                } catch (XdrException e) {
+                    p = Promise.completed(Nfs4Status.BADXDR);
+                } catch (RuntimeException e) {
+                    log.warn("NFS operation {} failed unexpectedly: {}", op, e.toString());
+                    p = Promise.completed(Nfs4Status.SERVERFAULT);
+                }
+                int opIndex = index;
+                Promise<Integer> outcome = p;
+                if (outcome.isDone()) {
+                    if (!settle(op, opIndex, start, statusAt, outcome)) return;
+                    continue; // stay in the loop: no recursion for synchronous operations
+                }
+                outcome.onComplete((s, e) -> {
+                    if (settle(op, opIndex, start, statusAt, outcome)) next();
+                });
+                return;
+            }
+            complete(Nfs4Status.NFS4_OK);
+        }
+
+        /** Records operation {@code op}'s outcome; false if the COMPOUND ends here. */
+        private boolean settle(int op, int opIndex, int start, int statusAt, Promise<Integer> p) {
+            int status = p.isFailed() ? Nfs4Status.SERVERFAULT : p.value();
+            if (p.isFailed()) log.warn("NFS operation {} failed unexpectedly: {}", op, String.valueOf(p.error()));
+            if (status == Nfs4Status.BADXDR || status == Nfs4Status.SERVERFAULT) {
+                truncateTo(start);
+                results.writeInt(op).writeInt(status);
+            } else {
+                results.patchInt(statusAt, status);
+            }
+            index = opIndex + 1;
+            if (op == Op.SEQUENCE && st.replay != null) {
+                done.complete(st.replay);
+                return false;
+            }
+            if (status != Nfs4Status.NFS4_OK) {
+                complete(status);
+                return false;
+            }
+            return true;
+        }
+
+        private void truncateTo(int size) { results.truncate(size); }
+
+        /** The COMPOUND-level rules on where an operation may appear (sessions, minor versions). */
+        private int admissible(int op) {
+            if (op < Op.ACCESS || op > Op.LAST_V41) return Nfs4Status.OP_ILLEGAL;
+            if (st.minorVersion == 0) return op > Op.RELEASE_LOCKOWNER ? Nfs4Status.OP_ILLEGAL : Nfs4Status.NFS4_OK;
+            if (Op.v40Only(op)) return Nfs4Status.NOTSUPP;
+            if (index == 0) {
+                if (op == Op.SEQUENCE) return Nfs4Status.NFS4_OK;
+                if (Op.sessionless(op)) {
+                    boolean mayLead = numOps == 1 || op == Op.DESTROY_SESSION;
+                    return mayLead ? Nfs4Status.NFS4_OK : Nfs4Status.NOT_ONLY_OP;
+                }
+                return Nfs4Status.OP_NOT_IN_SESSION;
+            }
+            if (op == Op.SEQUENCE) return Nfs4Status.SEQUENCE_POS;
+            if (st.session == null && !Op.sessionless(op)) return Nfs4Status.OP_NOT_IN_SESSION;
+            return Nfs4Status.NFS4_OK;
+        }
+
+        private void finish(int op, int status) {
+            results.writeInt(op).writeInt(status);
+            index++;
+            complete(status);
+        }
+
+        private void complete(int status) {
+            byte[] out = reply(status, tag, index, results);
+            if (st.slot != null) st.session.finish(st.slot, out);
+            done.complete(out);
+        }
+    }
+
+    /** Lease upkeep: drops clients whose lease ran out. Called now and then by the gateway. */
+    public int expireClients() {
+        int n = clients.expire(clock.nanoTime());
+        if (n > 0) log.info("{} NFS client(s) let their lease expire: their state is gone", n);
+        return n;
+    }
+
+}

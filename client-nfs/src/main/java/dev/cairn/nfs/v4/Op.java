@@ -1,0 +1,77 @@
+package dev.cairn.nfs.v4;
+
+/** nfs_opnum4 (RFC 7530 §16, RFC 8881 §18, RFC 7862 for 4.2's numbers). */
+public final class Op {
+    public static final int ACCESS = 3;
+    public static final int CLOSE = 4;
+    public static final int COMMIT = 5;
+    public static final int CREATE = 6;
+    public static final int DELEGPURGE = 7;
+    public static final int DELEGRETURN = 8;
+    public static final int GETATTR = 9;
+    public static final int GETFH = 10;
+    public static final int LINK = 11;
+    public static final int LOCK = 12;
+    public static final int LOCKT = 13;
+    public static final int LOCKU = 14;
+    public static final int LOOKUP = 15;
+    public static final int LOOKUPP = 16;
+    public static final int NVERIFY = 17;
+    public static final int OPEN = 18;
+    public static final int OPENATTR = 19;
+    public static final int OPEN_CONFIRM = 20;
+    public static final int OPEN_DOWNGRADE = 21;
+    public static final int PUTFH = 22;
+    public static final int PUTPUBFH = 23;
+    public static final int PUTROOTFH = 24;
+    public static final int READ = 25;
+    public static final int READDIR = 26;
+    public static final int READLINK = 27;
+    public static final int REMOVE = 28;
+    public static final int RENAME = 29;
+    public static final int RENEW = 30;
+    public static final int RESTOREFH = 31;
+    public static final int SAVEFH = 32;
+    public static final int SECINFO = 33;
+    public static final int SETATTR = 34;
+    public static final int SETCLIENTID = 35;
+    public static final int SETCLIENTID_CONFIRM = 36;
+    public static final int VERIFY = 37;
+    public static final int WRITE = 38;
+    public static final int RELEASE_LOCKOWNER = 39;
+    public static final int BACKCHANNEL_CTL = 40;
+    public static final int BIND_CONN_TO_SESSION = 41;
+    public static final int EXCHANGE_ID = 42;
+    public static final int CREATE_SESSION = 43;
+    public static final int DESTROY_SESSION = 44;
+    public static final int FREE_STATEID = 45;
+    public static final int GET_DIR_DELEGATION = 46;
+    public static final int GETDEVICEINFO = 47;
+    public static final int GETDEVICELIST = 48;
+    public static final int LAYOUTCOMMIT = 49;
+    public static final int LAYOUTGET = 50;
+    public static final int LAYOUTRETURN = 51;
+    public static final int SECINFO_NO_NAME = 52;
+    public static final int SEQUENCE = 53;
+    public static final int SET_SSV = 54;
+    public static final int TEST_STATEID = 55;
+    public static final int WANT_DELEGATION = 56;
+    public static final int DESTROY_CLIENTID = 57;
+    public static final int RECLAIM_COMPLETE = 58;
+    /** The highest operation number of minor version 1. */
+    public static final int LAST_V41 = RECLAIM_COMPLETE;
+    public static final int ILLEGAL = 10044;
+
+    private Op() {}
+
+    /** Operations of minor version 0 only: a 4.1 COMPOUND holding one gets NFS4ERR_NOTSUPP (RFC 8881 §18). */
+    public static boolean v40Only(int op) {
+        return op == OPEN_CONFIRM || op == RENEW || op == SETCLIENTID || op == SETCLIENTID_CONFIRM || op == RELEASE_LOCKOWNER;
+    }
+
+    /** Operations that may start a 4.1 COMPOUND without SEQUENCE (RFC 8881 §2.6.3.1.1.8). */
+    public static boolean sessionless(int op) {
+        return op == EXCHANGE_ID || op == CREATE_SESSION || op == DESTROY_SESSION || op == BIND_CONN_TO_SESSION
+                || op == DESTROY_CLIENTID;
+    }
+}

@@ -1,0 +1,23 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.v4.state.Session;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/** DESTROY_SESSION (RFC 8881 §18.37). */
+public final class DestroySession implements Operation {
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        Session s = st.server.clients().session(d.readFixedOpaque(Session.ID_BYTES));
+        if (s == null) return Operation.status(Nfs4Status.BADSESSION);
+        if (s == st.session) {
+            st.slot = null; // the reply of the COMPOUND that destroys its own session has no slot to live in
+            st.session = null;
+        }
+        st.server.clients().destroySession(s);
+        return OK;
+    }
+}

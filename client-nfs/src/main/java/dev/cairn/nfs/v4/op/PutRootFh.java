@@ -1,0 +1,15 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/** PUTROOTFH (RFC 8881 §18.21). */
+public final class PutRootFh implements Operation {
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        st.current = st.server.rootHandle();
+        return OK;
+    }
+}

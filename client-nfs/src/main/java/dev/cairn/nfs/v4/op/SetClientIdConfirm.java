@@ -1,0 +1,25 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.v4.state.Client;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/** SETCLIENTID_CONFIRM (RFC 7530 §16.34). */
+public final class SetClientIdConfirm implements Operation {
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        long id = d.readLong();
+        byte[] verifier = d.readFixedOpaque(8);
+        Client c = st.server.clients().client(id);
+        if (c == null || c.minorVersion() != 0 || !java.util.Arrays.equals(c.confirmVerifier(), verifier)) {
+            return Operation.status(Nfs4Status.STALE_CLIENTID);
+        }
+        if (c.principal() != st.credentials.uid()) return Operation.status(Nfs4Status.CLID_INUSE);
+        st.server.clients().confirm(c);
+        st.server.clients().renew(c, st.server.clock().nanoTime());
+        return OK;
+    }
+}

@@ -1,0 +1,85 @@
+package dev.cairn.nfs.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Record marking: any split of the stream into reads and of records into fragments gives back the records. */
+class RecordAssemblerTest {
+    static byte[] fragment(byte[] b, int off, int len, boolean last) {
+        byte[] out = new byte[len + 4];
+        int h = (last ? 0x8000_0000 : 0) | len;
+        out[0] = (byte) (h >>> 24); out[1] = (byte) (h >>> 16); out[2] = (byte) (h >>> 8); out[3] = (byte) h;
+        System.arraycopy(b, off, out, 4, len);
+        return out;
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+    void recordsSurviveAnyFragmentationAndAnyReadSizes(long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        List<byte[]> records = new ArrayList<>();
+        ByteArrayOutputStream stream = new ByteArrayOutputStream();
+        for (int i = 0; i < 20; i++) {
+            byte[] rec = new byte[r.nextInt(5000)];
+            r.nextBytes(rec);
+            records.add(rec);
+            int off = 0;
+            do { // fragments of random sizes, empty ones included
+                int len = Math.min(rec.length - off, r.nextInt(1500));
+                boolean last = off + len == rec.length && r.nextInt(4) != 0;
+                stream.writeBytes(fragment(rec, off, len, last));
+                off += len;
+                if (last) break;
+            } while (true);
+        }
+        byte[] all = stream.toByteArray();
+        RecordAssembler a = new RecordAssembler(8192);
+        List<byte[]> got = new ArrayList<>();
+        for (int i = 0; i < all.length; ) {
+            int n = Math.min(all.length - i, 1 + r.nextInt(700));
+            got.addAll(a.feed(all, i, n));
+            i += n;
+        }
+        assertThat(a.poisoned()).isNull();
+        assertThat(got).hasSize(records.size());
+        for (int i = 0; i < records.size(); i++) assertThat(got.get(i)).isEqualTo(records.get(i));
+    }
+
+    @Test void aRecordOverTheLimitPoisonsTheStreamWithoutBufferingIt() {
+        RecordAssembler a = new RecordAssembler(1000);
+        byte[] header = {(byte) 0x80, 0, 0x10, 0}; // claims 4096 bytes
+        assertThat(a.feed(header, 0, 4)).isEmpty();
+        assertThat(a.poisoned()).contains("record of more than 1000 bytes");
+        assertThat(a.buffered()).isZero();
+        // fragments adding up past the limit are caught too
+        RecordAssembler b = new RecordAssembler(1000);
+        byte[] part = fragment(new byte[600], 0, 600, false);
+        b.feed(part, 0, part.length);
+        assertThat(b.poisoned()).isNull();
+        b.feed(part, 0, part.length);
+        assertThat(b.poisoned()).isNotNull();
+        assertThat(b.buffered()).isLessThanOrEqualTo(1000);
+    }
+
+    @Test void aLyingHeaderCostsOnlyWhatArrives() {
+        RecordAssembler a = new RecordAssembler(1 << 20);
+        byte[] header = {(byte) 0x80, 0x0f, 0, 0}; // claims 983040 bytes, sends 10
+        a.feed(header, 0, 4);
+        a.feed(new byte[10], 0, 10);
+        assertThat(a.buffered()).isLessThan(64);
+    }
+
+    @Test void endlessEmptyFragmentsAreCut() {
+        RecordAssembler a = new RecordAssembler(1000);
+        byte[] empty = fragment(new byte[0], 0, 0, false);
+        for (int i = 0; i <= RecordAssembler.MAX_FRAGMENTS; i++) a.feed(empty, 0, 4);
+        assertThat(a.poisoned()).contains("fragments");
+    }
+}
