@@ -79,14 +79,17 @@ public final class RecordAssembler {
     }
 
     /** Frames {@code payload} as one record of one fragment. */
-    public static byte[] frame(byte[] payload) {
-        byte[] out = new byte[payload.length + 4];
-        int h = 0x8000_0000 | payload.length;
+    public static byte[] frame(byte[] payload) { return fragment(payload, 0, payload.length, true); }
+
+    /** One fragment: {@code len} bytes of {@code b} from {@code off}, marked last or not. */
+    public static byte[] fragment(byte[] b, int off, int len, boolean last) {
+        byte[] out = new byte[len + 4];
+        int h = (last ? 0x8000_0000 : 0) | len;
         out[0] = (byte) (h >>> 24);
         out[1] = (byte) (h >>> 16);
         out[2] = (byte) (h >>> 8);
         out[3] = (byte) h;
-        System.arraycopy(payload, 0, out, 4, payload.length);
+        System.arraycopy(b, off, out, 4, len);
         return out;
     }
 }

@@ -12,14 +12,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /** Record marking: any split of the stream into reads and of records into fragments gives back the records. */
 class RecordAssemblerTest {
-    static byte[] fragment(byte[] b, int off, int len, boolean last) {
-        byte[] out = new byte[len + 4];
-        int h = (last ? 0x8000_0000 : 0) | len;
-        out[0] = (byte) (h >>> 24); out[1] = (byte) (h >>> 16); out[2] = (byte) (h >>> 8); out[3] = (byte) h;
-        System.arraycopy(b, off, out, 4, len);
-        return out;
-    }
-
     @ParameterizedTest
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
     void recordsSurviveAnyFragmentationAndAnyReadSizes(long seed) {
@@ -34,7 +26,7 @@ class RecordAssemblerTest {
             do { // fragments of random sizes, empty ones included
                 int len = Math.min(rec.length - off, r.nextInt(1500));
                 boolean last = off + len == rec.length && r.nextInt(4) != 0;
-                stream.writeBytes(fragment(rec, off, len, last));
+                stream.writeBytes(RecordAssembler.fragment(rec, off, len, last));
                 off += len;
                 if (last) break;
             } while (true);
@@ -60,7 +52,7 @@ class RecordAssemblerTest {
         assertThat(a.buffered()).isZero();
         // fragments adding up past the limit are caught too
         RecordAssembler b = new RecordAssembler(1000);
-        byte[] part = fragment(new byte[600], 0, 600, false);
+        byte[] part = RecordAssembler.fragment(new byte[600], 0, 600, false);
         b.feed(part, 0, part.length);
         assertThat(b.poisoned()).isNull();
         b.feed(part, 0, part.length);
@@ -78,7 +70,7 @@ class RecordAssemblerTest {
 
     @Test void endlessEmptyFragmentsAreCut() {
         RecordAssembler a = new RecordAssembler(1000);
-        byte[] empty = fragment(new byte[0], 0, 0, false);
+        byte[] empty = RecordAssembler.fragment(new byte[0], 0, 0, false);
         for (int i = 0; i <= RecordAssembler.MAX_FRAGMENTS; i++) a.feed(empty, 0, 4);
         assertThat(a.poisoned()).contains("fragments");
     }
