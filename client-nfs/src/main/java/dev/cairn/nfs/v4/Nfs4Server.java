@@ -21,7 +21,6 @@ import dev.cairn.nfs.v4.op.Sequence;
 import dev.cairn.nfs.v4.op.SetClientId;
 import dev.cairn.nfs.v4.op.SetClientIdConfirm;
 import dev.cairn.nfs.v4.state.ClientTable;
-import dev.cairn.nfs.v4.state.Session;
 import dev.cairn.nfs.xdr.XdrDecoder;
 import dev.cairn.nfs.xdr.XdrEncoder;
 import dev.cairn.nfs.xdr.XdrException;
@@ -184,7 +183,7 @@ public final class Nfs4Server {
             int status = p.isFailed() ? Nfs4Status.SERVERFAULT : p.value();
             if (p.isFailed()) log.warn("NFS operation {} failed unexpectedly: {}", op, String.valueOf(p.error()));
             if (status == Nfs4Status.BADXDR || status == Nfs4Status.SERVERFAULT) {
-                truncateTo(start);
+                results.truncate(start); // whatever the operation wrote before failing is not a result
                 results.writeInt(op).writeInt(status);
             } else {
                 results.patchInt(statusAt, status);
@@ -200,8 +199,6 @@ public final class Nfs4Server {
             }
             return true;
         }
-
-        private void truncateTo(int size) { results.truncate(size); }
 
         /** The COMPOUND-level rules on where an operation may appear (sessions, minor versions). */
         private int admissible(int op) {

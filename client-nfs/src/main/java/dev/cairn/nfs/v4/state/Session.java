@@ -60,8 +60,7 @@ public final class Session {
     /** Stores the reply of the request running on {@code slot}; one larger than the negotiated cache size is not kept. */
     public void finish(Slot slot, byte[] reply) {
         slot.inProgress = false;
-        slot.uncached = reply.length > fore.maxResponseSizeCached();
-        slot.reply = slot.uncached ? null : reply;
+        slot.reply = reply.length > fore.maxResponseSizeCached() ? null : reply; // a retry then gets RETRY_UNCACHED_REP
     }
 
     /** Bytes held by this session's reply cache (bounded by slots × the cached-reply size). */

@@ -9,7 +9,6 @@ public final class Slot {
     /** The cached reply of {@link #sequenceId}; null while it runs, or when it was too big to keep. */
     byte[] reply;
     boolean inProgress;
-    boolean uncached;
 
     public int sequenceId() { return sequenceId; }
 }
