@@ -52,12 +52,12 @@ public final class CreateSession implements Operation {
         Client c = table.client(clientId);
         if (c == null || c.minorVersion() != 1) return Operation.status(Nfs4Status.STALE_CLIENTID);
         if (!c.confirmed() && c.principal() != st.credentials.uid()) return Operation.status(Nfs4Status.CLID_INUSE);
-        Object admitted = table.admitCreateSession(c, sequence);
-        if (admitted instanceof byte[] cached) {
-            res.writeFixedOpaque(cached);
+        ClientTable.CreateSessionAdmission admitted = table.admitCreateSession(c, sequence);
+        if (admitted.replay() != null) {
+            res.writeFixedOpaque(admitted.replay());
             return OK;
         }
-        if ((int) admitted != Nfs4Status.NFS4_OK) return Operation.status((int) admitted);
+        if (admitted.status() != Nfs4Status.NFS4_OK) return Operation.status(admitted.status());
         if (Integer.toUnsignedLong(fore.maxRequests()) < 1 || Integer.toUnsignedLong(fore.maxOperations()) < 2) {
             return Operation.status(Nfs4Status.TOOSMALL);
         }

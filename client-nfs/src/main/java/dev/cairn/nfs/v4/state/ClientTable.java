@@ -77,14 +77,16 @@ public final class ClientTable {
 
     public void renew(Client c, long nowNanos) { c.leaseExpiresNanos = nowNanos + LEASE_NANOS; }
 
-    /**
-     * CREATE_SESSION's sequencing (RFC 8881 §18.36.4): NFS4_OK to run it, a cached reply to resend, or
-     * SEQ_MISORDERED. Returned as an Object: an Integer status or the byte[] reply.
-     */
-    public Object admitCreateSession(Client c, int sequence) {
-        if (c.lastCreateSessionReply != null && sequence == c.createSessionSeq) return c.lastCreateSessionReply;
+    /** CREATE_SESSION's sequencing: run it ({@code status} NFS4_OK), resend {@code replay}, or refuse with {@code status}. */
+    public record CreateSessionAdmission(int status, byte[] replay) {}
+
+    /** RFC 8881 §18.36.4: the next sequence id runs; the last one again gets its reply again; others are misordered. */
+    public CreateSessionAdmission admitCreateSession(Client c, int sequence) {
+        if (c.lastCreateSessionReply != null && sequence == c.createSessionSeq) {
+            return new CreateSessionAdmission(Nfs4Status.NFS4_OK, c.lastCreateSessionReply);
+        }
         int expected = c.lastCreateSessionReply == null ? c.createSessionSeq : c.createSessionSeq + 1;
-        return sequence == expected ? Nfs4Status.NFS4_OK : Nfs4Status.SEQ_MISORDERED;
+        return new CreateSessionAdmission(sequence == expected ? Nfs4Status.NFS4_OK : Nfs4Status.SEQ_MISORDERED, null);
     }
 
     /** The first CREATE_SESSION's sequence id is the one EXCHANGE_ID handed out. */
