@@ -27,7 +27,10 @@ import dev.cairn.core.proto.MasterProtocol.Remove;
 import dev.cairn.core.proto.MasterProtocol.WriteLease;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.MasterProtocol;
+import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.Types.DirEntry;
+import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.rpc.Rpc;
@@ -102,6 +105,47 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new Remove(rid, path), Ack.class).map(r -> check(r.status(), r.detail(), null));
     }
 
+    // ---------------------------------------------------------------- namespace by inode (the NFS gateway's calls)
+
+    public Promise<FileAttr> getAttr(long inode) {
+        return master(rid -> new MasterProtocol.GetAttr(rid, inode), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
+    /** {@code name} in directory {@code dir}; "." and ".." included. */
+    public Promise<FileAttr> lookup(long dir, String name) {
+        return master(rid -> new MasterProtocol.LookupIn(rid, dir, name), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
+    public Promise<MasterProtocol.DirReply> readDir(long dir, long cookie, int maxEntries) {
+        return master(rid -> new MasterProtocol.ReadDir(rid, dir, cookie, maxEntries), MasterProtocol.DirReply.class)
+                .map(r -> check(r.status(), r.detail(), r));
+    }
+
+    /** Creates a file, directory or symlink (target non-empty); verifier non-zero for an exclusive create. */
+    public Promise<MasterProtocol.ChangeReply> createIn(long parent, String name, FileType type, int mode, int uid, int gid, String target, long verifier) {
+        return change(rid -> new MasterProtocol.CreateIn(rid, parent, name, type, mode, uid, gid, target, 0, StorageClass.DEFAULT, verifier));
+    }
+
+    public Promise<MasterProtocol.ChangeReply> unlink(long parent, String name) {
+        return change(rid -> new MasterProtocol.Unlink(rid, parent, name));
+    }
+
+    public Promise<MasterProtocol.ChangeReply> rename(long fromDir, String fromName, long toDir, String toName) {
+        return change(rid -> new MasterProtocol.Rename(rid, fromDir, fromName, toDir, toName));
+    }
+
+    public Promise<MasterProtocol.ChangeReply> link(long inode, long dir, String name) {
+        return change(rid -> new MasterProtocol.Link(rid, inode, dir, name));
+    }
+
+    public Promise<FileAttr> setAttr(long inode, AttrChange change) {
+        return master(rid -> new MasterProtocol.SetAttr(rid, inode, change), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
+    private Promise<MasterProtocol.ChangeReply> change(LongFunction<Message> req) {
+        return master(req, MasterProtocol.ChangeReply.class).map(r -> check(r.status(), r.detail(), r));
+    }
+
     // ---------------------------------------------------------------- admin
 
     /** Cluster health: redundancy counts, planner progress and every known chunkserver. */
@@ -131,13 +175,23 @@ public final class CairnClient implements Node, MessageHandler {
 
     public FileReader reader(FileAttr file) { return new FileReader(this, file); }
 
+    /**
+     * Writes chunk {@code index} of a file as {@code image} (its bytes from the chunk's start) under a new
+     * lease and makes it durable on every copy its class requires; the file's length is not changed (see
+     * {@link #commitLength}). What the NFS gateway uses for writes at any offset: it rewrites whole chunks.
+     */
+    public Promise<Void> writeChunk(FileAttr file, int index, byte[] image) {
+        return new ChunkUpload(this, file, index, image, dev.cairn.core.proto.Codec.MAX_DATA_BYTES).run();
+    }
+
     // ---------------------------------------------------------------- calls used by writer and reader
 
     Promise<LeaseReply> lease(long inode, int index, List<String> exclude) {
         return master(rid -> new WriteLease(rid, inode, index, exclude), LeaseReply.class).map(r -> check(r.status(), r.detail(), r));
     }
 
-    Promise<Void> commitLength(long inode, long length) {
+    /** Records that {@code length} bytes of the file are durable on every copy (the size never shrinks by this). */
+    public Promise<Void> commitLength(long inode, long length) {
         return master(rid -> new CommitLength(rid, inode, length), Ack.class).map(r -> check(r.status(), r.detail(), null));
     }
 

@@ -53,6 +53,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.LongFunction;
@@ -68,6 +69,12 @@ public final class Master implements Node, MessageHandler {
     static final long CHUNKSERVER_CALL_NANOS = 5_000_000_000L;
     /** How often the planner looks at every chunk. */
     static final long PLAN_INTERVAL_NANOS = 1_000_000_000L;
+    /**
+     * While chunks are under goal, a finished planner action brings the next pass forward to this long after
+     * it (passes coalesce): repair then runs at the speed the servers' action slots allow, not one batch of
+     * slots per interval, which after a lost host left hundreds of chunks under goal for minutes.
+     */
+    static final long PLAN_KICK_NANOS = 50_000_000L;
     /**
      * After a start the master waits for every chunkserver it knew to register before it repairs or deletes
      * anything (locations are rebuilt from their reports), but no longer than this.
@@ -99,6 +106,10 @@ public final class Master implements Node, MessageHandler {
     private long copiesDeleted;
     private long startNanos;
     private boolean grace = true;
+    /** An early planner pass is scheduled (see {@link #PLAN_KICK_NANOS}). */
+    private boolean kickPending;
+    /** Chunks the last planner pass left alone (the archiver leaves them too). */
+    private Set<Long> skipped = Set.of();
     private Namespace namespace;
     private MetaLog metaLog;
     private Archiver archiver;
@@ -118,6 +129,7 @@ public final class Master implements Node, MessageHandler {
         namespace = new Namespace(env.kv(), config.defaultGoal());
         metaLog = new LocalMetaLog(env.kv(), namespace);
         archiver = new Archiver(env, rpc, registry, log, this::choose, namespace, metaLog);
+        if (!namespace.isEmpty()) namespace.checkFormat();
         Promise<Void> formatted = namespace.isEmpty()
                 ? env.kv().write(namespace.formatBatch(env.clock().wallMillis()), true)
                 : Promise.completed(null);
@@ -196,6 +208,29 @@ public final class Master implements Node, MessageHandler {
                     .map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
         if (m instanceof Remove r) return remove(r);
+        if (m instanceof MasterProtocol.GetAttr r) return Promise.completed(new AttrReply(r.rid(), Status.OK, "", namespace.inode(r.inode()).attr()));
+        if (m instanceof MasterProtocol.LookupIn r) return Promise.completed(new AttrReply(r.rid(), Status.OK, "", namespace.lookup(r.dir(), r.name()).attr()));
+        if (m instanceof MasterProtocol.ReadDir r) {
+            int max = Math.max(1, Math.min(r.maxEntries(), MasterProtocol.ReadDir.MAX_ENTRIES));
+            var entries = namespace.readDir(r.dir(), r.cookie(), max);
+            boolean eof = namespace.readDirDone(r.dir(), entries.isEmpty() ? r.cookie() : entries.get(entries.size() - 1).cookie());
+            return Promise.completed(new MasterProtocol.DirReply(r.rid(), Status.OK, "", namespace.inode(r.dir()).attr(), entries, eof));
+        }
+        if (m instanceof MasterProtocol.CreateIn r) {
+            return changed(r.rid(), new MetaCommand.CreateIn(r.parent(), r.name(), r.type(), r.mode(), r.uid(), r.gid(), r.target(), r.chunkSize(),
+                    r.storageClass(), r.verifier(), env.clock().wallMillis()));
+        }
+        if (m instanceof MasterProtocol.Unlink r) return changed(r.rid(), new MetaCommand.Unlink(r.parent(), r.name(), env.clock().wallMillis()));
+        if (m instanceof MasterProtocol.Rename r) {
+            return changed(r.rid(), new MetaCommand.Rename(r.fromDir(), r.fromName(), r.toDir(), r.toName(), env.clock().wallMillis()));
+        }
+        if (m instanceof MasterProtocol.Link r) return changed(r.rid(), new MetaCommand.Link(r.inode(), r.dir(), r.name(), env.clock().wallMillis()));
+        if (m instanceof MasterProtocol.SetAttr r) {
+            return metaLog.submit(new MetaCommand.SetAttr(r.inode(), r.change(), env.clock().wallMillis())).map(res -> {
+                forgetChunks(res.freedChunks());
+                return new AttrReply(r.rid(), Status.OK, "", res.attr());
+            });
+        }
         if (m instanceof CommitLength r) {
             return metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), env.clock().wallMillis()))
                     .map(a -> Ack.ok(r.rid()));
@@ -215,7 +250,13 @@ public final class Master implements Node, MessageHandler {
     static Message errorReply(Message req, Status status, String detail) {
         long rid = req.rid();
         if (req.isReply()) return null; // never answer an answer
-        if (req instanceof Lookup || req instanceof Mkdir || req instanceof Create || req instanceof MasterProtocol.SetClass) {
+        if (req instanceof MasterProtocol.CreateIn || req instanceof MasterProtocol.Unlink || req instanceof MasterProtocol.Rename
+                || req instanceof MasterProtocol.Link) {
+            return new MasterProtocol.ChangeReply(rid, status, detail, Types.NO_ATTR, List.of());
+        }
+        if (req instanceof MasterProtocol.ReadDir) return new MasterProtocol.DirReply(rid, status, detail, Types.NO_ATTR, List.of(), false);
+        if (req instanceof Lookup || req instanceof Mkdir || req instanceof Create || req instanceof MasterProtocol.SetClass
+                || req instanceof MasterProtocol.GetAttr || req instanceof MasterProtocol.LookupIn || req instanceof MasterProtocol.SetAttr) {
             return new AttrReply(rid, status, detail, Types.NO_ATTR);
         }
         if (req instanceof MasterProtocol.ClusterStatus) {
@@ -380,14 +421,26 @@ public final class Master implements Node, MessageHandler {
 
     private Promise<Ack> remove(Remove r) {
         return metaLog.submit(new MetaCommand.Remove(r.path())).map(chunkIds -> {
-            for (long id : chunkIds) {
-                for (Server s : registry.forget(id)) {
-                    // best effort: a copy on a server that is down now is deleted when it registers again
-                    rpc.call(s.address, rid -> new DeleteChunk(rid, id, DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
-                }
-            }
+            forgetChunks(chunkIds);
             return Ack.ok(r.rid());
         });
+    }
+
+    private Promise<MasterProtocol.ChangeReply> changed(long rid, MetaCommand<MetaCommand.Changed> command) {
+        return metaLog.submit(command).map(c -> {
+            forgetChunks(c.freedChunks());
+            return new MasterProtocol.ChangeReply(rid, Status.OK, "", c.attr(), c.dirs());
+        });
+    }
+
+    /** Chunks no file has any more: deleted from every server holding them. */
+    private void forgetChunks(List<Long> chunkIds) {
+        for (long id : chunkIds) {
+            for (Server s : registry.forget(id)) {
+                // best effort: a copy on a server that is down now is deleted when it registers again
+                rpc.call(s.address, rid -> new DeleteChunk(rid, id, DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
+            }
+        }
     }
 
     private ChunksReply chunks(GetChunks r) {
@@ -690,13 +743,34 @@ public final class Master implements Node, MessageHandler {
         });
     }
 
-    /** One pass: snapshot every chunk's copies, ask the {@link Planner}, start what it says. */
+    /** A planner action finished: if repair work is waiting for action slots, plan again soon. */
+    private void kickPlanner() {
+        if (kickPending || grace || counts.underGoal() == 0) return;
+        kickPending = true;
+        env.scheduler().schedule(PLAN_KICK_NANOS, () -> {
+            kickPending = false;
+            if (!ready) return;
+            try {
+                plan();
+            } catch (RuntimeException e) {
+                log.warn("planner pass failed: {}", e.toString());
+            }
+        });
+    }
+
+    /** One periodic pass: the planner, then the archiver. */
     void planOnce() {
+        Map<Long, InodeRecord> files = plan();
+        if (files != null) archiver.pass(files.values(), skipped);
+    }
+
+    /** Snapshots every chunk's copies, asks the {@link Planner}, starts what it says; null during the grace window. */
+    private Map<Long, InodeRecord> plan() {
         long now = env.clock().nanoTime();
         if (grace) {
             int reported = 0;
             for (String id : knownServers) if (registry.server(id) != null && registry.server(id).alive) reported++;
-            if (reported < knownServers.size() && now - startNanos < GRACE_MAX_NANOS) return;
+            if (reported < knownServers.size() && now - startNanos < GRACE_MAX_NANOS) return null;
             grace = false;
             log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
         }
@@ -706,7 +780,7 @@ public final class Master implements Node, MessageHandler {
         skip.addAll(leaseUntil.keySet());
         Set<Long> leasingInodes = new HashSet<>();
         for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
-        java.util.Map<Long, InodeRecord> files = new java.util.HashMap<>();
+        Map<Long, InodeRecord> files = new java.util.HashMap<>();
         List<Planner.ChunkState> states = new ArrayList<>();
         namespace.forEachChunk(c -> {
             InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
@@ -729,7 +803,8 @@ public final class Master implements Node, MessageHandler {
             if (a instanceof Planner.Copy c) startCopy(c);
             else if (a instanceof Planner.Drop d) startDrop(d);
         }
-        archiver.pass(files.values(), skip);
+        skipped = skip;
+        return files;
     }
 
     private void startCopy(Planner.Copy c) {
@@ -752,6 +827,7 @@ public final class Master implements Node, MessageHandler {
                 Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
                     moving.remove(c.chunkId());
                     for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);
+                    kickPlanner();
                     if (e != null || ack.status() != Status.OK) {
                         log.info("planner: copy of chunk {} to {} failed: {}", c.chunkId(), target.id, e != null ? e.getMessage() : ack.detail());
                         return;
@@ -779,6 +855,7 @@ public final class Master implements Node, MessageHandler {
         rpc.call(s.address, rid -> new DeleteChunk(rid, d.chunkId(), d.version()), Ack.class, CHUNKSERVER_CALL_NANOS).onComplete((ack, e) -> {
             moving.remove(d.chunkId());
             busy.computeIfPresent(s.id, (k, v) -> v > 1 ? v - 1 : null);
+            kickPlanner();
             if (e == null && ack.status() == Status.OK) copiesDeleted++;
             // on failure the copy is still there: the server reports it when it registers again, and it is judged then
         });

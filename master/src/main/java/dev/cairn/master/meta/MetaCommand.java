@@ -1,7 +1,9 @@
 package dev.cairn.master.meta;
 
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
 import java.util.List;
 
 /**
@@ -17,6 +19,38 @@ public sealed interface MetaCommand<R> {
 
     /** Removes a file (returning its chunk ids) or an empty directory. */
     record Remove(String path) implements MetaCommand<List<Long>> {}
+
+    /**
+     * Creates {@code name} in directory {@code parent}: a file, a directory or a symlink to {@code target}.
+     * With a non-zero {@code verifier} (NFS exclusive create) an existing file made with the same verifier
+     * is the answer rather than EXISTS, so a retransmitted create succeeds.
+     */
+    record CreateIn(long parent, String name, FileType type, int mode, int uid, int gid, String target, int chunkSize,
+                    StorageClass storageClass, long verifier, long timeMillis) implements MetaCommand<Changed> {}
+
+    /** Removes a name: a file's inode (and its chunks, returned) goes with its last name; a directory must be empty. */
+    record Unlink(long parent, String name, long timeMillis) implements MetaCommand<Changed> {}
+
+    /**
+     * Moves a name, replacing what the target name held as POSIX rename does (a directory only by an empty
+     * directory, a file only by a non-directory). Returns the chunks of a file that lost its last name.
+     */
+    record Rename(long fromDir, String fromName, long toDir, String toName, long timeMillis) implements MetaCommand<Changed> {}
+
+    /** Gives a file (not a directory) another name. */
+    record Link(long inode, long dir, String name, long timeMillis) implements MetaCommand<Changed> {}
+
+    /** Changes mode, owner, times or size; a shorter size drops the chunks past it (returned). */
+    record SetAttr(long inode, AttrChange change, long timeMillis) implements MetaCommand<AttrResult> {}
+
+    record AttrResult(FileAttr attr, List<Long> freedChunks) {}
+
+    /**
+     * What a namespace change did: the inode it made, named or moved ({@link dev.cairn.core.proto.Types#NO_ATTR}
+     * for a removal), the directories it changed as they are now (in the command's order: source, then
+     * target), and the chunks of a file that lost its last name.
+     */
+    record Changed(FileAttr attr, List<FileAttr> dirs, List<Long> freedChunks) {}
 
     /** Returns the chunk at (inode, index), allocating it at version 1 if it does not exist. */
     record AllocChunk(long inode, int index) implements MetaCommand<ChunkRecord> {}

@@ -8,6 +8,8 @@ import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.AttrChange;
+import dev.cairn.core.proto.Types.DirCookieEntry;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
@@ -24,9 +26,12 @@ import java.util.List;
  * metadata log in log order.
  *
  * <pre>
- *   M next-inode | M next-chunk      -> counter (8 bytes)
+ *   M format                         -> layout version (4 bytes)
+ *   M next-inode | next-chunk | next-entry -> counter (8 bytes)
  *   I inode                          -> InodeRecord
- *   D parent name                    -> child inode (8 bytes)
+ *   D parent name                    -> child inode (8 bytes), entry id (8 bytes)
+ *   E parent entryId                 -> name (READDIR order and cookies: entry ids only grow)
+ *   X inode                          -> exclusive-create verifier (8 bytes)
  *   C inode index                    -> chunk id (8 bytes)
  *   K chunkId                        -> ChunkRecord
  * </pre>
@@ -38,9 +43,23 @@ public final class Namespace {
     public static final int MAX_LIST_ENTRIES = 100_000;
     /** Chunks one archive rewrite may reserve (a file of up to 4 TiB at 64 MiB chunks). */
     public static final int MAX_CHUNKS_PER_REWRITE = 65_536;
+    /** Bytes of a symlink's target at most (Linux's PATH_MAX). */
+    public static final int MAX_TARGET_BYTES = 4096;
+    /** Names one inode may have at most (Linux ext4's limit). */
+    public static final int MAX_LINKS = 65_000;
+    /** The largest file size (chunk indexes are ints). */
+    public static final long MAX_FILE_SIZE = 1L << 50;
+    /** Layout of the store; a store made by another layout is refused with a clear error rather than misread. */
+    public static final int FORMAT = 2;
+    /** READDIR cookies 0..2 mean "from the start" and "." and ".." (RFC 8881 §18.23.3): entry ids start above. */
+    public static final long FIRST_ENTRY_ID = 3;
+    public static final int DEFAULT_DIR_MODE = 0755;
+    public static final int DEFAULT_FILE_MODE = 0644;
 
+    private static final byte[] FORMAT_KEY = "Mformat".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NEXT_INODE = "Mnext-inode".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NEXT_CHUNK = "Mnext-chunk".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] NEXT_ENTRY = "Mnext-entry".getBytes(StandardCharsets.UTF_8);
 
     private final KvStore kv;
     private final int defaultGoal;
@@ -53,12 +72,25 @@ public final class Namespace {
     /** True if the store has never held a namespace (the root is created by {@link #formatBatch}). */
     public boolean isEmpty() { return kv.get(inodeKey(ROOT)) == null; }
 
+    /** Throws, naming the problem, if the store holds a namespace of another layout. */
+    public void checkFormat() {
+        byte[] f = kv.get(FORMAT_KEY);
+        int found = f == null ? 1 : ByteBuffer.wrap(f).getInt();
+        if (found != FORMAT) {
+            throw new IllegalStateException("the metadata store holds namespace layout " + found + "; this master reads layout " + FORMAT
+                    + " (made by another version of Cairn: start with an empty data directory)");
+        }
+    }
+
     /** The writes that create an empty namespace. */
     public KvBatch formatBatch(long mtime) {
         KvBatch b = new KvBatch();
-        b.put(inodeKey(ROOT), Codec.encodeRecord(new InodeRecord(ROOT, FileType.DIR, ROOT, 0, mtime, 0, StorageClass.DEFAULT)));
+        b.put(inodeKey(ROOT), Codec.encodeRecord(new InodeRecord(ROOT, FileType.DIR, ROOT, 0, mtime, 0, StorageClass.DEFAULT,
+                DEFAULT_DIR_MODE, 0, 0, 2, mtime, mtime, 1, "")));
+        b.put(FORMAT_KEY, ByteBuffer.allocate(4).putInt(FORMAT).array());
         b.put(NEXT_INODE, longBytes(ROOT + 1));
         b.put(NEXT_CHUNK, longBytes(1));
+        b.put(NEXT_ENTRY, longBytes(FIRST_ENTRY_ID));
         return b;
     }
 
@@ -82,17 +114,53 @@ public final class Namespace {
         return decode(b, InodeRecord.class);
     }
 
+    /** The inode {@code name} names in directory {@code dir}; ".." is the directory's parent, "." itself. */
+    public InodeRecord lookup(long dir, String name) {
+        InodeRecord d = inode(dir);
+        if (d.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, "inode " + dir);
+        if (name.equals(".")) return d;
+        if (name.equals("..")) return inode(d.parent());
+        byte[] child = kv.get(direntKey(dir, Paths.checkName(name)));
+        if (child == null) throw new CairnException(Status.NOT_FOUND, name);
+        return inode(ByteBuffer.wrap(child).getLong());
+    }
+
     public List<DirEntry> list(String path) {
         InodeRecord dir = resolve(path);
         if (dir.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, path);
         List<DirEntry> out = new ArrayList<>();
-        byte[] prefix = direntPrefix(dir.inode());
-        kv.scan(prefix, (k, v) -> {
-            String name = new String(k, prefix.length, k.length - prefix.length, StandardCharsets.UTF_8);
-            out.add(new DirEntry(name, inode(ByteBuffer.wrap(v).getLong()).attr()));
-            return out.size() < MAX_LIST_ENTRIES;
+        for (DirCookieEntry e : readDir(dir.inode(), 0, MAX_LIST_ENTRIES)) out.add(new DirEntry(e.name(), e.attr()));
+        out.sort(java.util.Comparator.comparing(DirEntry::name));
+        return out;
+    }
+
+    /**
+     * Up to {@code max} entries of a directory after {@code cookie} (0: from the start), in the order they
+     * were made. An entry's cookie stays valid while it exists; a removed entry's cookie still resumes
+     * after where it was.
+     */
+    public List<DirCookieEntry> readDir(long dir, long cookie, int max) {
+        InodeRecord d = inode(dir);
+        if (d.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, "inode " + dir);
+        List<DirCookieEntry> out = new ArrayList<>();
+        if (max <= 0) return out;
+        byte[] prefix = entryPrefix(dir);
+        long after = Math.max(cookie, FIRST_ENTRY_ID - 1);
+        kv.scanFrom(prefix, entryKey(dir, after + 1), (k, v) -> {
+            long id = ByteBuffer.wrap(k, prefix.length, 8).getLong();
+            String name = new String(v, StandardCharsets.UTF_8);
+            byte[] child = kv.get(direntKey(dir, name));
+            if (child != null) out.add(new DirCookieEntry(name, id, inode(ByteBuffer.wrap(child).getLong()).attr()));
+            return out.size() < max;
         });
         return out;
+    }
+
+    /** True if {@link #readDir} after {@code cookie} would return nothing more. */
+    public boolean readDirDone(long dir, long cookie) {
+        boolean[] more = {false};
+        kv.scanFrom(entryPrefix(dir), entryKey(dir, Math.max(cookie, FIRST_ENTRY_ID - 1) + 1), (k, v) -> { more[0] = true; return false; });
+        return !more[0];
     }
 
     /** Chunk records of a file for indexes [from, from + count), in index order (missing indexes skipped). */
@@ -101,7 +169,7 @@ public final class Namespace {
         byte[] prefix = ByteBuffer.allocate(9).put((byte) 'C').putLong(ino).array();
         kv.scan(prefix, (k, v) -> {
             int index = ByteBuffer.wrap(k, 9, 4).getInt();
-            if (index >= from + count) return false;
+            if (index >= (long) from + count) return false;
             if (index >= from) out.add(chunk(ByteBuffer.wrap(v).getLong()));
             return true;
         });
@@ -127,10 +195,28 @@ public final class Namespace {
     /** Applies a command, adding its writes to {@code batch}; throws (writing nothing) if it is refused. */
     @SuppressWarnings("unchecked")
     public <R> R apply(MetaCommand<R> command, KvBatch batch) {
-        if (command instanceof MetaCommand.Mkdir c) return (R) create(c.path(), FileType.DIR, 0, StorageClass.DEFAULT, c.mtimeMillis(), batch);
-
-        if (command instanceof MetaCommand.CreateFile c) return (R) create(c.path(), FileType.FILE, c.chunkSize(), c.storageClass(), c.mtimeMillis(), batch);
-        if (command instanceof MetaCommand.Remove c) return (R) remove(c.path(), batch);
+        Writes w = new Writes(batch);
+        if (command instanceof MetaCommand.Mkdir c) {
+            Parent p = parentOf(c.path());
+            return (R) createIn(w, p.dir, p.name, FileType.DIR, DEFAULT_DIR_MODE, 0, 0, "", 0, StorageClass.DEFAULT, 0, c.mtimeMillis()).attr();
+        }
+        if (command instanceof MetaCommand.CreateFile c) {
+            Parent p = parentOf(c.path());
+            return (R) createIn(w, p.dir, p.name, FileType.FILE, DEFAULT_FILE_MODE, 0, 0, "", c.chunkSize(), c.storageClass(), 0, c.mtimeMillis()).attr();
+        }
+        if (command instanceof MetaCommand.Remove c) {
+            List<String> parts = Paths.split(c.path());
+            if (parts.isEmpty()) throw new CairnException(Status.BAD_REQUEST, "cannot remove /");
+            Parent p = parentOf(c.path());
+            return (R) unlink(w, p.dir, p.name, 0).freedChunks();
+        }
+        if (command instanceof MetaCommand.CreateIn c) {
+            return (R) createIn(w, c.parent(), c.name(), c.type(), c.mode(), c.uid(), c.gid(), c.target(), c.chunkSize(), c.storageClass(), c.verifier(), c.timeMillis());
+        }
+        if (command instanceof MetaCommand.Unlink c) return (R) unlink(w, c.parent(), c.name(), c.timeMillis());
+        if (command instanceof MetaCommand.Rename c) return (R) rename(w, c);
+        if (command instanceof MetaCommand.Link c) return (R) link(w, c);
+        if (command instanceof MetaCommand.SetAttr c) return (R) setAttr(w, c.inode(), c.change(), c.timeMillis());
         if (command instanceof MetaCommand.AllocChunk c) return (R) allocChunk(c.inode(), c.index(), batch);
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.AdoptVersion c) return (R) adoptVersion(c.chunkId(), c.version(), batch);
@@ -141,49 +227,234 @@ public final class Namespace {
         throw new IllegalArgumentException("unknown command " + command);
     }
 
-    private FileAttr create(String path, FileType type, int chunkSize, StorageClass cls, long mtime, KvBatch batch) {
+    private record Parent(long dir, String name) {}
+
+    private Parent parentOf(String path) {
         List<String> parts = Paths.split(path);
         if (parts.isEmpty()) throw new CairnException(Status.EXISTS, path);
         String parentPath = "/" + String.join("/", parts.subList(0, parts.size() - 1));
         InodeRecord parent = resolve(parentPath);
         if (parent.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, parentPath);
-        String name = parts.get(parts.size() - 1);
-        if (kv.get(direntKey(parent.inode(), name)) != null) throw new CairnException(Status.EXISTS, path);
+        return new Parent(parent.inode(), parts.get(parts.size() - 1));
+    }
+
+    /**
+     * The inodes one command has changed so far: a command that touches an inode twice (a rename within one
+     * directory) must see its own first change, which the store does not show until the batch is written.
+     */
+    private final class Writes {
+        final KvBatch batch;
+        final java.util.Map<Long, InodeRecord> inodes = new java.util.HashMap<>();
+        long nextEntry = -1;
+
+        Writes(KvBatch batch) { this.batch = batch; }
+
+        InodeRecord get(long ino) {
+            InodeRecord r = inodes.get(ino);
+            return r != null ? r : inode(ino);
+        }
+
+        void put(InodeRecord r) {
+            inodes.put(r.inode(), r);
+            batch.put(inodeKey(r.inode()), Codec.encodeRecord(r));
+        }
+
+        long entryId() {
+            if (nextEntry < 0) nextEntry = counter(NEXT_ENTRY);
+            long id = nextEntry++;
+            batch.put(NEXT_ENTRY, longBytes(nextEntry));
+            return id;
+        }
+
+        void addEntry(long dir, String name, long child) {
+            long id = entryId();
+            batch.put(direntKey(dir, name), ByteBuffer.allocate(16).putLong(child).putLong(id).array());
+            batch.put(entryKey(dir, id), name.getBytes(StandardCharsets.UTF_8));
+        }
+
+        void removeEntry(long dir, String name, byte[] value) {
+            batch.delete(direntKey(dir, name));
+            batch.delete(entryKey(dir, ByteBuffer.wrap(value, 8, 8).getLong()));
+        }
+    }
+
+    private MetaCommand.Changed createIn(Writes w, long parentIno, String name, FileType type, int mode, int uid, int gid, String target,
+                              int chunkSize, StorageClass cls, long verifier, long now) {
+        InodeRecord parent = w.get(parentIno);
+        if (parent.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, "inode " + parentIno);
+        Paths.checkName(name);
+        if ((mode & ~InodeRecord.MODE_BITS) != 0) throw new CairnException(Status.BAD_REQUEST, "mode " + Integer.toOctalString(mode));
+        byte[] existing = kv.get(direntKey(parentIno, name));
+        if (existing != null) {
+            long ino = ByteBuffer.wrap(existing).getLong();
+            byte[] v = verifier == 0 ? null : kv.get(verifierKey(ino));
+            if (v != null && ByteBuffer.wrap(v).getLong() == verifier) { // a retransmitted exclusive create
+                return new MetaCommand.Changed(inode(ino).attr(), List.of(parent.attr()), List.of());
+            }
+            throw new CairnException(Status.EXISTS, name);
+        }
         if (type == FileType.FILE) {
             if (chunkSize == 0) chunkSize = DEFAULT_CHUNK_SIZE;
             if (chunkSize < ChunkFormat.BLOCK_SIZE || chunkSize > ChunkFormat.MAX_CHUNK_SIZE || chunkSize % ChunkFormat.BLOCK_SIZE != 0) {
                 throw new CairnException(Status.BAD_REQUEST, "chunk size must be a multiple of " + ChunkFormat.BLOCK_SIZE + " up to " + ChunkFormat.MAX_CHUNK_SIZE);
             }
+        } else {
+            chunkSize = 0;
+        }
+        if (type == FileType.SYMLINK) {
+            if (target.isEmpty() || target.getBytes(StandardCharsets.UTF_8).length > MAX_TARGET_BYTES || target.indexOf('\0') >= 0) {
+                throw new CairnException(Status.BAD_REQUEST, "a symlink target is 1.." + MAX_TARGET_BYTES + " bytes without NUL");
+            }
+        } else if (!target.isEmpty()) {
+            throw new CairnException(Status.BAD_REQUEST, "only a symlink has a target");
         }
         // a class not given is inherited from the directory (whose own may be unset: then the master's default)
         if (cls.equals(StorageClass.DEFAULT)) cls = parent.storageClass();
         if (type == FileType.FILE && cls.equals(StorageClass.DEFAULT)) cls = StorageClass.replicated(defaultGoal);
+        if (type == FileType.DIR && parent.nlink() >= MAX_LINKS) throw new CairnException(Status.BAD_REQUEST, "too many subdirectories");
         long ino = counter(NEXT_INODE);
-        InodeRecord rec = new InodeRecord(ino, type, parent.inode(), 0, mtime, chunkSize, cls);
-        batch.put(NEXT_INODE, longBytes(ino + 1));
-        batch.put(inodeKey(ino), Codec.encodeRecord(rec));
-        batch.put(direntKey(parent.inode(), name), longBytes(ino));
-        return rec.attr();
+        long size = type == FileType.SYMLINK ? target.getBytes(StandardCharsets.UTF_8).length : 0;
+        InodeRecord rec = new InodeRecord(ino, type, parentIno, size, now, chunkSize, cls, mode, uid, gid, type == FileType.DIR ? 2 : 1,
+                now, now, 1, type == FileType.SYMLINK ? target : "");
+        w.batch.put(NEXT_INODE, longBytes(ino + 1));
+        w.put(rec);
+        w.addEntry(parentIno, name, ino);
+        if (verifier != 0) w.batch.put(verifierKey(ino), longBytes(verifier));
+        InodeRecord p = parent.touched(now);
+        if (type == FileType.DIR) p = p.withLinks(p.nlink() + 1, now);
+        w.put(p);
+        return new MetaCommand.Changed(rec.attr(), List.of(p.attr()), List.of());
     }
 
-    private List<Long> remove(String path, KvBatch batch) {
-        List<String> parts = Paths.split(path);
-        if (parts.isEmpty()) throw new CairnException(Status.BAD_REQUEST, "cannot remove /");
-        InodeRecord rec = resolve(path);
-        if (rec.type() == FileType.DIR) {
-            boolean[] empty = {true};
-            kv.scan(direntPrefix(rec.inode()), (k, v) -> { empty[0] = false; return false; });
-            if (!empty[0]) throw new CairnException(Status.NOT_EMPTY, path);
+    private MetaCommand.Changed unlink(Writes w, long dirIno, String name, long now) {
+        InodeRecord dir = w.get(dirIno);
+        if (dir.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, "inode " + dirIno);
+        Paths.checkName(name);
+        byte[] entry = kv.get(direntKey(dirIno, name));
+        if (entry == null) throw new CairnException(Status.NOT_FOUND, name);
+        InodeRecord rec = w.get(ByteBuffer.wrap(entry).getLong());
+        if (rec.type() == FileType.DIR && !isEmptyDir(rec.inode())) throw new CairnException(Status.NOT_EMPTY, name);
+        w.removeEntry(dirIno, name, entry);
+        InodeRecord d = dir.touched(now);
+        if (rec.type() == FileType.DIR) d = d.withLinks(d.nlink() - 1, now);
+        w.put(d);
+        List<Long> freed = dropLink(w, rec, now);
+        return new MetaCommand.Changed(dev.cairn.core.proto.Types.NO_ATTR, List.of(d.attr()), freed);
+    }
+
+    /** One name of {@code rec} is gone: the inode goes with its last name, with its chunks (returned). */
+    private List<Long> dropLink(Writes w, InodeRecord rec, long now) {
+        if (rec.type() != FileType.DIR && rec.nlink() > 1) {
+            w.put(rec.withLinks(rec.nlink() - 1, now));
+            return List.of();
         }
         List<Long> chunkIds = new ArrayList<>();
         for (ChunkRecord c : chunks(rec.inode(), 0, Integer.MAX_VALUE)) {
             chunkIds.add(c.chunkId());
-            batch.delete(chunkKey(c.chunkId()));
-            batch.delete(fileChunkKey(rec.inode(), c.index()));
+            w.batch.delete(chunkKey(c.chunkId()));
+            w.batch.delete(fileChunkKey(rec.inode(), c.index()));
         }
-        batch.delete(inodeKey(rec.inode()));
-        batch.delete(direntKey(rec.parent(), parts.get(parts.size() - 1)));
+        w.inodes.remove(rec.inode());
+        w.batch.delete(inodeKey(rec.inode()));
+        w.batch.delete(verifierKey(rec.inode()));
         return chunkIds;
+    }
+
+    private boolean isEmptyDir(long ino) {
+        boolean[] empty = {true};
+        kv.scan(direntPrefix(ino), (k, v) -> { empty[0] = false; return false; });
+        return empty[0];
+    }
+
+    private MetaCommand.Changed rename(Writes w, MetaCommand.Rename c) {
+        Paths.checkName(c.fromName());
+        Paths.checkName(c.toName());
+        long now = c.timeMillis();
+        InodeRecord from = w.get(c.fromDir());
+        InodeRecord to = w.get(c.toDir());
+        if (from.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, "inode " + c.fromDir());
+        if (to.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, "inode " + c.toDir());
+        byte[] src = kv.get(direntKey(c.fromDir(), c.fromName()));
+        if (src == null) throw new CairnException(Status.NOT_FOUND, c.fromName());
+        InodeRecord moved = w.get(ByteBuffer.wrap(src).getLong());
+        byte[] dst = kv.get(direntKey(c.toDir(), c.toName()));
+        if (dst != null && ByteBuffer.wrap(dst).getLong() == moved.inode()) { // two names of one inode: POSIX does nothing
+            return new MetaCommand.Changed(moved.attr(), List.of(from.attr(), to.attr()), List.of());
+        }
+        if (moved.type() == FileType.DIR) {
+            // a directory may not move into itself or below itself (directories have exactly one parent)
+            for (long d = c.toDir(); ; d = w.get(d).parent()) {
+                if (d == moved.inode()) throw new CairnException(Status.BAD_REQUEST, "cannot move a directory into itself");
+                if (d == ROOT) break;
+            }
+        }
+        List<Long> freed = List.of();
+        if (dst != null) {
+            InodeRecord victim = w.get(ByteBuffer.wrap(dst).getLong());
+            if (moved.type() == FileType.DIR && victim.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, c.toName());
+            if (moved.type() != FileType.DIR && victim.type() == FileType.DIR) throw new CairnException(Status.IS_DIR, c.toName());
+            if (victim.type() == FileType.DIR && !isEmptyDir(victim.inode())) throw new CairnException(Status.NOT_EMPTY, c.toName());
+            w.removeEntry(c.toDir(), c.toName(), dst);
+            if (victim.type() == FileType.DIR) w.put(w.get(c.toDir()).withLinks(w.get(c.toDir()).nlink() - 1, now));
+            freed = dropLink(w, victim, now);
+        }
+        w.removeEntry(c.fromDir(), c.fromName(), src);
+        w.addEntry(c.toDir(), c.toName(), moved.inode());
+        w.put(w.get(c.fromDir()).touched(now));
+        if (c.toDir() != c.fromDir()) {
+            w.put(w.get(c.toDir()).touched(now));
+            if (moved.type() == FileType.DIR) {
+                w.put(w.get(c.fromDir()).withLinks(w.get(c.fromDir()).nlink() - 1, now));
+                w.put(w.get(c.toDir()).withLinks(w.get(c.toDir()).nlink() + 1, now));
+            }
+        }
+        InodeRecord m = w.get(moved.inode());
+        w.put(moved.type() == FileType.DIR || m.parent() == c.fromDir() ? m.withParent(c.toDir(), now) : m.withLinks(m.nlink(), now));
+        return new MetaCommand.Changed(w.get(moved.inode()).attr(), List.of(w.get(c.fromDir()).attr(), w.get(c.toDir()).attr()), freed);
+    }
+
+    private MetaCommand.Changed link(Writes w, MetaCommand.Link c) {
+        InodeRecord rec = w.get(c.inode());
+        if (rec.type() == FileType.DIR) throw new CairnException(Status.IS_DIR, "cannot link a directory");
+        if (rec.nlink() >= MAX_LINKS) throw new CairnException(Status.BAD_REQUEST, "too many links");
+        InodeRecord dir = w.get(c.dir());
+        if (dir.type() != FileType.DIR) throw new CairnException(Status.NOT_DIR, "inode " + c.dir());
+        Paths.checkName(c.name());
+        if (kv.get(direntKey(c.dir(), c.name())) != null) throw new CairnException(Status.EXISTS, c.name());
+        w.addEntry(c.dir(), c.name(), rec.inode());
+        InodeRecord d = dir.touched(c.timeMillis());
+        w.put(d);
+        InodeRecord next = rec.withLinks(rec.nlink() + 1, c.timeMillis());
+        w.put(next);
+        return new MetaCommand.Changed(next.attr(), List.of(d.attr()), List.of());
+    }
+
+    private MetaCommand.AttrResult setAttr(Writes w, long ino, AttrChange ch, long now) {
+        InodeRecord rec = w.get(ino);
+        int mode = ch.mode() == AttrChange.KEEP ? rec.mode() : ch.mode();
+        if ((mode & ~InodeRecord.MODE_BITS) != 0) throw new CairnException(Status.BAD_REQUEST, "mode " + Integer.toOctalString(mode));
+        long size = rec.size();
+        List<Long> freed = new ArrayList<>();
+        long mtime = ch.mtimeMillis() == AttrChange.KEEP ? rec.mtimeMillis() : ch.mtimeMillis();
+        if (ch.size() != AttrChange.KEEP) {
+            if (rec.type() == FileType.DIR) throw new CairnException(Status.IS_DIR, "inode " + ino);
+            if (rec.type() != FileType.FILE) throw new CairnException(Status.BAD_REQUEST, "only a file has a settable size");
+            if (ch.size() < 0 || ch.size() > MAX_FILE_SIZE) throw new CairnException(Status.BAD_REQUEST, "size " + ch.size());
+            if (ch.size() != size && ch.mtimeMillis() == AttrChange.KEEP) mtime = now;
+            size = ch.size();
+            // chunks wholly past the new end go; the one the end falls in keeps its bytes past the end, which
+            // the writer that shrank the file overwrites with zeros before the file can grow over them again
+            long firstGone = (size + rec.chunkSize() - 1) / rec.chunkSize();
+            for (ChunkRecord c : chunks(ino, (int) Math.min(firstGone, Integer.MAX_VALUE), Integer.MAX_VALUE)) {
+                freed.add(c.chunkId());
+                w.batch.delete(chunkKey(c.chunkId()));
+                w.batch.delete(fileChunkKey(ino, c.index()));
+            }
+        }
+        InodeRecord next = rec.withAttrs(mode, ch.uid() == AttrChange.KEEP ? rec.uid() : ch.uid(), ch.gid() == AttrChange.KEEP ? rec.gid() : ch.gid(),
+                size, ch.atimeMillis() == AttrChange.KEEP ? rec.atimeMillis() : ch.atimeMillis(), mtime, now);
+        w.put(next);
+        return new MetaCommand.AttrResult(next.attr(), freed);
     }
 
     private ChunkRecord allocChunk(long ino, int index, KvBatch batch) {
@@ -229,8 +500,7 @@ public final class Namespace {
             batch.put(chunkKey(r.newChunkId()), Codec.encodeRecord(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index())));
             batch.put(fileChunkKey(c.inode(), r.index()), longBytes(r.newChunkId()));
         }
-        InodeRecord next = new InodeRecord(rec.inode(), rec.type(), rec.parent(), rec.size(), rec.mtimeMillis(), rec.chunkSize(), c.storageClass());
-        batch.put(inodeKey(rec.inode()), Codec.encodeRecord(next));
+        batch.put(inodeKey(rec.inode()), Codec.encodeRecord(rec.withClass(c.storageClass(), rec.ctimeMillis())));
         return old;
     }
 
@@ -275,7 +545,7 @@ public final class Namespace {
                 throw new CairnException(Status.BAD_REQUEST, path + " holds data as " + rec.storageClass() + "; a new k+m means rewriting it");
             }
         }
-        InodeRecord next = new InodeRecord(rec.inode(), rec.type(), rec.parent(), rec.size(), rec.mtimeMillis(), rec.chunkSize(), cls);
+        InodeRecord next = rec.withClass(cls, rec.ctimeMillis());
         batch.put(inodeKey(rec.inode()), Codec.encodeRecord(next));
         return next.attr();
     }
@@ -297,6 +567,14 @@ public final class Namespace {
     }
 
     private static byte[] direntPrefix(long parent) { return ByteBuffer.allocate(9).put((byte) 'D').putLong(parent).array(); }
+
+    private static byte[] entryPrefix(long parent) { return ByteBuffer.allocate(9).put((byte) 'E').putLong(parent).array(); }
+
+    private static byte[] entryKey(long parent, long entryId) {
+        return ByteBuffer.allocate(17).put((byte) 'E').putLong(parent).putLong(entryId).array();
+    }
+
+    private static byte[] verifierKey(long ino) { return ByteBuffer.allocate(9).put((byte) 'X').putLong(ino).array(); }
 
     private static byte[] direntKey(long parent, String name) {
         byte[] n = name.getBytes(StandardCharsets.UTF_8);

@@ -28,6 +28,15 @@ public final class Paths {
         return parts;
     }
 
+    /** A single name within a directory: 1..255 bytes, no '/' or NUL, not "." or ".."; BAD_REQUEST otherwise. */
+    public static String checkName(String name) {
+        if (name == null || name.isEmpty()) throw bad(name, "an empty name");
+        if (name.equals(".") || name.equals("..")) throw bad(name, "'.' and '..' are not allowed");
+        if (name.indexOf('/') >= 0 || name.indexOf('\0') >= 0) throw bad(name, "a name may not contain '/' or NUL");
+        if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) throw bad(name, "a name is longer than " + MAX_NAME_BYTES + " bytes");
+        return name;
+    }
+
     private static CairnException bad(String path, String why) {
         return new CairnException(Status.BAD_REQUEST, "bad path '" + path + "': " + why);
     }

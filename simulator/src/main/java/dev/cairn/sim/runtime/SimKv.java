@@ -32,8 +32,8 @@ final class SimKv implements KvStore {
         return v == null ? null : v.clone();
     }
 
-    @Override public void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor) {
-        for (Map.Entry<byte[], byte[]> e : current.tailMap(prefix, true).entrySet()) {
+    @Override public void scanFrom(byte[] prefix, byte[] from, BiPredicate<byte[], byte[]> visitor) {
+        for (Map.Entry<byte[], byte[]> e : current.tailMap(from, true).entrySet()) {
             byte[] k = e.getKey();
             if (!KvStore.hasPrefix(k, prefix)) break;
             if (!visitor.test(k.clone(), e.getValue().clone())) break;

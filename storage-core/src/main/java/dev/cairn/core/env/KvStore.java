@@ -12,7 +12,10 @@ public interface KvStore {
     byte[] get(byte[] key);
 
     /** Visits keys starting with {@code prefix} in ascending order while the visitor returns true. */
-    void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor);
+    default void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor) { scanFrom(prefix, prefix, visitor); }
+
+    /** Like {@link #scan}, starting at the first key at or after {@code from} (which begins with {@code prefix}). */
+    void scanFrom(byte[] prefix, byte[] from, BiPredicate<byte[], byte[]> visitor);
 
     Promise<Void> write(KvBatch batch, boolean sync);
 

@@ -71,7 +71,17 @@ public final class Codec {
             MasterProtocol.Drain.class,
             MasterProtocol.SetClass.class,
             MasterProtocol.ConvertChunk.class,
-            MasterProtocol.ChunkInventory.class);
+            MasterProtocol.ChunkInventory.class,
+            MasterProtocol.GetAttr.class,
+            MasterProtocol.LookupIn.class,
+            MasterProtocol.ReadDir.class,
+            MasterProtocol.DirReply.class,
+            MasterProtocol.CreateIn.class,
+            MasterProtocol.Unlink.class,
+            MasterProtocol.Rename.class,
+            MasterProtocol.Link.class,
+            MasterProtocol.SetAttr.class,
+            MasterProtocol.ChangeReply.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

@@ -67,6 +67,48 @@ public sealed interface MasterProtocol extends Message {
     /** Removes a file or an empty directory. Answered with Ack. */
     record Remove(long rid, String path) implements MasterProtocol {}
 
+    // ---- client -> master (namespace by inode: what the NFS gateway uses) ----
+
+    /** The attributes of an inode. Answered with AttrReply. */
+    record GetAttr(long rid, long inode) implements MasterProtocol {}
+
+    /** {@code name} in directory {@code dir} ("." and ".." included). Answered with AttrReply. */
+    record LookupIn(long rid, long dir, String name) implements MasterProtocol {}
+
+    /** Up to {@code maxEntries} entries of {@code dir} after {@code cookie} (0: the start). */
+    record ReadDir(long rid, long dir, long cookie, int maxEntries) implements MasterProtocol {
+        public static final int MAX_ENTRIES = 4096;
+    }
+
+    record DirReply(long rid, Status status, String detail, FileAttr dir, List<Types.DirCookieEntry> entries, boolean eof) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    /**
+     * Creates a file, directory or symlink ({@code target}) named {@code name} in {@code parent}; a non-zero
+     * {@code verifier} makes it an exclusive create that a retransmission with the same verifier repeats
+     * harmlessly. Answered with ChangeReply.
+     */
+    record CreateIn(long rid, long parent, String name, Types.FileType type, int mode, int uid, int gid, String target, int chunkSize,
+                    StorageClass storageClass, long verifier) implements MasterProtocol {}
+
+    /** Removes a name (a directory must be empty). Answered with ChangeReply. */
+    record Unlink(long rid, long parent, String name) implements MasterProtocol {}
+
+    /** POSIX rename. Answered with ChangeReply (dirs: source, target). */
+    record Rename(long rid, long fromDir, String fromName, long toDir, String toName) implements MasterProtocol {}
+
+    /** Another name for a file. Answered with ChangeReply. */
+    record Link(long rid, long inode, long dir, String name) implements MasterProtocol {}
+
+    /** Mode, owner, times, size. Answered with AttrReply. */
+    record SetAttr(long rid, long inode, Types.AttrChange change) implements MasterProtocol {}
+
+    /** The inode a change made or moved ({@link Types#NO_ATTR} for a removal) and the directories it changed, as they are now. */
+    record ChangeReply(long rid, Status status, String detail, FileAttr attr, List<FileAttr> dirs) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
     // ---- client -> master (data) ----
 
     /**

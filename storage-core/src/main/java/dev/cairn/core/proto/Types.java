@@ -6,7 +6,8 @@ import dev.cairn.core.env.Address;
 public final class Types {
     private Types() {}
 
-    public enum FileType { FILE, DIR }
+    /** Append only: the ordinal is on the wire and in the metadata store. */
+    public enum FileType { FILE, DIR, SYMLINK }
 
     /** A chunkserver by identity and address. */
     public record ServerRef(String id, Address address) {}
@@ -47,12 +48,35 @@ public final class Types {
      */
     public record DiskReport(String name, DiskState state, long latencyMicros, int chunks, long usedBytes) {}
 
-    public record FileAttr(long inode, FileType type, long size, long mtimeMillis, int chunkSize, StorageClass storageClass) {}
+    /**
+     * What a file, directory or symlink is. Times are wall-clock milliseconds of the master that made the
+     * change (informational: nothing in Cairn orders events by them).
+     *
+     * @param mode      permission bits (07777), not the type
+     * @param nlink     names the inode has (a directory: 2 plus its subdirectories)
+     * @param change    bumped by every change to the inode (content, attributes, entries of a directory);
+     *                  never goes back, so NFS clients can trust it to invalidate their caches
+     * @param parent    the directory holding it (for a file with several names, the one it was created in)
+     * @param target    a symlink's target ("" otherwise)
+     */
+    public record FileAttr(long inode, FileType type, long size, long mtimeMillis, int chunkSize, StorageClass storageClass,
+                           int mode, int uid, int gid, int nlink, long atimeMillis, long ctimeMillis, long change, long parent, String target) {}
 
     /** Stands in for "no attributes" in error replies (the wire has no nulls). */
-    public static final FileAttr NO_ATTR = new FileAttr(0, FileType.FILE, 0, 0, 0, StorageClass.DEFAULT);
+    public static final FileAttr NO_ATTR = new FileAttr(0, FileType.FILE, 0, 0, 0, StorageClass.DEFAULT, 0, 0, 0, 0, 0, 0, 0, 0, "");
 
     public record DirEntry(String name, FileAttr attr) {}
+
+    /** A directory entry with its READDIR cookie: stable while the entry exists, and never reused. */
+    public record DirCookieEntry(String name, long cookie, FileAttr attr) {}
+
+    /** Attribute changes; a field at {@link #KEEP} is left as it is. */
+    public record AttrChange(int mode, int uid, int gid, long size, long atimeMillis, long mtimeMillis) {
+        public static final int KEEP = -1;
+        public static final AttrChange NONE = new AttrChange(KEEP, KEEP, KEEP, KEEP, KEEP, KEEP);
+
+        public AttrChange withSize(long s) { return new AttrChange(mode, uid, gid, s, atimeMillis, mtimeMillis); }
+    }
 
     /**
      * One chunk of a file with its current version and the live servers holding that version; for an

@@ -36,6 +36,9 @@ public final class RealRuntime implements AutoCloseable {
 
         public Env env() { return env; }
 
+        /** The node's event loop, for a server (the NFS port) that must run on the node's own thread. */
+        public io.netty.channel.EventLoop eventLoop() { return env.loop(); }
+
         /** Runs {@code action} on the node's loop and waits for it (for tests and the CLI, never node code). */
         public <T> T call(Function<N, T> action) {
             CompletableFuture<T> f = new CompletableFuture<>();

@@ -50,9 +50,9 @@ final class RocksKv implements KvStore, AutoCloseable {
         }
     }
 
-    @Override public void scan(byte[] prefix, BiPredicate<byte[], byte[]> visitor) {
+    @Override public void scanFrom(byte[] prefix, byte[] from, BiPredicate<byte[], byte[]> visitor) {
         try (RocksIterator it = db.newIterator()) {
-            for (it.seek(prefix); it.isValid(); it.next()) {
+            for (it.seek(from); it.isValid(); it.next()) {
                 byte[] k = it.key();
                 if (!KvStore.hasPrefix(k, prefix)) break;
                 if (!visitor.test(k, it.value())) break;
