@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "cairn", mixinStandardHelpOptions = true, version = "cairn 0.1.0",
         description = "Cairn: a distributed file system with a deterministic simulator.",
         subcommands = {
-            UpCommand.class, MasterCommand.class, ChunkServerCommand.class,
+            UpCommand.class, MasterCommand.class, ChunkServerCommand.class, NfsCommand.class,
             ClientCommands.Put.class, ClientCommands.Get.class, ClientCommands.Ls.class,
             ClientCommands.Mkdir.class, ClientCommands.Rm.class,
             AdminCommands.Status.class, AdminCommands.FileInfo.class, AdminCommands.Drain.class, AdminCommands.SetClass.class,

@@ -60,6 +60,11 @@ final class ProcessCluster implements AutoCloseable {
                 "--data", data.resolve(id).toString(), "--volume", String.join(",", names)));
     }
 
+    /** An NFS gateway of the master at {@code master}, serving on {@code listen}. */
+    void startNfs(Address listen, Address master) throws IOException {
+        start("nfs", List.of("nfs", "--listen", listen.toString(), "--master", master.toString()));
+    }
+
     private void start(String name, List<String> args) throws IOException {
         Path logs = data.resolve("logs");
         Files.createDirectories(logs);

@@ -1,6 +1,7 @@
 package dev.cairn.cli;
 
 import dev.cairn.chaos.LocalCluster;
+import dev.cairn.chaos.LocalGateway;
 import dev.cairn.core.env.Address;
 import dev.cairn.chaos.RealClient;
 import java.nio.file.Path;
@@ -32,6 +33,10 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--disks", description = "Data directories (disks) per chunkserver (default: ${DEFAULT-VALUE}).", defaultValue = "1")
     int disks;
 
+    @Option(names = "--nfs-port", description = "NFS gateway port on 127.0.0.1; 0 for none (default: ${DEFAULT-VALUE}).",
+            defaultValue = "" + LocalGateway.DEFAULT_PORT)
+    int nfsPort;
+
     @Option(names = "--in-process", description = "Run every server in this one process (faster start, shared fate).")
     boolean inProcess;
 
@@ -57,7 +62,8 @@ final class UpCommand implements Callable<Integer> {
             cluster.startChunkserver("cs" + i, a, m, disks);
             lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(i).process().pid() + ")");
         }
-        if (!awaitServers(m, chunkservers)) {
+        if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), m);
+        if (!awaitServers(m, chunkservers) || (nfsPort != 0 && !awaitPort(nfsPort))) {
             System.err.println("cairn: the cluster did not come up within " + READY_TIMEOUT_MILLIS / 1000 + " s; see " + root.resolve("logs"));
             cluster.close();
             return 1;
@@ -66,12 +72,32 @@ final class UpCommand implements Callable<Integer> {
         System.out.println("Cairn is up (data in " + root + ", logs in " + root.resolve("logs") + ")");
         System.out.println("  master        " + m + "  (pid " + cluster.children().get(0).process().pid() + ")");
         lines.forEach(System.out::println);
+        if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(chunkservers + 1).process().pid() + ")");
         System.out.println();
         System.out.println("Try:  ./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
         System.out.println("      ./cairn status --watch      ./cairn fileinfo /somefile");
+        if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();
         return 0;
+    }
+
+    private static void printMount(int port) {
+        System.out.println("Mount (NFSv4.1; vers=4.0 works too):");
+        System.out.println("      mount -t nfs4 -o vers=4.1,port=" + port + " " + LocalCluster.HOST + ":/ /mnt/cairn");
+    }
+
+    /** Waits until something accepts connections on 127.0.0.1:{@code port}. */
+    private static boolean awaitPort(int port) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + READY_TIMEOUT_MILLIS;
+        while (System.currentTimeMillis() < deadline) {
+            try (java.net.Socket s = new java.net.Socket(LocalCluster.HOST, port)) {
+                return true;
+            } catch (java.io.IOException e) {
+                Thread.sleep(200);
+            }
+        }
+        return false;
     }
 
     /** Closes the cluster on Ctrl-C or SIGTERM; the latch opens when it is closed. */
@@ -109,12 +135,15 @@ final class UpCommand implements Callable<Integer> {
         CountDownLatch stopped = closeOnShutdown(cluster);
         cluster.awaitReady();
         Address m = cluster.masterAddress();
+        if (nfsPort != 0) LocalGateway.start(cluster.runtime(), m, LocalCluster.HOST, nfsPort);
         System.out.println();
         System.out.println("Cairn is up (data in " + data.toAbsolutePath() + ")");
         System.out.println("  master        " + m);
         cluster.chunkserverConfigs().forEach(c -> System.out.println("  chunkserver   " + c.serverId() + " " + c.listen()));
+        if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort);
         System.out.println();
         System.out.println("Try:  ./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
+        if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();
         return 0;

@@ -14,6 +14,8 @@ public final class CompoundState {
     public final Connection connection;
     public FileHandle current;
     public FileHandle saved;
+    /** 4.1's current stateid (RFC 8881 §16.2.3.1.2): set by OPEN and friends, named by the special stateid (1, zeros). */
+    public dev.cairn.nfs.v4.state.StateTable.StateId currentStateId;
     public Session session;
     public Slot slot;
     /** Whether the reply goes into the slot's cache (SEQUENCE's sa_cachethis; we cache every reply that fits). */

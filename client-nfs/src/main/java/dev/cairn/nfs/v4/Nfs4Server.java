@@ -51,12 +51,28 @@ public final class Nfs4Server {
     /** The root file handle: inode 1 of file system {@code fsid}. */
     private final FileHandle root;
 
+    private final dev.cairn.nfs.fs.ClusterFs fs;
+    private final dev.cairn.nfs.v4.state.StateTable states;
+    /** WRITE and COMMIT's verifier: new at every start, so clients resend what they had not seen committed. */
+    private final byte[] writeVerifier = new byte[8];
+
+    /** The session and client machinery only (no file system): what the protocol tests use. */
     public Nfs4Server(Clock clock, RandomGenerator random, Log log, ServerIdentity identity, long fsid) {
+        this(clock, random, log, identity, fsid, null);
+    }
+
+    /** A server of the files in {@code fs} (null: no file operations, every one is NOTSUPP). */
+    public Nfs4Server(Clock clock, RandomGenerator random, Log log, ServerIdentity identity, long fsid, dev.cairn.nfs.fs.ClusterFs fs) {
         this.root = new FileHandle(fsid, dev.cairn.nfs.v4.FileHandle.ROOT_INODE, 0);
         this.clock = clock;
         this.log = log;
         this.identity = identity;
-        this.clients = new ClientTable(random.nextInt(), random);
+        this.fs = fs;
+        int bootId = random.nextInt();
+        random.nextBytes(writeVerifier);
+        this.clients = new ClientTable(bootId, random);
+        this.states = new dev.cairn.nfs.v4.state.StateTable(bootId);
+        clients.onRemove(states::dropClient);
         register(Op.EXCHANGE_ID, new ExchangeId());
         register(Op.CREATE_SESSION, new CreateSession());
         register(Op.DESTROY_SESSION, new DestroySession());
@@ -73,6 +89,54 @@ public final class Nfs4Server {
         register(Op.GETFH, new GetFh());
         register(Op.SAVEFH, new SaveFh());
         register(Op.RESTOREFH, new RestoreFh());
+        if (fs != null) registerFileOperations();
+    }
+
+    private void registerFileOperations() {
+        register(Op.GETATTR, new dev.cairn.nfs.v4.op.GetAttr());
+        register(Op.LOOKUP, new dev.cairn.nfs.v4.op.Lookup());
+        register(Op.LOOKUPP, new dev.cairn.nfs.v4.op.LookupP());
+        register(Op.ACCESS, new dev.cairn.nfs.v4.op.Access());
+        register(Op.READDIR, new dev.cairn.nfs.v4.op.ReadDir());
+        register(Op.READLINK, new dev.cairn.nfs.v4.op.ReadLink());
+        register(Op.OPEN, new dev.cairn.nfs.v4.op.Open());
+        register(Op.OPEN_CONFIRM, new dev.cairn.nfs.v4.op.OpenConfirm());
+        register(Op.OPEN_DOWNGRADE, new dev.cairn.nfs.v4.op.OpenDowngrade());
+        register(Op.CLOSE, new dev.cairn.nfs.v4.op.Close());
+        register(Op.READ, new dev.cairn.nfs.v4.op.Read());
+        register(Op.WRITE, new dev.cairn.nfs.v4.op.Write());
+        register(Op.COMMIT, new dev.cairn.nfs.v4.op.Commit());
+        register(Op.CREATE, new dev.cairn.nfs.v4.op.Create());
+        register(Op.REMOVE, new dev.cairn.nfs.v4.op.Remove());
+        register(Op.RENAME, new dev.cairn.nfs.v4.op.Rename());
+        register(Op.LINK, new dev.cairn.nfs.v4.op.Link());
+        register(Op.SETATTR, new dev.cairn.nfs.v4.op.SetAttr());
+        register(Op.VERIFY, dev.cairn.nfs.v4.op.Verify.verify());
+        register(Op.NVERIFY, dev.cairn.nfs.v4.op.Verify.nverify());
+        register(Op.TEST_STATEID, new dev.cairn.nfs.v4.op.TestStateId());
+        register(Op.FREE_STATEID, new dev.cairn.nfs.v4.op.FreeStateId());
+        register(Op.SECINFO, new dev.cairn.nfs.v4.op.SecInfo());
+        register(Op.DELEGRETURN, new dev.cairn.nfs.v4.op.DelegReturn());
+        register(Op.RELEASE_LOCKOWNER, new dev.cairn.nfs.v4.op.ReleaseLockOwner());
+    }
+
+    public dev.cairn.nfs.fs.ClusterFs fs() { return fs; }
+
+    public dev.cairn.nfs.v4.state.StateTable states() { return states; }
+
+    public byte[] writeVerifier() { return writeVerifier.clone(); }
+
+    /** What attribute encoding needs of this server for one file. */
+    public Fattr.Context attrContext(FileHandle fh, int minorVersion) {
+        return new Fattr.Context(root.fsid(), ClientTable.LEASE_SECONDS, fh.encode(), minorVersion);
+    }
+
+    /** A 4.0 client id an operation names: STALE_CLIENTID unless it is a confirmed 4.0 client; renews its lease. */
+    public int checkClient40(long clientId) {
+        var c = clients.client(clientId);
+        if (c == null || c.minorVersion() != 0 || !c.confirmed()) return Nfs4Status.STALE_CLIENTID;
+        clients.renew(c, clock.nanoTime());
+        return Nfs4Status.NFS4_OK;
     }
 
     public void register(int op, Operation impl) {

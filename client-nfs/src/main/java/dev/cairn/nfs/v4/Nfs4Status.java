@@ -78,6 +78,7 @@ public final class Nfs4Status {
     public static final int DEADSESSION = 10078;
     public static final int NOT_ONLY_OP = 10081;
     public static final int WRONG_CRED = 10082;
+    public static final int WRONG_TYPE = 10083;
 
     private Nfs4Status() {}
 }

@@ -66,7 +66,13 @@ public final class ClientTable {
         return c;
     }
 
+    private java.util.function.LongConsumer onRemove = id -> { };
+
+    /** Called with the id of every client removed (expired, destroyed, replaced by a new incarnation). */
+    public void onRemove(java.util.function.LongConsumer listener) { this.onRemove = listener; }
+
     public void remove(Client c) {
+        onRemove.accept(c.id());
         byId.remove(c.id());
         byOwner.remove(ByteBuffer.wrap(c.owner()), c);
         for (Session s : c.sessions) sessions.remove(ByteBuffer.wrap(s.id()));

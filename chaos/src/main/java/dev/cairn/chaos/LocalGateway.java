@@ -1,0 +1,47 @@
+package dev.cairn.chaos;
+
+import dev.cairn.core.env.Address;
+import dev.cairn.core.real.RealRuntime;
+import dev.cairn.nfs.NfsGateway;
+import dev.cairn.nfs.real.NfsTcpServer;
+import java.nio.file.Path;
+import java.util.List;
+
+/** An NFS gateway on the real runtime: the gateway node, and its NFS port bound on the node's own loop. */
+public final class LocalGateway implements AutoCloseable {
+    /** The standard NFS port. */
+    public static final int DEFAULT_PORT = 2049;
+
+    private final RealRuntime runtime;
+    private final RealRuntime.Handle<NfsGateway> handle;
+    private final NfsTcpServer server;
+
+    private LocalGateway(RealRuntime runtime, RealRuntime.Handle<NfsGateway> handle, NfsTcpServer server) {
+        this.runtime = runtime;
+        this.handle = handle;
+        this.server = server;
+    }
+
+    /** Starts a gateway of the cluster whose master is {@code master}, serving NFS on {@code host:port} (0: any free port). */
+    public static LocalGateway start(RealRuntime runtime, Address master, String host, int port) {
+        // the gateway keeps nothing on disk: its NFS state is in memory and its data in the cluster
+        RealRuntime.Handle<NfsGateway> h = runtime.start("nfs", Path.of(System.getProperty("java.io.tmpdir")), null, List.of(),
+                env -> new NfsGateway(env, master));
+        try {
+            NfsTcpServer server = NfsTcpServer.bind(h.eventLoop(), host, port, h.call(NfsGateway::service));
+            return new LocalGateway(runtime, h, server);
+        } catch (RuntimeException e) {
+            runtime.stop(h);
+            throw e;
+        }
+    }
+
+    public int port() { return server.port(); }
+
+    public RealRuntime.Handle<NfsGateway> handle() { return handle; }
+
+    @Override public void close() {
+        server.close();
+        runtime.stop(handle);
+    }
+}

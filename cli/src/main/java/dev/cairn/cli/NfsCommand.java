@@ -1,0 +1,26 @@
+package dev.cairn.cli;
+
+import dev.cairn.chaos.LocalGateway;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.real.RealRuntime;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code cairn nfs}: one NFSv4 gateway process. */
+@Command(name = "nfs", description = "Run an NFSv4.1/4.0 gateway of a cluster.")
+final class NfsCommand implements Callable<Integer> {
+    @Option(names = "--listen", defaultValue = "127.0.0.1:" + LocalGateway.DEFAULT_PORT, description = "HOST:PORT to serve NFS on (default: ${DEFAULT-VALUE}).")
+    String listen;
+
+    @Option(names = "--master", defaultValue = "127.0.0.1:7100", description = "The master (default: ${DEFAULT-VALUE}).")
+    String master;
+
+    @Override public Integer call() throws Exception {
+        Address a = Address.parse(listen);
+        RealRuntime rt = new RealRuntime();
+        LocalGateway g = LocalGateway.start(rt, Address.parse(master), a.host(), a.port());
+        System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
+        return MasterCommand.waitForSignal(rt);
+    }
+}

@@ -1,0 +1,63 @@
+package dev.cairn.nfs;
+
+import dev.cairn.client.CairnClient;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.env.Env;
+import dev.cairn.core.env.Log;
+import dev.cairn.core.env.Node;
+import dev.cairn.nfs.fs.ClusterFs;
+import dev.cairn.nfs.rpc.NfsService;
+import dev.cairn.nfs.v4.Nfs4Server;
+
+/**
+ * The NFSv4 gateway node: a cluster client, the file system view that holds WRITEs until COMMIT, and the
+ * NFSv4.0/4.1 server over them. Its NFS port is bound by the runtime that runs it ({@code NfsTcpServer}
+ * on the real machine), on this node's own loop.
+ */
+public final class NfsGateway implements Node {
+    /** How often clients whose lease ran out are dropped. */
+    static final long EXPIRY_CHECK_NANOS = 10_000_000_000L;
+    /** The file system id in handles and the fsid attribute. */
+    public static final long FSID = 0xCA1A;
+
+    private final Env env;
+    private final CairnClient client;
+    private final Log log;
+    private ClusterFs fs;
+    private NfsService service;
+    private boolean stopped;
+
+    public NfsGateway(Env env, Address master) {
+        this.env = env;
+        this.client = new CairnClient(env, master);
+        this.log = env.log(NfsGateway.class);
+    }
+
+    @Override public void start() {
+        client.start();
+        fs = new ClusterFs(client, env.clock());
+        Nfs4Server server = new Nfs4Server(env.clock(), env.random(), log,
+                new Nfs4Server.ServerIdentity("cairn-" + env.hostId(), "cairn"), FSID, fs);
+        service = new NfsService(server);
+        scheduleExpiry();
+        log.info("NFS gateway ready (v4.0 and v4.1)");
+    }
+
+    @Override public void stop() {
+        stopped = true;
+        client.stop();
+    }
+
+    /** What the NFS port hands records to. */
+    public NfsService service() { return service; }
+
+    public ClusterFs fs() { return fs; }
+
+    private void scheduleExpiry() {
+        env.scheduler().schedule(EXPIRY_CHECK_NANOS, () -> {
+            if (stopped) return;
+            service.nfs4().expireClients();
+            scheduleExpiry();
+        });
+    }
+}

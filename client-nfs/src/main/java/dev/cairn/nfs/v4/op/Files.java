@@ -1,0 +1,123 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.nfs.fs.ClusterFs;
+import dev.cairn.nfs.rpc.Credentials;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Fattr;
+import dev.cairn.nfs.v4.FileHandle;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.state.StateTable;
+import dev.cairn.nfs.v4.state.StateTable.StateId;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+import java.nio.charset.StandardCharsets;
+
+/** What the file operations share: errors from the cluster as nfsstat4, names, permissions, change_info4, stateids. */
+final class Files {
+    static final int ACCESS4_READ = 0x01, ACCESS4_LOOKUP = 0x02, ACCESS4_MODIFY = 0x04, ACCESS4_EXTEND = 0x08, ACCESS4_DELETE = 0x10,
+            ACCESS4_EXECUTE = 0x20;
+    static final int MAX_NAME_BYTES = 255;
+    static final int MAX_LINKTEXT = 4096;
+
+    private Files() {}
+
+    static ClusterFs fs(CompoundState st) { return st.server.fs(); }
+
+    /**
+     * A cluster error as the status NFS gives it. A missing inode behind a handle is STALE; a missing name
+     * is NOENT (the master's detail for an inode lookup starts with "inode ").
+     */
+    static int status(Throwable e) {
+        if (!(e instanceof CairnException c)) return Nfs4Status.SERVERFAULT;
+        return switch (c.status()) {
+            case OK -> Nfs4Status.NFS4_OK;
+            case NOT_FOUND -> c.getMessage() != null && c.getMessage().contains("inode ") ? Nfs4Status.STALE : Nfs4Status.NOENT;
+            case EXISTS -> Nfs4Status.EXIST;
+            case NOT_DIR -> Nfs4Status.NOTDIR;
+            case IS_DIR -> Nfs4Status.ISDIR;
+            case NOT_EMPTY -> Nfs4Status.NOTEMPTY;
+            case NO_SPACE -> Nfs4Status.NOSPC;
+            case BAD_REQUEST -> Nfs4Status.INVAL;
+            case IO, CORRUPT -> Nfs4Status.IO;
+            case STALE, BUSY, UNAVAILABLE, EXPIRED -> Nfs4Status.DELAY;
+        };
+    }
+
+    /** Maps a cluster call's failure to its status; on success runs {@code then}. */
+    static <T> Promise<Integer> call(Promise<T> p, java.util.function.Function<T, Integer> then) {
+        return p.then((v, e) -> Promise.completed(e == null ? then.apply(v) : status(e)));
+    }
+
+    /** A component4 name: NOENT for empty (RFC 8881 says INVAL), NAMETOOLONG, BADNAME for "." "..", '/' or NUL; null if fine. */
+    static Integer badName(String name) {
+        if (name.isEmpty()) return Nfs4Status.INVAL;
+        if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) return Nfs4Status.NAMETOOLONG;
+        if (name.equals(".") || name.equals("..") || name.indexOf('/') >= 0 || name.indexOf('\0') >= 0) return Nfs4Status.BADNAME;
+        return null;
+    }
+
+    /** Reads a component4; names longer than the limit are read (so the status is NAMETOOLONG, not BADXDR). */
+    static String readName(XdrDecoder d) { return d.readString(64 * 1024); }
+
+    /** The permission bits (rwx as 4/2/1) the caller has on a file, POSIX style: owner, else group, else other; root has all but x without any x bit. */
+    static int permissions(Credentials c, FileAttr a) {
+        if (c.uid() == 0) return 6 | ((a.mode() & 0111) != 0 || a.type() == FileType.DIR ? 1 : 0);
+        if (c.uid() == a.uid()) return (a.mode() >> 6) & 7;
+        if (inGroup(c, a.gid())) return (a.mode() >> 3) & 7;
+        return a.mode() & 7;
+    }
+
+    static boolean inGroup(Credentials c, int gid) {
+        if (c.gid() == gid) return true;
+        for (int g : c.gids()) if (g == gid) return true;
+        return false;
+    }
+
+    static boolean mayWrite(Credentials c, FileAttr a) { return (permissions(c, a) & 2) != 0; }
+
+    static boolean mayRead(Credentials c, FileAttr a) { return (permissions(c, a) & 4) != 0; }
+
+    static boolean maySearch(Credentials c, FileAttr a) { return (permissions(c, a) & 1) != 0; }
+
+    /** change_info4; not atomic: other changes may fall between the two counters we report. */
+    static void writeChangeInfo(XdrEncoder e, FileAttr dirAfter) {
+        e.writeBoolean(false);
+        e.writeLong(dirAfter.change() - 1);
+        e.writeLong(dirAfter.change());
+    }
+
+    static FileHandle handle(CompoundState st, long inode) { return new FileHandle(st.server.rootHandle().fsid(), inode, 0); }
+
+    static StateId readStateId(XdrDecoder d) {
+        int seqid = d.readInt();
+        return new StateId(seqid, d.readFixedOpaque(12));
+    }
+
+    static void writeStateId(XdrEncoder e, StateId id) {
+        e.writeInt(id.seqid());
+        e.writeFixedOpaque(id.other());
+    }
+
+    /**
+     * The stateid a READ, WRITE or SETATTR presents, checked against the current file: the special ones
+     * pass; an open's must be of this file and allow the access. Null if fine, else the status.
+     */
+    static Integer checkStateId(CompoundState st, StateId id, long inode, int access) {
+        if (id.isCurrent() && st.currentStateId != null) id = st.currentStateId;
+        if (id.isSpecial()) return null;
+        int[] status = new int[1];
+        StateTable.Open o = st.server.states().find(id, st.minorVersion, status);
+        if (o == null) return status[0];
+        if (o.inode != inode) return Nfs4Status.BAD_STATEID;
+        if ((o.access & access) == 0) return Nfs4Status.OPENMODE;
+        return null;
+    }
+
+    /** The current handle's inode, or the status when there is none. */
+    static Integer noFh(CompoundState st) { return st.current == null ? Nfs4Status.NOFILEHANDLE : null; }
+}

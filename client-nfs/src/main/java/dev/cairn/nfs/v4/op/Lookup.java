@@ -1,0 +1,32 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Fattr;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/** LOOKUP (RFC 8881 §18.15): the current handle becomes the named entry's; the caller needs search (x) on the directory. */
+public final class Lookup implements Operation {
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        String name = Files.readName(d);
+        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        Integer bad = Files.badName(name);
+        if (bad != null) return Operation.status(bad == Nfs4Status.BADNAME && (name.equals(".") || name.equals("..")) ? Nfs4Status.NOENT : bad);
+        long dir = st.current.inode();
+        return Files.fs(st).getAttr(dir).then((da, e) -> {
+            if (e != null) return Operation.status(Files.status(e));
+            if (da.type() == FileType.SYMLINK) return Operation.status(Nfs4Status.SYMLINK);
+            if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
+            if (!Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
+            return Files.call(Files.fs(st).lookup(dir, name), a -> {
+                st.current = Files.handle(st, a.inode());
+                return Nfs4Status.NFS4_OK;
+            });
+        });
+    }
+}

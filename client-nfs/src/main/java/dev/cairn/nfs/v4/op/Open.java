@@ -1,0 +1,174 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.Types.AttrChange;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Fattr;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.v4.state.StateTable;
+import dev.cairn.nfs.v4.state.StateTable.StateId;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/**
+ * OPEN (RFC 8881 §18.16, RFC 7530 §16.16): CLAIM_NULL (by name in the current directory, creating with
+ * UNCHECKED4, GUARDED4, EXCLUSIVE4 or EXCLUSIVE4_1), CLAIM_FH and CLAIM_PREVIOUS (the current handle is the
+ * file; reclaims after a gateway restart, whose open state was in memory). No delegations are given.
+ * Access is checked against the mode bits, except for a file this OPEN created.
+ */
+public final class Open implements Operation {
+    static final int NOCREATE = 0, CREATE = 1;
+    static final int UNCHECKED4 = 0, GUARDED4 = 1, EXCLUSIVE4 = 2, EXCLUSIVE4_1 = 3;
+    static final int CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGATE_PREV = 3, CLAIM_FH = 4,
+            CLAIM_DELEG_CUR_FH = 5, CLAIM_DELEG_PREV_FH = 6;
+    static final int OPEN4_RESULT_CONFIRM = 2, OPEN4_RESULT_LOCKTYPE_POSIX = 4;
+    static final int OPEN_DELEGATE_NONE = 0;
+
+    /** What the arguments asked for. */
+    private record Request(int access, int deny, long clientId, byte[] owner, boolean create, int how, Fattr.Settable attrs, long verifier,
+                           int claim, String name) {}
+
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        Request r = decode(st, d);
+        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        if (r.attrs() != null && r.attrs().status() != Nfs4Status.NFS4_OK) return Operation.status(r.attrs().status());
+        int access = r.access() & StateTable.ACCESS_BOTH; // 4.1 "want" bits above are hints
+        if (access == 0 || r.deny() < 0 || r.deny() > StateTable.ACCESS_BOTH) return Operation.status(Nfs4Status.INVAL);
+        long clientId;
+        if (st.minorVersion >= 1) {
+            clientId = st.client().id();
+        } else {
+            int cs = st.server.checkClient40(r.clientId());
+            if (cs != Nfs4Status.NFS4_OK) return Operation.status(cs);
+            clientId = r.clientId();
+        }
+        return switch (r.claim()) {
+            case CLAIM_NULL -> byName(st, res, r, access, clientId);
+            case CLAIM_FH, CLAIM_PREVIOUS -> {
+                if (r.create()) yield Operation.status(Nfs4Status.INVAL);
+                long ino = st.current.inode();
+                yield Files.fs(st).getAttr(ino).then((a, e) -> e != null ? Operation.status(Files.status(e))
+                        : Promise.completed(opened(st, res, r, access, clientId, a, null, false, new int[3])));
+            }
+            case CLAIM_DELEGATE_CUR, CLAIM_DELEGATE_PREV, CLAIM_DELEG_CUR_FH, CLAIM_DELEG_PREV_FH ->
+                    Operation.status(st.minorVersion == 0 ? Nfs4Status.RECLAIM_BAD : Nfs4Status.NOTSUPP);
+            default -> Operation.status(Nfs4Status.INVAL);
+        };
+    }
+
+    private Request decode(CompoundState st, XdrDecoder d) {
+        d.readInt(); // seqid: ignored in 4.1; in 4.0 open-owner sequencing is not enforced (see the docs)
+        int access = d.readInt();
+        int deny = d.readInt();
+        long clientId = d.readLong();
+        byte[] owner = d.readOpaque(StateTable.MAX_OWNER_BYTES);
+        boolean create = false;
+        int how = -1;
+        Fattr.Settable attrs = null;
+        long verifier = 0;
+        int opentype = d.readInt();
+        if (opentype == CREATE) {
+            create = true;
+            how = d.readInt();
+            long now = st.server.clock().wallMillis();
+            switch (how) {
+                case UNCHECKED4, GUARDED4 -> attrs = Fattr.decodeSettable(d, now, false);
+                case EXCLUSIVE4 -> verifier = d.readLong();
+                case EXCLUSIVE4_1 -> {
+                    verifier = d.readLong();
+                    attrs = Fattr.decodeSettable(d, now, true);
+                }
+                default -> throw new dev.cairn.nfs.xdr.XdrException("createmode4 " + how);
+            }
+        } else if (opentype != NOCREATE) {
+            throw new dev.cairn.nfs.xdr.XdrException("opentype4 " + opentype);
+        }
+        int claim = d.readInt();
+        String name = null;
+        switch (claim) {
+            case CLAIM_NULL, CLAIM_DELEGATE_PREV -> name = Files.readName(d);
+            case CLAIM_PREVIOUS -> d.readInt();
+            case CLAIM_DELEGATE_CUR -> { Files.readStateId(d); name = Files.readName(d); }
+            case CLAIM_DELEG_CUR_FH -> Files.readStateId(d);
+            case CLAIM_FH, CLAIM_DELEG_PREV_FH -> { }
+            default -> throw new dev.cairn.nfs.xdr.XdrException("open_claim_type4 " + claim);
+        }
+        // a verifier of 0 would mean "no verifier" at the master: make it non-zero, deterministically
+        if ((how == EXCLUSIVE4 || how == EXCLUSIVE4_1) && verifier == 0) verifier = 1;
+        return new Request(access, deny, clientId, owner, create, how, attrs, verifier, claim, name);
+    }
+
+    private Promise<Integer> byName(CompoundState st, XdrEncoder res, Request r, int access, long clientId) {
+        Integer bad = Files.badName(r.name());
+        if (bad != null) return Operation.status(bad);
+        long dir = st.current.inode();
+        return Files.fs(st).getAttr(dir).then((da, e) -> {
+            if (e != null) return Operation.status(Files.status(e));
+            if (da.type() == FileType.SYMLINK) return Operation.status(Nfs4Status.SYMLINK);
+            if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
+            if (!Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
+            if (!r.create()) {
+                return Files.fs(st).lookup(dir, r.name()).then((a, e2) -> e2 != null ? Operation.status(Files.status(e2))
+                        : Promise.completed(opened(st, res, r, access, clientId, a, da, false, new int[3])));
+            }
+            if (!Files.mayWrite(st.credentials, da)) {
+                // no right to create: an existing file may still be opened (UNCHECKED4)
+                return Files.fs(st).lookup(dir, r.name()).then((a, e2) -> e2 != null ? Operation.status(Nfs4Status.ACCESS)
+                        : r.how() == UNCHECKED4 ? truncateThenOpen(st, res, r, access, clientId, a, da) : Operation.status(Nfs4Status.EXIST));
+            }
+            AttrChange c = r.attrs() == null ? AttrChange.NONE : r.attrs().change();
+            int mode = c.mode() != AttrChange.KEEP ? c.mode() : 0644;
+            int uid = c.uid() != AttrChange.KEEP ? c.uid() : st.credentials.uid();
+            int gid = c.gid() != AttrChange.KEEP ? c.gid() : st.credentials.gid();
+            boolean exclusive = r.how() == EXCLUSIVE4 || r.how() == EXCLUSIVE4_1;
+            return Files.fs(st).create(dir, r.name(), FileType.FILE, mode, uid, gid, "", exclusive ? r.verifier() : 0).then((cr, e2) -> {
+                if (e2 == null) {
+                    int[] set = r.attrs() == null ? new int[3] : r.attrs().bitmap();
+                    return Promise.completed(opened(st, res, r, access, clientId, cr.attr(), cr.dirs().get(0), true, set));
+                }
+                int s = Files.status(e2);
+                if (s != Nfs4Status.EXIST || r.how() != UNCHECKED4) return Operation.status(s);
+                // UNCHECKED4 over an existing file: open it (with a size of 0 in the attributes: truncate it)
+                return Files.fs(st).lookup(dir, r.name()).then((a, e3) -> e3 != null ? Operation.status(Files.status(e3))
+                        : truncateThenOpen(st, res, r, access, clientId, a, da));
+            });
+        });
+    }
+
+    private Promise<Integer> truncateThenOpen(CompoundState st, XdrEncoder res, Request r, int access, long clientId, FileAttr a, FileAttr dir) {
+        long size = r.attrs() == null ? AttrChange.KEEP : r.attrs().change().size();
+        if (size == AttrChange.KEEP || a.type() != FileType.FILE) return Promise.completed(opened(st, res, r, access, clientId, a, dir, false, new int[3]));
+        if (!Files.mayWrite(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
+        int[] set = new int[3];
+        set[0] = 1 << Fattr.SIZE;
+        return Files.fs(st).setAttr(a.inode(), AttrChange.NONE.withSize(size)).then((t, e) -> e != null ? Operation.status(Files.status(e))
+                : Promise.completed(opened(st, res, r, access, clientId, t, dir, false, set)));
+    }
+
+    /** The file is found (or made): check it, take the open state, write OPEN4resok. */
+    private int opened(CompoundState st, XdrEncoder res, Request r, int access, long clientId, FileAttr a, FileAttr dir, boolean created, int[] attrset) {
+        if (a.type() == FileType.DIR) return Nfs4Status.ISDIR;
+        if (a.type() == FileType.SYMLINK) return Nfs4Status.SYMLINK;
+        if (a.type() != FileType.FILE) return st.minorVersion >= 1 ? Nfs4Status.WRONG_TYPE : Nfs4Status.INVAL;
+        if (!created) {
+            if ((access & StateTable.ACCESS_READ) != 0 && !Files.mayRead(st.credentials, a) && st.credentials.uid() != a.uid()) return Nfs4Status.ACCESS;
+            if ((access & StateTable.ACCESS_WRITE) != 0 && !Files.mayWrite(st.credentials, a)) return Nfs4Status.ACCESS;
+        }
+        int[] status = new int[1];
+        StateTable.Open o = st.server.states().open(clientId, r.owner(), a.inode(), access, r.deny(), status);
+        if (o == null) return status[0];
+        StateId sid = st.server.states().stateId(o);
+        st.currentStateId = sid;
+        Files.writeStateId(res, sid);
+        if (dir != null) Files.writeChangeInfo(res, dir);
+        else res.writeBoolean(false).writeLong(0).writeLong(0);
+        res.writeInt(OPEN4_RESULT_LOCKTYPE_POSIX);
+        Fattr.writeBitmap(res, attrset);
+        res.writeInt(OPEN_DELEGATE_NONE);
+        st.current = Files.handle(st, a.inode());
+        return Nfs4Status.NFS4_OK;
+    }
+}

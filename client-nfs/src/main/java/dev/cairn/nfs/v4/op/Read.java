@@ -1,0 +1,40 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.Types.AttrChange;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Fattr;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.v4.state.StateTable;
+import dev.cairn.nfs.v4.state.StateTable.StateId;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/** READ (RFC 8881 §18.22): at most {@link Fattr#MAX_IO} bytes, within one chunk (a short read; clients continue). */
+public final class Read implements Operation {
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        StateId sid = Files.readStateId(d);
+        long offset = d.readLong();
+        int count = d.readInt();
+        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        if (offset < 0) return Operation.status(Nfs4Status.INVAL);
+        long ino = st.current.inode();
+        Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_READ);
+        if (bad != null) return Operation.status(bad);
+        int n = (int) Math.min(Integer.toUnsignedLong(count), Fattr.MAX_IO);
+        return Files.fs(st).getAttr(ino).then((a, e) -> {
+            if (e != null) return Operation.status(Files.status(e));
+            if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
+            if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);
+            if (sid.isSpecial() && !Files.mayRead(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
+            return Files.call(Files.fs(st).read(ino, offset, n), r -> {
+                res.writeBoolean(r.eof());
+                res.writeOpaque(r.data());
+                return Nfs4Status.NFS4_OK;
+            });
+        });
+    }
+}

@@ -1,0 +1,31 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Fattr;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/** REMOVE (RFC 8881 §18.25): a file, symlink or empty directory; the caller needs write and search on the directory. */
+public final class Remove implements Operation {
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        String name = Files.readName(d);
+        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        Integer bad = Files.badName(name);
+        if (bad != null) return Operation.status(bad == Nfs4Status.BADNAME && (name.equals(".") || name.equals("..")) ? Nfs4Status.NOENT : bad);
+        long dir = st.current.inode();
+        return Files.fs(st).getAttr(dir).then((da, e) -> {
+            if (e != null) return Operation.status(Files.status(e));
+            if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
+            if (!Files.mayWrite(st.credentials, da) || !Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
+            return Files.call(Files.fs(st).unlink(dir, name), r -> {
+                Files.writeChangeInfo(res, r.dirs().get(0));
+                return Nfs4Status.NFS4_OK;
+            });
+        });
+    }
+}

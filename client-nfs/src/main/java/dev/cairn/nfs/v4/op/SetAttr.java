@@ -1,0 +1,62 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.Types.AttrChange;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Fattr;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.v4.state.StateTable;
+import dev.cairn.nfs.v4.state.StateTable.StateId;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/**
+ * SETATTR (RFC 8881 §18.30): mode and owner (the owner or root; only root gives a file away), times, size
+ * (write permission; a size change makes pending writes durable first). The result always carries the
+ * bitmap of what was set, empty on error.
+ */
+public final class SetAttr implements Operation {
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        StateId sid = Files.readStateId(d);
+        Fattr.Settable attrs = Fattr.decodeSettable(d, st.server.clock().wallMillis(), false);
+        if (st.current == null) return failed(res, Nfs4Status.NOFILEHANDLE);
+        if (attrs.status() != Nfs4Status.NFS4_OK) return failed(res, attrs.status());
+        AttrChange c = attrs.change();
+        long ino = st.current.inode();
+        if (c.size() != AttrChange.KEEP) {
+            Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_WRITE);
+            if (bad != null) return failed(res, bad);
+        }
+        return Files.fs(st).getAttr(ino).then((a, e) -> {
+            if (e != null) return failed(res, Files.status(e));
+            var cred = st.credentials;
+            boolean owner = cred.uid() == 0 || cred.uid() == a.uid();
+            if (c.mode() != AttrChange.KEEP && !owner) return failed(res, Nfs4Status.PERM);
+            if (c.uid() != AttrChange.KEEP && c.uid() != a.uid() && cred.uid() != 0) return failed(res, Nfs4Status.PERM);
+            if (c.gid() != AttrChange.KEEP && c.gid() != a.gid() && !(cred.uid() == 0 || (owner && Files.inGroup(cred, c.gid())))) {
+                return failed(res, Nfs4Status.PERM);
+            }
+            if ((c.atimeMillis() != AttrChange.KEEP || c.mtimeMillis() != AttrChange.KEEP) && !owner && !Files.mayWrite(cred, a)) {
+                return failed(res, Nfs4Status.ACCESS);
+            }
+            if (c.size() != AttrChange.KEEP) {
+                if (a.type() == FileType.DIR) return failed(res, Nfs4Status.ISDIR);
+                if (a.type() != FileType.FILE) return failed(res, Nfs4Status.INVAL);
+                if (sid.isSpecial() && !Files.mayWrite(cred, a)) return failed(res, Nfs4Status.ACCESS);
+            }
+            return Files.fs(st).setAttr(ino, c).then((r, e2) -> {
+                if (e2 != null) return failed(res, Files.status(e2));
+                Fattr.writeBitmap(res, attrs.bitmap());
+                return OK;
+            });
+        });
+    }
+
+    private static Promise<Integer> failed(XdrEncoder res, int status) {
+        res.writeInt(0); // attrsset: nothing
+        return Operation.status(status);
+    }
+}

@@ -1,0 +1,50 @@
+package dev.cairn.nfs.v4.op;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.Types.AttrChange;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Fattr;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.v4.state.StateTable;
+import dev.cairn.nfs.v4.state.StateTable.StateId;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+
+/**
+ * WRITE (RFC 8881 §18.32): UNSTABLE data is held by the gateway until COMMIT; DATA_SYNC and FILE_SYNC
+ * return only when the data and the new length are durable on every copy the file's class requires.
+ * Every reply carries the gateway's write verifier, which changes when it restarts.
+ */
+public final class Write implements Operation {
+    static final int UNSTABLE4 = 0, DATA_SYNC4 = 1, FILE_SYNC4 = 2;
+
+    @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        StateId sid = Files.readStateId(d);
+        long offset = d.readLong();
+        int stable = d.readInt();
+        byte[] data = d.readOpaque(Fattr.MAX_IO);
+        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        if (stable < UNSTABLE4 || stable > FILE_SYNC4) return Operation.status(Nfs4Status.INVAL);
+        if (offset < 0 || offset + data.length > dev.cairn.nfs.fs.ClusterFs.MAX_FILE_SIZE) return Operation.status(Nfs4Status.FBIG);
+        long ino = st.current.inode();
+        Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_WRITE);
+        if (bad != null) return Operation.status(bad);
+        return Files.fs(st).getAttr(ino).then((a, e) -> {
+            if (e != null) return Operation.status(Files.status(e));
+            if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
+            if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);
+            if (sid.isSpecial() && !Files.mayWrite(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
+            if (data.length == 0) {
+                res.writeInt(0).writeInt(FILE_SYNC4).writeFixedOpaque(st.server.writeVerifier());
+                return OK;
+            }
+            return Files.call(Files.fs(st).write(ino, offset, data, stable != UNSTABLE4), w -> {
+                res.writeInt(data.length).writeInt(stable == UNSTABLE4 ? UNSTABLE4 : FILE_SYNC4).writeFixedOpaque(st.server.writeVerifier());
+                return Nfs4Status.NFS4_OK;
+            });
+        });
+    }
+}

@@ -1,0 +1,185 @@
+package dev.cairn.nfs.v4.state;
+
+import dev.cairn.nfs.v4.Nfs4Status;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Open state (RFC 8881 §9): one stateid per (client, open-owner, file), carrying the union of the share
+ * access and deny modes of its OPENs. A stateid's {@code other} holds this gateway's boot id, so one from
+ * before a restart is told apart (STALE_STATEID in 4.0, BAD_STATEID in 4.1) from one never issued.
+ * Share reservations are enforced between different owners: an OPEN denying what another open holds, or
+ * asking for what another denies, gets SHARE_DENIED.
+ */
+public final class StateTable {
+    /** Open stateids held at most (all clients); past it an OPEN gets RESOURCE-like DELAY until some close. */
+    public static final int MAX_OPENS = 65_536;
+    public static final int MAX_OWNER_BYTES = 1024;
+    public static final int ACCESS_READ = 1, ACCESS_WRITE = 2, ACCESS_BOTH = 3;
+
+    /** A stateid4: sequence number and 12 opaque bytes. */
+    public record StateId(int seqid, byte[] other) {
+        public static final StateId ANONYMOUS = new StateId(0, new byte[12]);
+        public static final StateId BYPASS = new StateId(-1, filled((byte) 0xff));
+        /** RFC 8881 §8.2.3: seqid 1, other all zeros: "the current stateid" (resolved by the COMPOUND). */
+        public static final StateId CURRENT = new StateId(1, new byte[12]);
+
+        public boolean isAnonymous() { return seqid == 0 && allBytes((byte) 0); }
+
+        public boolean isBypass() { return seqid == -1 && allBytes((byte) 0xff); }
+
+        public boolean isCurrent() { return seqid == 1 && allBytes((byte) 0); }
+
+        public boolean isSpecial() { return isAnonymous() || isBypass() || isCurrent(); }
+
+        private boolean allBytes(byte b) {
+            for (byte x : other) if (x != b) return false;
+            return true;
+        }
+
+        private static byte[] filled(byte b) {
+            byte[] o = new byte[12];
+            java.util.Arrays.fill(o, b);
+            return o;
+        }
+    }
+
+    /** One open: who, which file, the share modes it holds. */
+    public static final class Open {
+        final long key;
+        public final long clientId;
+        final String owner;
+        public final long inode;
+        public int access;
+        public int deny;
+        public int seqid = 1;
+
+        Open(long key, long clientId, String owner, long inode) {
+            this.key = key;
+            this.clientId = clientId;
+            this.owner = owner;
+            this.inode = inode;
+        }
+    }
+
+    private final int bootId;
+    private long nextKey = 1;
+    private final Map<Long, Open> byKey = new HashMap<>();
+    private final Map<String, Open> byOwnerFile = new HashMap<>();
+
+    public StateTable(int bootId) { this.bootId = bootId; }
+
+    public int size() { return byKey.size(); }
+
+    public StateId stateId(Open o) {
+        return new StateId(o.seqid, ByteBuffer.allocate(12).putInt(bootId).putLong(o.key).array());
+    }
+
+    private static String ownerKey(long clientId, byte[] owner, long inode) {
+        return clientId + "/" + java.util.HexFormat.of().formatHex(owner) + "/" + inode;
+    }
+
+    /**
+     * OPEN: a new open or an upgrade of the owner's open of that file. Answers the open, or null with
+     * {@code status[0]} set (SHARE_DENIED, INVAL, DELAY).
+     */
+    public Open open(long clientId, byte[] owner, long inode, int access, int deny, int[] status) {
+        if (access < ACCESS_READ || access > ACCESS_BOTH || deny < 0 || deny > ACCESS_BOTH) {
+            status[0] = Nfs4Status.INVAL;
+            return null;
+        }
+        String k = ownerKey(clientId, owner, inode);
+        for (Open o : byKey.values()) {
+            if (o.inode != inode || o.owner.equals(k)) continue;
+            if ((o.deny & access) != 0 || (o.access & deny) != 0) {
+                status[0] = Nfs4Status.SHARE_DENIED;
+                return null;
+            }
+        }
+        Open o = byOwnerFile.get(k);
+        if (o == null) {
+            if (byKey.size() >= MAX_OPENS) {
+                status[0] = Nfs4Status.DELAY;
+                return null;
+            }
+            o = new Open(nextKey++, clientId, k, inode);
+            byKey.put(o.key, o);
+            byOwnerFile.put(k, o);
+        } else {
+            o.seqid++;
+        }
+        o.access |= access;
+        o.deny |= deny;
+        status[0] = Nfs4Status.NFS4_OK;
+        return o;
+    }
+
+    /**
+     * The open a stateid names, for a client; null with {@code status[0]} set: BAD_STATEID (never issued,
+     * or closed), STALE_STATEID (4.0: issued before this gateway started), OLD_STATEID (an older seqid).
+     * In 4.1 seqid 0 means "whatever is current".
+     */
+    public Open find(StateId id, int minorVersion, int[] status) {
+        ByteBuffer b = ByteBuffer.wrap(id.other());
+        int boot = b.getInt();
+        long key = b.getLong();
+        if (boot != bootId) {
+            status[0] = minorVersion == 0 ? Nfs4Status.STALE_STATEID : Nfs4Status.BAD_STATEID;
+            return null;
+        }
+        Open o = byKey.get(key);
+        if (o == null) {
+            status[0] = Nfs4Status.BAD_STATEID;
+            return null;
+        }
+        if (!(minorVersion >= 1 && id.seqid() == 0) && id.seqid() != o.seqid) {
+            status[0] = Integer.compareUnsigned(id.seqid(), o.seqid) < 0 ? Nfs4Status.OLD_STATEID : Nfs4Status.BAD_STATEID;
+            return null;
+        }
+        status[0] = Nfs4Status.NFS4_OK;
+        return o;
+    }
+
+    public void close(Open o) {
+        byKey.remove(o.key);
+        byOwnerFile.remove(o.owner);
+    }
+
+    /** OPEN_DOWNGRADE: to a subset of what the open holds; INVAL otherwise. */
+    public int downgrade(Open o, int access, int deny) {
+        if (access < ACCESS_READ || access > ACCESS_BOTH || (access & ~o.access) != 0 || (deny & ~o.deny) != 0) return Nfs4Status.INVAL;
+        o.access = access;
+        o.deny = deny;
+        o.seqid++;
+        return Nfs4Status.NFS4_OK;
+    }
+
+    /** Every open of a client whose lease ended, or that destroyed itself. */
+    public int dropClient(long clientId) {
+        int n = 0;
+        for (Iterator<Open> it = byKey.values().iterator(); it.hasNext(); ) {
+            Open o = it.next();
+            if (o.clientId != clientId) continue;
+            it.remove();
+            byOwnerFile.remove(o.owner);
+            n++;
+        }
+        return n;
+    }
+
+    public boolean holds(long clientId) {
+        for (Open o : byKey.values()) if (o.clientId == clientId) return true;
+        return false;
+    }
+
+    /** Opens of a file (for tests and diagnostics). */
+    public List<Open> opens(long inode) {
+        List<Open> out = new ArrayList<>();
+        for (Open o : byKey.values()) if (o.inode == inode) out.add(o);
+        return out;
+    }
+}
