@@ -26,10 +26,16 @@ class SimRunTest {
     static final int CI_SEEDS = 500;
     /**
      * Seeds of the CI sweep that still find a real bug, open in issue 5 (each must keep failing until the bug
-     * is fixed: then it moves out of this list). Empty: the last one, 455 (a sync acknowledged writes its
-     * server had lost in a restart), is fixed by {@code SyncChunk.written}.
+     * is fixed: then it moves out of this list).
+     *
+     * <p>221 (durability): a lease tops a chunk's chain up with fresh, empty copies at the new version; the
+     * writer dies before resending the chunk, and once the lease has run out the master counts the empty
+     * copies as current ones (it does not know copies' lengths). The planner then dropped two full copies as
+     * "extra" and kept an empty one. Found when the planner started planning again as soon as an action
+     * finishes (the timing changed); the fix is for the registry to keep each copy's reported length and
+     * never count one shorter than the committed length.
      */
-    static final Set<Long> KNOWN_FAILING = Set.of();
+    static final Set<Long> KNOWN_FAILING = Set.of(221L);
 
     @Test void fiveHundredSeedsPassWithTheFullFaultCatalog() throws Exception {
         int threads = Math.max(1, Runtime.getRuntime().availableProcessors());

@@ -249,11 +249,19 @@ public final class ClusterFs {
         });
     }
 
+    /** The image changed: it is dirty, and the totals count its current length. */
     private void markDirty(OpenFile f, OpenFile.Image img) {
-        if (img.dirty) return;
         img.dirty = true;
-        f.dirtyBytes += img.length;
-        dirtyBytes += img.length;
+        account(f, img);
+    }
+
+    private void account(OpenFile f, OpenFile.Image img) {
+        int now = img.dirty ? img.length : 0;
+        int delta = now - img.counted;
+        img.counted = now;
+        f.dirtyBytes += delta;
+        dirtyBytes += delta;
+        assert f.dirtyBytes >= 0 && dirtyBytes >= 0 : "dirty bytes " + f.dirtyBytes + " / " + dirtyBytes;
     }
 
     /**
@@ -310,11 +318,11 @@ public final class ClusterFs {
 
     private Promise<Void> upload(OpenFile f, int index, OpenFile.Image img) {
         byte[] bytes = java.util.Arrays.copyOf(img.bytes, img.length);
+        int uploaded = img.length;
         return client.writeChunk(f.base, index, bytes).map(v -> {
-            img.dirty = false;
-            f.dirtyBytes -= img.length;
-            dirtyBytes -= img.length;
-            assert f.dirtyBytes >= 0 && dirtyBytes >= 0;
+            // a WRITE may have grown the image meanwhile: then it stays dirty for the next flush
+            if (img.length == uploaded) img.dirty = false;
+            account(f, img);
             return null;
         });
     }

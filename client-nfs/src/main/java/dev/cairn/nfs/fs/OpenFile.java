@@ -18,6 +18,8 @@ final class OpenFile {
         byte[] bytes;
         int length;
         boolean dirty;
+        /** Bytes of this image counted in the dirty totals (its length when last accounted, if dirty). */
+        int counted;
 
         Image(byte[] bytes, int length) {
             this.bytes = bytes;
@@ -65,9 +67,13 @@ final class OpenFile {
     void rebase(FileAttr fresh) {
         base = fresh;
         localChanges = 0;
-        if (dirtyBytes == 0) size = fresh.size();
-        else size = Math.max(size, fresh.size());
-        mtimeMillis = Math.max(mtimeMillis, fresh.mtimeMillis());
+        if (dirtyBytes == 0) {
+            size = fresh.size();
+            mtimeMillis = fresh.mtimeMillis(); // a SETATTR may set it back in time
+        } else {
+            size = Math.max(size, fresh.size());
+            mtimeMillis = Math.max(mtimeMillis, fresh.mtimeMillis());
+        }
         reader = null;
     }
 }

@@ -1,0 +1,136 @@
+package dev.cairn.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.FileType;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The Linux kernel's NFS client against a real cluster and gateway on loopback: {@code nfs-vm} (from the
+ * shared tools, next to this repository, or {@code CAIRN_NFS_VM}) boots Debian's kernel in QEMU, mounts the
+ * gateway and runs {@code nfs/guest-suite.sh}. What the guest wrote is then checked on the host through the
+ * cluster's own client library (checksums, names, modes, owners, sizes). Skipped, saying why, where the
+ * harness is missing or cannot run (it needs root).
+ */
+class NfsKernelClientTest {
+    static final long VM_TIMEOUT_SECONDS = 900;
+    static Path nfsVm;
+    static LocalCluster cluster;
+    static LocalGateway gateway;
+    @TempDir static Path data;
+
+    @BeforeAll static void start() throws Exception {
+        nfsVm = findNfsVm();
+        assumeTrue(nfsVm != null, "nfs-vm not found (set CAIRN_NFS_VM, or keep ../shared/tools/nfs-vm beside the repository): kernel client suite skipped");
+        assumeTrue("root".equals(System.getProperty("user.name")), "nfs-vm runs as root only: kernel client suite skipped");
+        List<Integer> ports = Ports.free(5);
+        cluster = LocalCluster.start(data, ports.get(0), ports.subList(1, 4));
+        cluster.awaitReady();
+        gateway = LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, ports.get(4));
+    }
+
+    @AfterAll static void stop() {
+        if (cluster != null) cluster.close();
+    }
+
+    static Path findNfsVm() {
+        String env = System.getenv("CAIRN_NFS_VM");
+        if (env != null && !env.isEmpty()) return Files.isExecutable(Path.of(env)) ? Path.of(env) : null;
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+            Path candidate = p.resolve("shared").resolve("tools").resolve("nfs-vm");
+            if (Files.isExecutable(candidate)) return candidate;
+        }
+        return null;
+    }
+
+    @ParameterizedTest(name = "vers={0}")
+    @CsvSource({"4.1, 1000", "4.0, 200", "4, 200"}) // "4": the client offers 4.2, is told MINOR_VERS_MISMATCH, and settles on 4.1
+    void kernelClientPassesTheSuite(String vers, int files) throws Exception {
+        String dir = "suite-" + vers.replace('.', '_');
+        Path script = Path.of(NfsKernelClientTest.class.getResource("/nfs/guest-suite.sh").toURI());
+        List<String> cmd = List.of(nfsVm.toString(), "--server-port", String.valueOf(gateway.port()), "--export", "/", "--vers", vers,
+                "--timeout", String.valueOf(VM_TIMEOUT_SECONDS - 60), "--script", script.toString(), "--", dir, "8", String.valueOf(files));
+        // the VM's output goes to a file as it runs (target/nfs-vm-VERS.log), to watch a slow run
+        Path log = Path.of("target", "nfs-vm-" + vers + ".log").toAbsolutePath();
+        Files.createDirectories(log.getParent());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        boolean finished = p.waitFor(VM_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        if (!finished) p.destroyForcibly();
+        String out = Files.readString(log);
+        assertThat(finished).as("nfs-vm finished within %d s: %s", VM_TIMEOUT_SECONDS, out).isTrue();
+        List<String> lines = out.lines().toList();
+        List<String> failed = lines.stream().filter(l -> l.startsWith("not ok")).toList();
+        assertThat(failed).as(out).isEmpty();
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(lines.stream().filter(l -> l.startsWith("ok ")).count()).as(out).isGreaterThan(40);
+        if (!vers.equals("4")) assertThat(out).contains("vers=" + vers);
+        else assertThat(out).contains("vers=4.1");
+        checkOnHost(lines.stream().filter(l -> l.startsWith("host ")).toList());
+    }
+
+    /** What the guest says must hold, checked through the cluster's client library (not through NFS). */
+    private static void checkOnHost(List<String> checks) throws IOException {
+        assertThat(checks).isNotEmpty();
+        try (RealClient c = cluster.client()) {
+            List<String> md5s = new ArrayList<>();
+            for (String line : checks) {
+                String[] f = line.split(" ", 4);
+                String path = "/" + f[2];
+                switch (f[1]) {
+                    case "md5" -> md5s.add(path + " " + f[3]);
+                    case "content" -> assertThat(new String(read(c, path), StandardCharsets.UTF_8)).as(line).isEqualTo(f[3] + "\n");
+                    case "absent" -> assertThat(c.list(parent(path)).stream().map(e -> e.name()).toList()).as(line).doesNotContain(name(path));
+                    case "symlink" -> {
+                        FileAttr a = c.lookup(path);
+                        assertThat(a.type()).as(line).isEqualTo(FileType.SYMLINK);
+                        assertThat(a.target()).as(line).isEqualTo(f[3]);
+                    }
+                    case "mode" -> assertThat(Integer.toOctalString(c.lookup(path).mode())).as(line).isEqualTo(f[3]);
+                    case "owner" -> assertThat(c.lookup(path).uid() + ":" + c.lookup(path).gid()).as(line).isEqualTo(f[3]);
+                    case "size" -> assertThat(c.lookup(path).size()).as(line).isEqualTo(Long.parseLong(f[3]));
+                    default -> throw new AssertionError("unknown host check: " + line);
+                }
+            }
+            // the last checksum of a file is what it holds now (the suite overwrites data.bin in place)
+            String last = md5s.get(md5s.size() - 1);
+            String path = last.substring(0, last.indexOf(' '));
+            assertThat(md5(read(c, path))).as(last).isEqualTo(last.substring(last.indexOf(' ') + 1));
+        }
+    }
+
+    private static byte[] read(RealClient c, String path) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        c.get(path, out);
+        return out.toByteArray();
+    }
+
+    private static String parent(String path) { return path.substring(0, path.lastIndexOf('/')).isEmpty() ? "/" : path.substring(0, path.lastIndexOf('/')); }
+
+    private static String name(String path) { return path.substring(path.lastIndexOf('/') + 1); }
+
+    private static String md5(byte[] b) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("MD5").digest(b));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+}

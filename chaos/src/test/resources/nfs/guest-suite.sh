@@ -1,0 +1,102 @@
+#!/bin/sh
+# Cairn's NFS client suite, run inside ../shared/tools/nfs-vm's guest (busybox sh) by NfsKernelClientTest.
+#   guest-suite.sh DIR DATA_MIB NFILES
+# Prints "ok NAME" / "not ok NAME", and "host NAME ARGS" lines the test checks through the cluster's own
+# client library. Exits with the number of failed checks.
+DIR=$1; MIB=${2:-8}; NFILES=${3:-1000}
+failed=0
+ok() { echo "ok $1"; }
+bad() { echo "not ok $1"; failed=$((failed + 1)); }
+t() { name=$1; shift; if "$@" 2>/dev/null; then ok "$name"; else bad "$name"; fi; }
+fails() { ! "$@" 2>/dev/null; }
+
+cd "$NFS_MNT" || exit 99
+rm -rf "$DIR"; mkdir "$DIR" && cd "$DIR" || exit 98
+echo "# $(grep " $NFS_MNT " /proc/mounts | tr ',' '\n' | grep '^vers=')"
+
+# data: written with fsync, read back after the page cache is dropped; the host reads it through the cluster
+dd if=/dev/urandom of=/tmp/data bs=1M count="$MIB" 2>/dev/null
+sum=$(md5sum < /tmp/data | cut -d' ' -f1)
+t "write $MIB MiB with fsync" dd if=/tmp/data of=data.bin bs=1M conv=fsync
+sync; echo 3 > /proc/sys/vm/drop_caches
+t "read back $MIB MiB" [ "$(md5sum < data.bin | cut -d' ' -f1)" = "$sum" ]
+echo "host md5 $DIR/data.bin $sum"
+# overwrite in the middle, unaligned, then read again
+printf 'CAIRN' | dd of=data.bin bs=1 seek=1000003 conv=notrunc,fsync 2>/dev/null
+dd if=data.bin of=/tmp/data2 bs=1M 2>/dev/null
+printf 'CAIRN' | dd of=/tmp/data bs=1 seek=1000003 conv=notrunc 2>/dev/null
+sum2=$(md5sum < /tmp/data | cut -d' ' -f1)
+sync; echo 3 > /proc/sys/vm/drop_caches
+t "overwrite in place" [ "$(md5sum < data.bin | cut -d' ' -f1)" = "$sum2" ]
+echo "host md5 $DIR/data.bin $sum2"
+rm -f /tmp/data /tmp/data2
+
+# many files
+mkdir many
+i=0; while [ $i -lt "$NFILES" ]; do echo "$i" > many/f$i; i=$((i + 1)); done
+t "create $NFILES files" [ "$(ls many | wc -l)" -eq "$NFILES" ]
+t "read $NFILES files" [ "$(cat many/* | awk '{ s += $1 } END { print s }')" -eq $((NFILES * (NFILES - 1) / 2)) ]
+t "ls -l $NFILES files" [ "$(ls -l many | grep -c ' f[0-9]*$')" -eq "$NFILES" ]
+rm -f many/*
+t "remove $NFILES files" [ -z "$(ls -A many)" ]
+t "rmdir" rmdir many
+
+# rename
+echo one > a; echo two > b
+t "rename over an existing file" mv a b
+t "rename over: content" [ "$(cat b)" = one -a ! -e a ]
+mkdir x y; echo moved > x/m
+t "rename across directories" mv x/m y/n
+t "rename across: result" [ ! -e x/m -a "$(cat y/n)" = moved ]
+t "rename a directory" mv y z
+t "rename a directory: child" [ "$(cat z/n)" = moved ]
+t "directory into itself refused" fails mv z z/inner
+echo "host content $DIR/b one"
+echo "host absent $DIR/a"
+
+# mkdir / rmdir
+t "mkdir -p" mkdir -p p/q/r
+t "rmdir of a non-empty directory refused" fails rmdir p
+t "rmdir nested" rmdir p/q/r p/q p
+t "mkdir over an existing name refused" fails mkdir z
+
+# links
+echo target > tgt
+t "symlink" ln -s tgt sl
+t "readlink" [ "$(readlink sl)" = tgt ]
+t "read through a symlink" [ "$(cat sl)" = target ]
+t "hard link" ln tgt hl
+t "link count 2" [ "$(stat -c %h tgt)" -eq 2 ]
+t "same inode" [ "$(stat -c %i tgt)" = "$(stat -c %i hl)" ]
+rm tgt
+t "last name keeps the data" [ "$(cat hl)" = target -a "$(stat -c %h hl)" -eq 1 ]
+echo "host symlink $DIR/sl tgt"
+
+# attributes
+echo data > perm
+t "chmod 640" chmod 640 perm
+t "mode 640" [ "$(stat -c %a perm)" = 640 ]
+t "chown 1234:5678" chown 1234:5678 perm
+t "owner 1234:5678" [ "$(stat -c %u:%g perm)" = 1234:5678 ]
+echo "host mode $DIR/perm 640"
+echo "host owner $DIR/perm 1234:5678"
+printf '#!/bin/sh\necho ran\n' > run.sh; chmod 755 run.sh
+t "execute a script" [ "$(./run.sh)" = ran ]
+t "touch -d sets mtime" touch -d '2001-02-03 04:05:06' perm
+t "mtime kept" [ "$(stat -c %Y perm)" -eq 981173106 ]
+
+# size changes
+printf 'line1\n' > app; printf 'line2\n' >> app
+t "append" [ "$(cat app | wc -l)" -eq 2 ]
+t "truncate shorter" truncate -s 3 app
+t "size 3" [ "$(stat -c %s app)" -eq 3 ]
+t "truncate longer" truncate -s 10 app
+t "grown part reads as zeros" [ "$(od -An -tx1 app | tr -d ' \n')" = "6c696e00000000000000" ]
+echo "host size $DIR/app 10"
+t "sparse write at 200 MiB" dd if=/dev/zero of=sparse bs=1 count=1 seek=209715200
+t "sparse size" [ "$(stat -c %s sparse)" -eq 209715201 ]
+t "hole reads as zeros" [ "$(dd if=sparse bs=4096 skip=1000 count=1 2>/dev/null | od -An -tx1 | tr -d ' *\n' | tr -d 0)" = "" ]
+rm -f sparse
+
+echo "# $failed failed"
+exit $failed
