@@ -40,16 +40,11 @@ public final class Create implements Operation {
         int uid = c.uid() != AttrChange.KEEP ? c.uid() : st.credentials.uid();
         int gid = c.gid() != AttrChange.KEEP ? c.gid() : st.credentials.gid();
         String linkText = target;
-        return Files.fs(st).getAttr(dir).then((da, e) -> {
-            if (e != null) return Operation.status(Files.status(e));
-            if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
-            if (!Files.mayWrite(st.credentials, da) || !Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
-            return Files.call(Files.fs(st).create(dir, name, ft, mode, uid, gid, linkText, 0), r -> {
-                Files.writeChangeInfo(res, r.dirs().get(0));
-                Fattr.writeBitmap(res, attrs.bitmap());
-                st.current = Files.handle(st, r.attr().inode());
-                return Nfs4Status.NFS4_OK;
-            });
-        });
+        return Files.inDirectory(st, dir, true, da -> Files.call(Files.fs(st).create(dir, name, ft, mode, uid, gid, linkText, 0), r -> {
+            Files.writeChangeInfo(res, r.dirs().get(0));
+            Fattr.writeBitmap(res, attrs.bitmap());
+            st.current = Files.handle(st, r.attr().inode());
+            return Nfs4Status.NFS4_OK;
+        }));
     }
 }

@@ -118,6 +118,20 @@ final class Files {
         return null;
     }
 
+    /**
+     * Runs {@code then} with directory {@code dir}'s attributes once it is known to be a directory the caller
+     * may search (and, with {@code write}, change): else the status (NOTDIR, SYMLINK for a symlink, ACCESS, STALE).
+     */
+    static Promise<Integer> inDirectory(CompoundState st, long dir, boolean write, java.util.function.Function<FileAttr, Promise<Integer>> then) {
+        return fs(st).getAttr(dir).then((da, e) -> {
+            if (e != null) return Promise.completed(status(e));
+            if (da.type() == FileType.SYMLINK) return Promise.completed(Nfs4Status.SYMLINK);
+            if (da.type() != FileType.DIR) return Promise.completed(Nfs4Status.NOTDIR);
+            if (!maySearch(st.credentials, da) || (write && !mayWrite(st.credentials, da))) return Promise.completed(Nfs4Status.ACCESS);
+            return then.apply(da);
+        });
+    }
+
     /** The current handle's inode, or the status when there is none. */
     static Integer noFh(CompoundState st) { return st.current == null ? Nfs4Status.NOFILEHANDLE : null; }
 }

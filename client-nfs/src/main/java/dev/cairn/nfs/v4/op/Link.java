@@ -18,14 +18,9 @@ public final class Link implements Operation {
         Integer bad = Files.badName(name);
         if (bad != null) return Operation.status(bad);
         long file = st.saved.inode(), dir = st.current.inode();
-        return Files.fs(st).getAttr(dir).then((da, e) -> {
-            if (e != null) return Operation.status(Files.status(e));
-            if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
-            if (!Files.mayWrite(st.credentials, da) || !Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
-            return Files.call(Files.fs(st).link(file, dir, name), r -> {
-                Files.writeChangeInfo(res, r.dirs().get(0));
-                return Nfs4Status.NFS4_OK;
-            });
-        });
+        return Files.inDirectory(st, dir, true, da -> Files.call(Files.fs(st).link(file, dir, name), r -> {
+            Files.writeChangeInfo(res, r.dirs().get(0));
+            return Nfs4Status.NFS4_OK;
+        }));
     }
 }

@@ -18,15 +18,9 @@ public final class Lookup implements Operation {
         Integer bad = Files.badName(name);
         if (bad != null) return Operation.status(bad == Nfs4Status.BADNAME && (name.equals(".") || name.equals("..")) ? Nfs4Status.NOENT : bad);
         long dir = st.current.inode();
-        return Files.fs(st).getAttr(dir).then((da, e) -> {
-            if (e != null) return Operation.status(Files.status(e));
-            if (da.type() == FileType.SYMLINK) return Operation.status(Nfs4Status.SYMLINK);
-            if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
-            if (!Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
-            return Files.call(Files.fs(st).lookup(dir, name), a -> {
-                st.current = Files.handle(st, a.inode());
-                return Nfs4Status.NFS4_OK;
-            });
-        });
+        return Files.inDirectory(st, dir, false, da -> Files.call(Files.fs(st).lookup(dir, name), a -> {
+            st.current = Files.handle(st, a.inode());
+            return Nfs4Status.NFS4_OK;
+        }));
     }
 }
