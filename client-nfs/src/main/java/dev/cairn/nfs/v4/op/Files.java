@@ -2,13 +2,11 @@ package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.proto.CairnException;
-import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.fs.ClusterFs;
 import dev.cairn.nfs.rpc.Credentials;
 import dev.cairn.nfs.v4.CompoundState;
-import dev.cairn.nfs.v4.Fattr;
 import dev.cairn.nfs.v4.FileHandle;
 import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.state.StateTable;
@@ -53,13 +51,20 @@ final class Files {
         return p.then((v, e) -> Promise.completed(e == null ? then.apply(v) : status(e)));
     }
 
-    /** A component4 name: NOENT for empty (RFC 8881 says INVAL), NAMETOOLONG, BADNAME for "." "..", '/' or NUL; null if fine. */
+    /** A component4 naming something to create: INVAL if empty, NAMETOOLONG, BADNAME for "." "..", '/' or NUL; null if fine. */
     static Integer badName(String name) {
         if (name.isEmpty()) return Nfs4Status.INVAL;
         if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) return Nfs4Status.NAMETOOLONG;
-        if (name.equals(".") || name.equals("..") || name.indexOf('/') >= 0 || name.indexOf('\0') >= 0) return Nfs4Status.BADNAME;
+        if (isDots(name) || name.indexOf('/') >= 0 || name.indexOf('\0') >= 0) return Nfs4Status.BADNAME;
         return null;
     }
+
+    /** A component4 naming an existing entry (LOOKUP, REMOVE): as {@link #badName}, but "." and ".." are simply not there (NOENT). */
+    static Integer badExistingName(String name) {
+        return isDots(name) ? Integer.valueOf(Nfs4Status.NOENT) : badName(name);
+    }
+
+    private static boolean isDots(String name) { return name.equals(".") || name.equals(".."); }
 
     /** Reads a component4; names longer than the limit are read (so the status is NAMETOOLONG, not BADXDR). */
     static String readName(XdrDecoder d) { return d.readString(64 * 1024); }

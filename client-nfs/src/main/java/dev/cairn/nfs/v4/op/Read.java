@@ -1,8 +1,6 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
-import dev.cairn.core.proto.Types.AttrChange;
-import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Fattr;

@@ -1,15 +1,9 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
-import dev.cairn.core.proto.Types.AttrChange;
-import dev.cairn.core.proto.Types.FileAttr;
-import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.v4.CompoundState;
-import dev.cairn.nfs.v4.Fattr;
-import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Operation;
 import dev.cairn.nfs.v4.state.StateTable;
-import dev.cairn.nfs.v4.state.StateTable.StateId;
 import dev.cairn.nfs.xdr.XdrDecoder;
 import dev.cairn.nfs.xdr.XdrEncoder;
 

@@ -1,10 +1,7 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
-import dev.cairn.core.proto.Types.FileAttr;
-import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.v4.CompoundState;
-import dev.cairn.nfs.v4.Fattr;
 import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Operation;
 import dev.cairn.nfs.xdr.XdrDecoder;
@@ -15,8 +12,8 @@ public final class Remove implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         String name = Files.readName(d);
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
-        Integer bad = Files.badName(name);
-        if (bad != null) return Operation.status(bad == Nfs4Status.BADNAME && (name.equals(".") || name.equals("..")) ? Nfs4Status.NOENT : bad);
+        Integer bad = Files.badExistingName(name);
+        if (bad != null) return Operation.status(bad);
         long dir = st.current.inode();
         return Files.inDirectory(st, dir, true, da -> Files.call(Files.fs(st).unlink(dir, name), r -> {
             Files.writeChangeInfo(res, r.dirs().get(0));

@@ -4,7 +4,6 @@ import dev.cairn.core.async.Promise;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.v4.CompoundState;
-import dev.cairn.nfs.v4.Fattr;
 import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Operation;
 import dev.cairn.nfs.xdr.XdrDecoder;
