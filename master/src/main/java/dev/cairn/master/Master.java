@@ -654,6 +654,10 @@ public final class Master implements Node, MessageHandler {
      * Fills a replicated chunk's chain up to its goal with fresh servers (an empty copy created at the lease's
      * version), when holders were left out or lost. Safe because a writer sends every byte of the chunk again
      * under each lease (the client buffers the whole chunk); the fresh copies end up as full as the others.
+     * They are not recorded as holders here: until the writer has sent them the chunk they are empty, and a
+     * writer that dies first leaves them so. Counting them would let the planner keep an empty copy and drop
+     * a full one as extra. They join when their server next reports them (inventory or registration) holding
+     * at least the committed data, or are marked stale and removed if they do not.
      */
     private Promise<Lease> topUp(Lease lease, StorageClass cls, Set<String> exclude) {
         int need = cls.replicas() - lease.chain.size();
@@ -670,7 +674,6 @@ public final class Master implements Node, MessageHandler {
                 Promise<Ack> p = calls.get(i);
                 Server s = fresh.get(i);
                 if (p.isFailed() || p.value().status() != Status.OK || !s.alive) continue;
-                registry.addLocation(lease.chunkId, s, 0);
                 chain.add(s.ref());
             }
             return Promise.completed(new Lease(lease.chunkId, lease.version, chain));

@@ -28,14 +28,11 @@ class SimRunTest {
      * Seeds of the CI sweep that still find a real bug, open in issue 5 (each must keep failing until the bug
      * is fixed: then it moves out of this list).
      *
-     * <p>221 (durability): a lease tops a chunk's chain up with fresh, empty copies at the new version; the
-     * writer dies before resending the chunk, and once the lease has run out the master counts the empty
-     * copies as current ones (it does not know copies' lengths). The planner then dropped two full copies as
-     * "extra" and kept an empty one. Found when the planner started planning again as soon as an action
-     * finishes (the timing changed); the fix is for the registry to keep each copy's reported length and
-     * never count one shorter than the committed length.
+     * <p>None today. The last, 221 (durability: a lease's fresh, empty copies counted as current, so the
+     * planner kept an empty copy and dropped full ones), was fixed in {@code Master.topUp}; the seed stays in
+     * the sweep as its regression test.
      */
-    static final Set<Long> KNOWN_FAILING = Set.of(221L);
+    static final Set<Long> KNOWN_FAILING = Set.of();
 
     @Test void fiveHundredSeedsPassWithTheFullFaultCatalog() throws Exception {
         int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
