@@ -1,6 +1,6 @@
 #!/bin/sh
 # Cairn's NFS client suite, run inside ../shared/tools/nfs-vm's guest (busybox sh) by NfsKernelClientTest.
-#   guest-suite.sh DIR DATA_MIB NFILES
+#   guest-suite.sh DIR DATA_MIB NFILES [EXPECTED_VERS]
 # Prints "ok NAME" / "not ok NAME", and "host NAME ARGS" lines the test checks through the cluster's own
 # client library. Exits with the number of failed checks.
 DIR=$1; MIB=${2:-8}; NFILES=${3:-1000}
@@ -12,7 +12,9 @@ fails() { ! "$@" 2>/dev/null; }
 
 cd "$NFS_MNT" || exit 99
 rm -rf "$DIR"; mkdir "$DIR" && cd "$DIR" || exit 98
-echo "# $(grep " $NFS_MNT " /proc/mounts | tr ',' '\n' | grep '^vers=')"
+vers=$(grep " $NFS_MNT " /proc/mounts | tr ',' '\n' | grep '^vers=')
+echo "# $vers"
+[ -z "$4" ] || t "mounted as $4" [ "$vers" = "vers=$4" ]
 
 # data: written with fsync, read back after the page cache is dropped; the host reads it through the cluster
 dd if=/dev/urandom of=/tmp/data bs=1M count="$MIB" 2>/dev/null
@@ -97,6 +99,25 @@ t "sparse write at 200 MiB" dd if=/dev/zero of=sparse bs=1 count=1 seek=20971520
 t "sparse size" [ "$(stat -c %s sparse)" -eq 209715201 ]
 t "hole reads as zeros" [ "$(dd if=sparse bs=4096 skip=1000 count=1 2>/dev/null | od -An -tx1 | tr -d ' *\n' | tr -d 0)" = "" ]
 rm -f sparse
+
+# byte-range locks: the client turns flock(2) into NFSv4 LOCK/LOCKU on the whole file (flock(1) from the host)
+echo data > locked
+t "flock(1) is here" command -v flock
+t "exclusive lock" flock -x locked true
+flock -x locked sleep 4 &
+holder=$!
+sleep 2
+t "a held exclusive lock refuses another" fails flock -n -x locked true
+t "and a shared one" fails flock -n -s locked true
+wait $holder
+t "released when its holder ends" flock -n -x locked true
+flock -s locked sleep 4 &
+holder=$!
+sleep 2
+t "shared locks share" flock -n -s locked true
+t "a shared lock refuses an exclusive one" fails flock -n -x locked true
+wait $holder
+rm -f locked
 
 echo "# $failed failed"
 exit $failed

@@ -36,14 +36,19 @@ public final class Nfs4Server {
     public static final int MAX_OPS = 64;
     /** COMPOUND tags are echoed back; nobody needs a long one. */
     public static final int MAX_TAG = 1024;
-    /** Minor versions served: 0 and 1 (4.2 clients are told MINOR_VERS_MISMATCH and fall back). */
-    public static final int MAX_MINOR = 1;
+    /**
+     * Minor versions served: 0, 1 and 2. Minor version 2 is 4.1 with optional extras (RFC 7862 §1.4: every
+     * operation and attribute it adds is OPTIONAL), so it is served as 4.1 with its new operations answered
+     * NFS4ERR_NOTSUPP; clients then use their 4.1 paths (READ for READ_PLUS, no server-side COPY). A client
+     * mounting with vers=4.2 would otherwise get no mount at all: only vers=4 falls back on its own.
+     */
+    public static final int MAX_MINOR = 2;
 
     private final Clock clock;
     private final Log log;
     private final ClientTable clients;
     private final ServerIdentity identity;
-    private final Operation[] ops = new Operation[Op.LAST_V41 + 1];
+    private final Operation[] ops = new Operation[Op.LAST_V42 + 1];
 
     /** Who this server is to clients: EXCHANGE_ID's server owner and scope. */
     public record ServerIdentity(String owner, String scope) {}
@@ -118,6 +123,9 @@ public final class Nfs4Server {
         register(Op.SECINFO, new dev.cairn.nfs.v4.op.SecInfo());
         register(Op.DELEGRETURN, new dev.cairn.nfs.v4.op.DelegReturn());
         register(Op.RELEASE_LOCKOWNER, new dev.cairn.nfs.v4.op.ReleaseLockOwner());
+        register(Op.LOCK, new dev.cairn.nfs.v4.op.Lock());
+        register(Op.LOCKT, new dev.cairn.nfs.v4.op.LockT());
+        register(Op.LOCKU, new dev.cairn.nfs.v4.op.LockU());
     }
 
     public dev.cairn.nfs.fs.ClusterFs fs() { return fs; }
@@ -266,7 +274,7 @@ public final class Nfs4Server {
 
         /** The COMPOUND-level rules on where an operation may appear (sessions, minor versions). */
         private int admissible(int op) {
-            if (op < Op.ACCESS || op > Op.LAST_V41) return Nfs4Status.OP_ILLEGAL;
+            if (op < Op.ACCESS || op > (st.minorVersion >= 2 ? Op.LAST_V42 : Op.LAST_V41)) return Nfs4Status.OP_ILLEGAL;
             if (st.minorVersion == 0) return op > Op.RELEASE_LOCKOWNER ? Nfs4Status.OP_ILLEGAL : Nfs4Status.NFS4_OK;
             if (Op.v40Only(op)) return Nfs4Status.NOTSUPP;
             if (index == 0) {

@@ -60,6 +60,22 @@ public final class Op {
     public static final int RECLAIM_COMPLETE = 58;
     /** The highest operation number of minor version 1. */
     public static final int LAST_V41 = RECLAIM_COMPLETE;
+    // minor version 2 (RFC 7862 §15): every one of its operations is OPTIONAL; Cairn answers them NOTSUPP
+    public static final int ALLOCATE = 59;
+    public static final int COPY = 60;
+    public static final int COPY_NOTIFY = 61;
+    public static final int DEALLOCATE = 62;
+    public static final int IO_ADVISE = 63;
+    public static final int LAYOUTERROR = 64;
+    public static final int LAYOUTSTATS = 65;
+    public static final int OFFLOAD_CANCEL = 66;
+    public static final int OFFLOAD_STATUS = 67;
+    public static final int READ_PLUS = 68;
+    public static final int SEEK = 69;
+    public static final int WRITE_SAME = 70;
+    public static final int CLONE = 71;
+    /** The highest operation number of minor version 2. */
+    public static final int LAST_V42 = CLONE;
     public static final int ILLEGAL = 10044;
 
     private Op() {}

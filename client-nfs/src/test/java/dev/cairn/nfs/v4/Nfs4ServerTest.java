@@ -52,10 +52,25 @@ class Nfs4ServerTest {
         assertThat(nfs.run(new byte[] {1, 2, 3})).isNull(); // no xid: nothing to answer
     }
 
-    @Test void minorVersionTwoIsRefusedSoClientsFallBack() {
-        Reply r = nfs.compound(2, OpCall.of(Op.PUTROOTFH));
+    @Test void minorVersionThreeIsRefusedSoClientsFallBack() {
+        Reply r = nfs.compound(3, OpCall.of(Op.PUTROOTFH));
         assertThat(r.status()).isEqualTo(Nfs4Status.MINOR_VERS_MISMATCH);
         assertThat(r.results()).isEmpty();
+    }
+
+    @Test void minorVersionTwoIsServedWithItsOptionalOperationsNotSupported() {
+        Reply x = nfs.compound(2, exchangeId("v42".getBytes(StandardCharsets.UTF_8), 42));
+        assertThat(x.status()).isEqualTo(Nfs4Status.NFS4_OK);
+        long clientId = x.rest().readLong();
+        int seq = x.rest().readInt();
+        Reply c = nfs.compound(2, createSession(clientId, seq));
+        assertThat(c.status()).isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] s = c.rest().readFixedOpaque(16);
+        Reply seek = nfs.compound(2, sequence(s, 1, 0), OpCall.of(Op.PUTROOTFH), OpCall.of(Op.SEEK));
+        assertThat(seek.status()).isEqualTo(Nfs4Status.NOTSUPP);
+        // the same operation number is no operation at all in 4.1
+        byte[] s41 = session("v41");
+        assertThat(nfs.compound(1, sequence(s41, 1, 0), OpCall.of(Op.SEEK)).status()).isEqualTo(Nfs4Status.OP_ILLEGAL);
     }
 
     @Test void sessionRulesOfMinorVersionOne() {

@@ -50,7 +50,7 @@ public final class CreateSession implements Operation {
         }
         ClientTable table = st.server.clients();
         Client c = table.client(clientId);
-        if (c == null || c.minorVersion() != 1) return Operation.status(Nfs4Status.STALE_CLIENTID);
+        if (c == null || c.minorVersion() < 1) return Operation.status(Nfs4Status.STALE_CLIENTID);
         if (!c.confirmed() && c.principal() != st.credentials.uid()) return Operation.status(Nfs4Status.CLID_INUSE);
         ClientTable.CreateSessionAdmission admitted = table.admitCreateSession(c, sequence);
         if (admitted.replay() != null) {

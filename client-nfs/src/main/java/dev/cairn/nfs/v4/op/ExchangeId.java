@@ -57,7 +57,7 @@ public final class ExchangeId implements Operation {
             if (!rec.sameVerifier(verifier)) return Operation.status(Nfs4Status.NOT_SAME);
             if (rec.principal() != principal) return Operation.status(Nfs4Status.PERM);
             out = rec;
-        } else if (rec != null && rec.confirmed() && rec.minorVersion() == 1 && rec.sameVerifier(verifier)) {
+        } else if (rec != null && rec.confirmed() && rec.minorVersion() >= 1 && rec.sameVerifier(verifier)) {
             if (rec.principal() != principal && !rec.sessions().isEmpty()) return Operation.status(Nfs4Status.CLID_INUSE);
             out = rec; // the same client asking again (it lost our reply, or probes trunking)
         } else {

@@ -110,13 +110,14 @@ final class Files {
 
     /**
      * The stateid a READ, WRITE or SETATTR presents, checked against the current file: the special ones
-     * pass; an open's must be of this file and allow the access. Null if fine, else the status.
+     * pass; an open's, or a lock stateid's open, must be of this file and allow the access. Null if fine,
+     * else the status.
      */
     static Integer checkStateId(CompoundState st, StateId id, long inode, int access) {
         if (id.isCurrent() && st.currentStateId != null) id = st.currentStateId;
         if (id.isSpecial()) return null;
         int[] status = new int[1];
-        StateTable.Open o = st.server.states().find(id, st.minorVersion, status);
+        StateTable.Open o = st.server.states().resolve(id, st.minorVersion, status);
         if (o == null) return status[0];
         if (o.inode != inode) return Nfs4Status.BAD_STATEID;
         if ((o.access & access) == 0) return Nfs4Status.OPENMODE;
@@ -134,6 +135,21 @@ final class Files {
             if (da.type() != FileType.DIR) return Promise.completed(Nfs4Status.NOTDIR);
             if (!maySearch(st.credentials, da) || (write && !mayWrite(st.credentials, da))) return Promise.completed(Nfs4Status.ACCESS);
             return then.apply(da);
+        });
+    }
+
+    /**
+     * Runs {@code then} once the current handle is known to be a regular file; else the status the lock
+     * operations give: ISDIR, SYMLINK (INVAL in 4.0), STALE.
+     */
+    static Promise<Integer> regularFile(CompoundState st, java.util.function.Supplier<Promise<Integer>> then) {
+        return fs(st).getAttr(st.current.inode()).then((a, e) -> {
+            if (e != null) return Promise.completed(status(e));
+            return switch (a.type()) {
+                case FILE -> then.get();
+                case DIR -> Promise.completed(Nfs4Status.ISDIR);
+                case SYMLINK -> Promise.completed(st.minorVersion == 0 ? Nfs4Status.INVAL : Nfs4Status.SYMLINK);
+            };
         });
     }
 

@@ -8,7 +8,7 @@ import dev.cairn.nfs.v4.state.StateTable.StateId;
 import dev.cairn.nfs.xdr.XdrDecoder;
 import dev.cairn.nfs.xdr.XdrEncoder;
 
-/** TEST_STATEID (RFC 8881 §18.48): the status each stateid would get. */
+/** TEST_STATEID (RFC 8881 §18.48): the status each stateid (an open's or a lock's) would get. */
 public final class TestStateId implements Operation {
     static final int MAX_STATEIDS = 1024;
 
@@ -19,7 +19,7 @@ public final class TestStateId implements Operation {
             StateId sid = Files.readStateId(d);
             int[] status = new int[1];
             if (sid.isSpecial()) out[i] = Nfs4Status.BAD_STATEID;
-            else if (st.server.states().find(sid, st.minorVersion, status) == null) out[i] = status[0];
+            else if (st.server.states().resolve(sid, st.minorVersion, status) == null) out[i] = status[0];
             else out[i] = Nfs4Status.NFS4_OK;
         }
         res.writeInt(n);

@@ -14,6 +14,10 @@ import java.util.Map;
  * before a restart is told apart (STALE_STATEID in 4.0, BAD_STATEID in 4.1) from one never issued.
  * Share reservations are enforced between different owners: an OPEN denying what another open holds, or
  * asking for what another denies, gets SHARE_DENIED.
+ *
+ * <p>Lock state (RFC 8881 §8.2.1): one lock stateid per (open, lock owner), from the same key space as
+ * opens, so a stateid names one or the other. The ranges themselves are in {@link ByteRangeLocks}, held by
+ * the lock owner on the file. READ and WRITE may present either kind.
  */
 public final class StateTable {
     /** Open stateids held at most (all clients); past it an OPEN gets RESOURCE-like DELAY until some close. */
@@ -66,17 +70,45 @@ public final class StateTable {
         }
     }
 
+    /** One lock stateid: a lock owner's locking state on the file of one open. */
+    public static final class LockState {
+        final long key;
+        public final Open open;
+        public final ByteRangeLocks.Owner owner;
+        /** 0 until its first LOCK succeeds (the stateid a client first sees has seqid 1); each LOCK and LOCKU adds one. */
+        public int seqid;
+
+        LockState(long key, Open open, ByteRangeLocks.Owner owner) {
+            this.key = key;
+            this.open = open;
+            this.owner = owner;
+        }
+    }
+
+    /** Lock stateids held at most (all clients); past it a LOCK by a new lock owner gets DELAY. */
+    public static final int MAX_LOCK_STATES = 65_536;
+
     private final int bootId;
     private long nextKey = 1;
     private final Map<Long, Open> byKey = new HashMap<>();
     private final Map<String, Open> byOwnerFile = new HashMap<>();
+    private final Map<Long, LockState> locksByKey = new HashMap<>();
+    /** (open key, lock owner) -> its lock state. */
+    private final Map<String, LockState> lockByOpenOwner = new HashMap<>();
+    private final ByteRangeLocks ranges = new ByteRangeLocks();
 
     public StateTable(int bootId) { this.bootId = bootId; }
 
     public int size() { return byKey.size(); }
 
-    public StateId stateId(Open o) {
-        return new StateId(o.seqid, ByteBuffer.allocate(12).putInt(bootId).putLong(o.key).array());
+    public ByteRangeLocks ranges() { return ranges; }
+
+    public StateId stateId(Open o) { return stateId(o.key, o.seqid); }
+
+    public StateId stateId(LockState l) { return stateId(l.key, l.seqid); }
+
+    private StateId stateId(long key, int seqid) {
+        return new StateId(seqid, ByteBuffer.allocate(12).putInt(bootId).putLong(key).array());
     }
 
     private static String ownerKey(long clientId, byte[] owner, long inode) {
@@ -124,6 +156,38 @@ public final class StateTable {
      * In 4.1 seqid 0 means "whatever is current".
      */
     public Open find(StateId id, int minorVersion, int[] status) {
+        Long key = key(id, minorVersion, status);
+        if (key == null) return null;
+        Open o = byKey.get(key);
+        if (o == null) return neverIssued(status);
+        return seqidMatches(id, o.seqid, minorVersion, status) ? o : null;
+    }
+
+    /** The lock state a stateid names, checked like {@link #find}. */
+    public LockState findLock(StateId id, int minorVersion, int[] status) {
+        Long key = key(id, minorVersion, status);
+        if (key == null) return null;
+        LockState l = locksByKey.get(key);
+        if (l == null) return neverIssued(status);
+        return seqidMatches(id, l.seqid, minorVersion, status) ? l : null;
+    }
+
+    /**
+     * The open behind a stateid READ or WRITE presents: an open's own, or the open a lock stateid was made
+     * from. Null with the status as {@link #find} sets it.
+     */
+    public Open resolve(StateId id, int minorVersion, int[] status) {
+        Long key = key(id, minorVersion, status);
+        if (key == null) return null;
+        if (locksByKey.containsKey(key)) {
+            LockState l = findLock(id, minorVersion, status);
+            return l == null ? null : l.open;
+        }
+        return find(id, minorVersion, status);
+    }
+
+    /** This gateway's key in a stateid, or null (STALE_STATEID in 4.0, BAD_STATEID in 4.1) for another boot's. */
+    private Long key(StateId id, int minorVersion, int[] status) {
         ByteBuffer b = ByteBuffer.wrap(id.other());
         int boot = b.getInt();
         long key = b.getLong();
@@ -131,22 +195,70 @@ public final class StateTable {
             status[0] = minorVersion == 0 ? Nfs4Status.STALE_STATEID : Nfs4Status.BAD_STATEID;
             return null;
         }
-        Open o = byKey.get(key);
-        if (o == null) {
-            status[0] = Nfs4Status.BAD_STATEID;
-            return null;
-        }
-        if (!(minorVersion >= 1 && id.seqid() == 0) && id.seqid() != o.seqid) {
-            status[0] = Integer.compareUnsigned(id.seqid(), o.seqid) < 0 ? Nfs4Status.OLD_STATEID : Nfs4Status.BAD_STATEID;
-            return null;
-        }
-        status[0] = Nfs4Status.NFS4_OK;
-        return o;
+        return key;
     }
 
+    private static boolean seqidMatches(StateId id, int seqid, int minorVersion, int[] status) {
+        if (!(minorVersion >= 1 && id.seqid() == 0) && id.seqid() != seqid) {
+            status[0] = Integer.compareUnsigned(id.seqid(), seqid) < 0 ? Nfs4Status.OLD_STATEID : Nfs4Status.BAD_STATEID;
+            return false;
+        }
+        status[0] = Nfs4Status.NFS4_OK;
+        return true;
+    }
+
+    /** A stateid of this boot that names nothing (never issued, or closed or freed since). */
+    private static <T> T neverIssued(int[] status) {
+        status[0] = Nfs4Status.BAD_STATEID;
+        return null;
+    }
+
+    /** Ends an open, with the lock states made from it (the caller has checked {@link #locksHeld}). */
     public void close(Open o) {
+        assert !locksHeld(o) : "closing an open whose lock owners still hold locks";
         byKey.remove(o.key);
         byOwnerFile.remove(o.owner);
+        locksByKey.values().removeIf(l -> l.open == o);
+        lockByOpenOwner.values().removeIf(l -> l.open == o);
+    }
+
+    /** Whether a lock owner that locked through this open still holds locks on its file (CLOSE is then LOCKS_HELD). */
+    public boolean locksHeld(Open o) {
+        for (LockState l : locksByKey.values()) if (l.open == o && ranges.holds(o.inode, l.owner)) return true;
+        return false;
+    }
+
+    /** The lock state of {@code owner} on an open's file, made on first use; null (DELAY) past {@link #MAX_LOCK_STATES}. */
+    public LockState lockState(Open o, ByteRangeLocks.Owner owner, int[] status) {
+        String k = o.key + "/" + owner.clientId() + "/" + owner.name();
+        LockState l = lockByOpenOwner.get(k);
+        if (l == null) {
+            if (locksByKey.size() >= MAX_LOCK_STATES) {
+                status[0] = Nfs4Status.DELAY;
+                return null;
+            }
+            l = new LockState(nextKey++, o, owner);
+            locksByKey.put(l.key, l);
+            lockByOpenOwner.put(k, l);
+        }
+        status[0] = Nfs4Status.NFS4_OK;
+        return l;
+    }
+
+    /** FREE_STATEID of a lock stateid: LOCKS_HELD while its owner holds locks on the file. */
+    public int freeLock(LockState l) {
+        if (ranges.holds(l.open.inode, l.owner)) return Nfs4Status.LOCKS_HELD;
+        locksByKey.remove(l.key);
+        lockByOpenOwner.values().remove(l);
+        return Nfs4Status.NFS4_OK;
+    }
+
+    /** RELEASE_LOCKOWNER (4.0): forgets a lock owner's lock states, unless it still holds locks. */
+    public int releaseLockOwner(ByteRangeLocks.Owner owner) {
+        if (ranges.holdsAny(owner)) return Nfs4Status.LOCKS_HELD;
+        locksByKey.values().removeIf(l -> l.owner.equals(owner));
+        lockByOpenOwner.values().removeIf(l -> l.owner.equals(owner));
+        return Nfs4Status.NFS4_OK;
     }
 
     /** OPEN_DOWNGRADE: to a subset of what the open holds; INVAL otherwise. */
@@ -158,8 +270,11 @@ public final class StateTable {
         return Nfs4Status.NFS4_OK;
     }
 
-    /** Every open of a client whose lease ended, or that destroyed itself. */
+    /** Every open and lock of a client whose lease ended, or that destroyed itself. */
     public int dropClient(long clientId) {
+        ranges.dropClient(clientId);
+        locksByKey.values().removeIf(l -> l.open.clientId == clientId);
+        lockByOpenOwner.values().removeIf(l -> l.open.clientId == clientId);
         int n = 0;
         for (Iterator<Open> it = byKey.values().iterator(); it.hasNext(); ) {
             Open o = it.next();
