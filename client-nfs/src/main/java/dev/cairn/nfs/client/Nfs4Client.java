@@ -1,0 +1,407 @@
+package dev.cairn.nfs.client;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.nfs.rpc.NfsService;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Op;
+import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.xdr.XdrEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A small NFSv4.1 client over the gateway's own XDR code: one session, one slot, one COMPOUND at a time.
+ * Enough to drive a gateway from the simulator and from {@code cairn bench nfs} (open, read, write,
+ * commit, locks, directories); not a general client. The transport is a {@link Channel}: in-process in
+ * the simulator, a socket with record marking on the real machine. AUTH_SYS as the given uid and gid.
+ */
+public final class Nfs4Client {
+    /** Sends one RPC call record and answers the reply record (record marking is the channel's). */
+    public interface Channel {
+        Promise<byte[]> call(byte[] record);
+    }
+
+    /** A COMPOUND that did not end NFS4_OK: the status and the operation it stopped at. */
+    public static final class NfsException extends RuntimeException {
+        public final int status;
+        public final int op;
+
+        NfsException(int status, int op) {
+            super("NFS4 status " + status + " at operation " + op);
+            this.status = status;
+            this.op = op;
+        }
+    }
+
+    /** An open file: its handle and the open stateid (seqid + other). */
+    public record OpenFile(byte[] fh, byte[] stateId) {}
+
+    /** A WRITE's answer: bytes taken, how stable (0 UNSTABLE, 1 DATA_SYNC, 2 FILE_SYNC), the write verifier. */
+    public record WriteResult(int count, int committed, long verifier) {}
+
+    public static final int UNSTABLE = 0, DATA_SYNC = 1, FILE_SYNC = 2;
+    public static final int READ_LT = 1, WRITE_LT = 2;
+    static final int ACCESS_READ = 1, ACCESS_WRITE = 2, ACCESS_BOTH = 3;
+    static final int MAX_REPLY_TAG = 1024;
+    static final int MAX_FH = 128;
+    static final int MAX_NAME = 1024;
+    static final int MAX_READ = 1 << 20;
+
+    private final Channel channel;
+    private final int uid;
+    private final int gid;
+    private final byte[] owner;
+    private int xid = 1;
+    private long clientId;
+    private byte[] session;
+    private int slotSeq;
+    private boolean busy;
+    /** The EXCHANGE_ID verifier: new for every connect, as a rebooted client's would be. */
+    private long incarnation;
+
+    public Nfs4Client(Channel channel, int uid, int gid, String owner) {
+        this.channel = channel;
+        this.uid = uid;
+        this.gid = gid;
+        this.owner = owner.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * EXCHANGE_ID, CREATE_SESSION and RECLAIM_COMPLETE: the client is then ready. Called again after the
+     * gateway restarted (BADSESSION, STALE_CLIENTID), it starts over as a new incarnation of this client.
+     */
+    public Promise<Void> connect() {
+        long verifier = ++incarnation;
+        return send(false, b -> b.op(Op.EXCHANGE_ID, a -> a.writeLong(verifier).writeOpaque(owner).writeInt(0).writeInt(0).writeInt(0)))
+                .flatMap(r -> {
+                    XdrDecoder d = r.get(0);
+                    clientId = d.readLong();
+                    int seq = d.readInt();
+                    return send(false, b -> b.op(Op.CREATE_SESSION, a -> {
+                        a.writeLong(clientId).writeInt(seq).writeInt(0);
+                        for (int ch = 0; ch < 2; ch++) a.writeInt(0).writeInt(MAX_READ + 4096).writeInt(MAX_READ + 4096).writeInt(8192).writeInt(64).writeInt(1).writeInt(0);
+                        a.writeInt(0x40000000).writeInt(1).writeInt(0);
+                    }));
+                }).flatMap(r -> {
+                    session = r.get(0).readFixedOpaque(16);
+                    slotSeq = 1;
+                    return send(true, b -> b.op(Op.RECLAIM_COMPLETE, a -> a.writeBoolean(false)));
+                }).map(r -> null);
+    }
+
+    /** The handle of a path from the root ("" or "/" is the root). */
+    public Promise<byte[]> lookup(String path) {
+        return send(true, b -> {
+            b.op(Op.PUTROOTFH, a -> {});
+            for (String name : path.split("/")) if (!name.isEmpty()) b.op(Op.LOOKUP, a -> a.writeString(name));
+            b.op(Op.GETFH, a -> {});
+        }).map(r -> r.last().readOpaque(MAX_FH));
+    }
+
+    /** OPEN by name in a directory, creating the file (UNCHECKED, mode 0644) if {@code create}, for reading and writing. */
+    public Promise<OpenFile> open(byte[] dir, String name, boolean create) {
+        return send(true, b -> {
+            b.putFh(dir);
+            b.op(Op.OPEN, a -> {
+                a.writeInt(0).writeInt(ACCESS_BOTH).writeInt(0).writeLong(clientId).writeOpaque(("open-" + name).getBytes(StandardCharsets.UTF_8));
+                if (create) {
+                    a.writeInt(1).writeInt(0); // OPEN4_CREATE, UNCHECKED4
+                    a.writeInt(2).writeInt(0).writeInt(1 << 1); // bitmap: word 1 bit 1 = mode (attribute 33)
+                    a.writeOpaque(new XdrEncoder().writeInt(0644).toByteArray());
+                } else {
+                    a.writeInt(0);
+                }
+                a.writeInt(0).writeString(name); // CLAIM_NULL
+            });
+            b.op(Op.GETFH, a -> {});
+        }).map(r -> {
+            XdrDecoder o = r.get(1);
+            byte[] sid = o.readFixedOpaque(16);
+            return new OpenFile(r.last().readOpaque(MAX_FH), sid);
+        });
+    }
+
+    public Promise<WriteResult> write(OpenFile f, long offset, byte[] data, int stable) {
+        return send(true, b -> {
+            b.putFh(f.fh());
+            b.op(Op.WRITE, a -> a.writeFixedOpaque(f.stateId()).writeLong(offset).writeInt(stable).writeOpaque(data));
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            return new WriteResult(d.readInt(), d.readInt(), d.readLong());
+        });
+    }
+
+    /** COMMIT of the whole file: answers the write verifier. */
+    public Promise<Long> commit(byte[] fh) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.COMMIT, a -> a.writeLong(0).writeInt(0));
+        }).map(r -> r.last().readLong());
+    }
+
+    /** Up to {@code count} bytes at {@code offset} (fewer at the end of the file). */
+    public Promise<byte[]> read(OpenFile f, long offset, int count) {
+        return send(true, b -> {
+            b.putFh(f.fh());
+            b.op(Op.READ, a -> a.writeFixedOpaque(f.stateId()).writeLong(offset).writeInt(count));
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            d.readBoolean(); // eof
+            return d.readOpaque(MAX_READ);
+        });
+    }
+
+    public Promise<Void> close(OpenFile f) {
+        return send(true, b -> {
+            b.putFh(f.fh());
+            b.op(Op.CLOSE, a -> a.writeInt(0).writeFixedOpaque(f.stateId()));
+        }).map(r -> null);
+    }
+
+    /** The file's size (GETATTR size). */
+    public Promise<Long> size(byte[] fh) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.GETATTR, a -> a.writeInt(1).writeInt(1 << 4)); // attribute 4: size
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            int words = d.readInt();
+            for (int i = 0; i < words; i++) d.readInt();
+            d.readInt(); // attribute bytes
+            return d.readLong();
+        });
+    }
+
+    /**
+     * LOCK for a new lock owner through an open: answers the lock stateid, or fails with status DENIED
+     * (another owner holds a conflicting lock).
+     */
+    public Promise<byte[]> lock(OpenFile f, String lockOwner, int type, long offset, long length) {
+        return send(true, b -> {
+            b.putFh(f.fh());
+            b.op(Op.LOCK, a -> {
+                a.writeInt(type).writeBoolean(false).writeLong(offset).writeLong(length).writeBoolean(true);
+                a.writeInt(0).writeFixedOpaque(f.stateId()).writeInt(0).writeLong(clientId).writeOpaque(lockOwner.getBytes(StandardCharsets.UTF_8));
+            });
+        }).map(r -> r.last().readFixedOpaque(16));
+    }
+
+    /** LOCKT: true if the lock would be granted to {@code lockOwner}. */
+    public Promise<Boolean> lockFree(byte[] fh, String lockOwner, int type, long offset, long length) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.LOCKT, a -> a.writeInt(type).writeLong(offset).writeLong(length).writeLong(clientId).writeOpaque(lockOwner.getBytes(StandardCharsets.UTF_8)));
+        }).then((r, e) -> {
+            if (e instanceof NfsException n && n.status == Nfs4Status.DENIED) return Promise.completed(false);
+            return e == null ? Promise.completed(true) : Promise.failed(e);
+        });
+    }
+
+    /** LOCKU: answers the lock stateid's next version. */
+    public Promise<byte[]> unlock(byte[] fh, byte[] lockStateId, long offset, long length) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.LOCKU, a -> a.writeInt(WRITE_LT).writeInt(0).writeFixedOpaque(lockStateId).writeLong(offset).writeLong(length));
+        }).map(r -> r.last().readFixedOpaque(16));
+    }
+
+    /** mkdir: the new directory's handle. */
+    public Promise<byte[]> mkdir(byte[] dir, String name) {
+        return send(true, b -> {
+            b.putFh(dir);
+            b.op(Op.CREATE, a -> a.writeInt(2).writeString(name).writeInt(2).writeInt(0).writeInt(1 << 1).writeOpaque(new XdrEncoder().writeInt(0755).toByteArray()));
+            b.op(Op.GETFH, a -> {});
+        }).map(r -> r.last().readOpaque(MAX_FH));
+    }
+
+    public Promise<Void> remove(byte[] dir, String name) {
+        return send(true, b -> {
+            b.putFh(dir);
+            b.op(Op.REMOVE, a -> a.writeString(name));
+        }).map(r -> null);
+    }
+
+    /** Every name in a directory (READDIR with no attributes, page by page). */
+    public Promise<List<String>> list(byte[] dir) {
+        List<String> names = new ArrayList<>();
+        return listFrom(dir, 0, new byte[8], names).map(v -> names);
+    }
+
+    private Promise<Void> listFrom(byte[] dir, long cookie, byte[] verifier, List<String> names) {
+        return send(true, b -> {
+            b.putFh(dir);
+            b.op(Op.READDIR, a -> a.writeLong(cookie).writeFixedOpaque(verifier).writeInt(8192).writeInt(32768).writeInt(0));
+        }).flatMap(r -> {
+            XdrDecoder d = r.last();
+            byte[] verf = d.readFixedOpaque(8);
+            long last = cookie;
+            while (d.readBoolean()) {
+                last = d.readLong();
+                names.add(d.readString(MAX_NAME));
+                int words = d.readInt();
+                for (int i = 0; i < words; i++) d.readInt();
+                d.readOpaque(1 << 16);
+            }
+            boolean eof = d.readBoolean();
+            return eof ? Promise.<Void>completed(null) : listFrom(dir, last, verf, names);
+        });
+    }
+
+    // ---------------------------------------------------------------- COMPOUND plumbing
+
+    /** Builds a COMPOUND's operations. */
+    final class Builder {
+        final XdrEncoder ops = new XdrEncoder();
+        final List<Integer> numbers = new ArrayList<>();
+
+        Builder op(int op, Consumer<XdrEncoder> args) {
+            ops.writeInt(op);
+            args.accept(ops);
+            numbers.add(op);
+            return this;
+        }
+
+        Builder putFh(byte[] fh) { return op(Op.PUTFH, a -> a.writeOpaque(fh)); }
+    }
+
+    /** A successful COMPOUND's results: one decoder per operation (SEQUENCE left out), positioned at its body. */
+    record Results(List<XdrDecoder> bodies) {
+        XdrDecoder get(int i) { return bodies.get(i); }
+
+        XdrDecoder last() { return bodies.get(bodies.size() - 1); }
+    }
+
+    /**
+     * Sends one COMPOUND (led by SEQUENCE when {@code sequenced}); fails with {@link NfsException} unless it
+     * ends NFS4_OK. Each result body is skipped by its known shape, so every operation's body gets its own
+     * decoder.
+     */
+    private Promise<Results> send(boolean sequenced, Consumer<Builder> build) {
+        assert !busy : "one COMPOUND at a time on a one-slot client";
+        Builder b = new Builder();
+        if (sequenced) {
+            assert session != null : "connect() first";
+            b.op(Op.SEQUENCE, a -> a.writeFixedOpaque(session).writeInt(slotSeq).writeInt(0).writeInt(0).writeBoolean(false));
+        }
+        build.accept(b);
+        XdrEncoder call = new XdrEncoder(b.ops.size() + 128);
+        call.writeInt(xid++).writeInt(0).writeInt(2).writeInt(NfsService.NFS_PROGRAM).writeInt(NfsService.NFS_V4).writeInt(NfsService.PROC_COMPOUND);
+        XdrEncoder cred = new XdrEncoder().writeInt(0).writeString("cairn-client").writeInt(uid).writeInt(gid).writeInt(0);
+        call.writeInt(1).writeOpaque(cred.toByteArray()).writeInt(0).writeInt(0);
+        call.writeString("").writeInt(1).writeInt(b.numbers.size()).writeRaw(b.ops);
+        busy = true;
+        return channel.call(call.toByteArray()).then((reply, e) -> {
+            busy = false;
+            if (e != null) return Promise.failed(e);
+            try {
+                Results r = parse(reply, b.numbers, sequenced);
+                if (sequenced) slotSeq++;
+                return Promise.completed(r);
+            } catch (NfsException n) {
+                if (sequenced && n.op != Op.SEQUENCE) slotSeq++; // SEQUENCE took it: the slot moved on
+                return Promise.failed(n);
+            }
+        });
+    }
+
+    private static Results parse(byte[] reply, List<Integer> numbers, boolean sequenced) {
+        XdrDecoder d = new XdrDecoder(reply);
+        d.readInt(); // xid
+        d.readInt(); // REPLY
+        if (d.readInt() != 0) throw new NfsException(Nfs4Status.ACCESS, -1); // MSG_DENIED
+        d.readInt();
+        d.readOpaque(400);
+        int accept = d.readInt();
+        if (accept != 0) throw new NfsException(Nfs4Status.BADXDR, -1);
+        int status = d.readInt();
+        d.readOpaque(MAX_REPLY_TAG);
+        int n = d.readInt();
+        List<XdrDecoder> bodies = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            int op = d.readInt();
+            int s = d.readInt();
+            if (s != Nfs4Status.NFS4_OK) throw new NfsException(s, op);
+            int start = d.position();
+            skip(d, op);
+            if (!(sequenced && i == 0)) bodies.add(new XdrDecoder(reply, start, d.position() - start));
+        }
+        if (status != Nfs4Status.NFS4_OK) throw new NfsException(status, numbers.get(Math.min(n, numbers.size() - 1)));
+        return new Results(bodies);
+    }
+
+    /** Moves past an operation's NFS4_OK result body (the operations this client sends). */
+    private static void skip(XdrDecoder d, int op) {
+        switch (op) {
+            case Op.SEQUENCE -> d.skip(16 + 5 * 4);
+            case Op.EXCHANGE_ID -> {
+                d.readLong();
+                d.readInt();
+                d.readInt();
+                d.readInt(); // SP4_NONE
+                d.readLong();
+                d.readOpaque(MAX_NAME);
+                d.readOpaque(MAX_NAME);
+                int impls = d.readInt();
+                for (int i = 0; i < impls; i++) {
+                    d.readOpaque(MAX_NAME);
+                    d.readOpaque(MAX_NAME);
+                    d.readLong();
+                    d.readInt();
+                }
+            }
+            case Op.CREATE_SESSION -> {
+                d.skip(16 + 8);
+                for (int ch = 0; ch < 2; ch++) {
+                    d.skip(6 * 4);
+                    int rdma = d.readInt();
+                    d.skip(4 * rdma);
+                }
+            }
+            case Op.GETFH -> d.readOpaque(MAX_FH);
+            case Op.OPEN -> {
+                d.skip(16 + 4 + 16 + 4); // stateid, change_info4, rflags
+                int words = d.readInt();
+                d.skip(4 * words);
+                int deleg = d.readInt();
+                if (deleg == 3) { // OPEN_DELEGATE_NONE_EXT: why, and for two reasons a bool
+                    int why = d.readInt();
+                    if (why == 1 || why == 2) d.readBoolean();
+                } else if (deleg != 0) {
+                    throw new NfsException(Nfs4Status.NOTSUPP, op); // this client takes no delegations
+                }
+            }
+            case Op.WRITE -> d.skip(4 + 4 + 8);
+            case Op.COMMIT -> d.skip(8);
+            case Op.READ -> {
+                d.readBoolean();
+                d.readOpaque(MAX_READ);
+            }
+            case Op.CLOSE, Op.LOCK, Op.LOCKU -> d.skip(16);
+            case Op.GETATTR -> {
+                int words = d.readInt();
+                d.skip(4 * words);
+                d.readOpaque(1 << 16);
+            }
+            case Op.CREATE -> {
+                d.skip(4 + 16);
+                int words = d.readInt();
+                d.skip(4 * words);
+            }
+            case Op.REMOVE -> d.skip(4 + 16);
+            case Op.READDIR -> {
+                d.skip(8);
+                while (d.readBoolean()) {
+                    d.readLong();
+                    d.readOpaque(MAX_NAME);
+                    int words = d.readInt();
+                    d.skip(4 * words);
+                    d.readOpaque(1 << 16);
+                }
+                d.readBoolean();
+            }
+            default -> { } // PUTFH, PUTROOTFH, LOOKUP, RECLAIM_COMPLETE, LOCKT: no body
+        }
+    }
+}
