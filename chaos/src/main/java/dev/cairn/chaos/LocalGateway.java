@@ -2,6 +2,7 @@ package dev.cairn.chaos;
 
 import dev.cairn.core.env.Address;
 import dev.cairn.core.real.RealRuntime;
+import dev.cairn.nfs.Exports;
 import dev.cairn.nfs.NfsGateway;
 import dev.cairn.nfs.real.NfsTcpServer;
 import java.nio.file.Path;
@@ -24,9 +25,14 @@ public final class LocalGateway implements AutoCloseable {
 
     /** Starts a gateway of the cluster whose master is {@code master}, serving NFS on {@code host:port} (0: any free port). */
     public static LocalGateway start(RealRuntime runtime, Address master, String host, int port) {
+        return start(runtime, master, host, port, Exports.parse(Exports.DEFAULT));
+    }
+
+    /** ... exported as {@code exports} says. */
+    public static LocalGateway start(RealRuntime runtime, Address master, String host, int port, Exports exports) {
         // the gateway keeps nothing on disk: its NFS state is in memory and its data in the cluster
         RealRuntime.Handle<NfsGateway> h = runtime.start("nfs", Path.of(System.getProperty("java.io.tmpdir")), null, List.of(),
-                env -> new NfsGateway(env, master));
+                env -> new NfsGateway(env, master, exports));
         try {
             NfsTcpServer server = NfsTcpServer.bind(h.eventLoop(), host, port, h.call(NfsGateway::service));
             return new LocalGateway(runtime, h, server);

@@ -3,12 +3,13 @@ package dev.cairn.cli;
 import dev.cairn.chaos.LocalGateway;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.real.RealRuntime;
+import dev.cairn.nfs.Exports;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code cairn nfs}: one NFSv4 gateway process. */
-@Command(name = "nfs", description = "Run an NFSv4.1/4.0 gateway of a cluster.")
+@Command(name = "nfs", description = "Run an NFSv4.2/4.1/4.0 gateway of a cluster.")
 final class NfsCommand implements Callable<Integer> {
     @Option(names = "--listen", defaultValue = "127.0.0.1:" + LocalGateway.DEFAULT_PORT, description = "HOST:PORT to serve NFS on (default: ${DEFAULT-VALUE}).")
     String listen;
@@ -16,10 +17,21 @@ final class NfsCommand implements Callable<Integer> {
     @Option(names = "--master", defaultValue = "127.0.0.1:7100", description = "The master (default: ${DEFAULT-VALUE}).")
     String master;
 
+    @Option(names = "--exports", defaultValue = Exports.DEFAULT, description = "Who may mount, and how: "
+            + "\"ADDRESS[/PREFIX] [rw|ro] [root_squash|no_root_squash] [anonuid=N] [anongid=N]; ...\" (default: ${DEFAULT-VALUE}).")
+    String exports;
+
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
+        Exports rules;
+        try {
+            rules = Exports.parse(exports);
+        } catch (IllegalArgumentException e) {
+            System.err.println("cairn nfs: " + e.getMessage());
+            return 2;
+        }
         RealRuntime rt = new RealRuntime();
-        LocalGateway g = LocalGateway.start(rt, Address.parse(master), a.host(), a.port());
+        LocalGateway g = LocalGateway.start(rt, Address.parse(master), a.host(), a.port(), rules);
         System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
         return MasterCommand.waitForSignal(rt);
     }

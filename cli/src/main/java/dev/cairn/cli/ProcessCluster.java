@@ -61,8 +61,8 @@ final class ProcessCluster implements AutoCloseable {
     }
 
     /** An NFS gateway of the master at {@code master}, serving on {@code listen}. */
-    void startNfs(Address listen, Address master) throws IOException {
-        start("nfs", List.of("nfs", "--listen", listen.toString(), "--master", master.toString()));
+    void startNfs(Address listen, Address master, String exports) throws IOException {
+        start("nfs", List.of("nfs", "--listen", listen.toString(), "--master", master.toString(), "--exports", exports));
     }
 
     private void start(String name, List<String> args) throws IOException {

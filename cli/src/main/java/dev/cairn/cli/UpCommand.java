@@ -37,6 +37,10 @@ final class UpCommand implements Callable<Integer> {
             defaultValue = "" + LocalGateway.DEFAULT_PORT)
     int nfsPort;
 
+    @Option(names = "--nfs-exports", description = "Who may mount the gateway, and how (see cairn nfs --help; default: ${DEFAULT-VALUE}).",
+            defaultValue = dev.cairn.nfs.Exports.DEFAULT)
+    String nfsExports;
+
     @Option(names = "--in-process", description = "Run every server in this one process (faster start, shared fate).")
     boolean inProcess;
 
@@ -47,6 +51,7 @@ final class UpCommand implements Callable<Integer> {
         if (chunkservers < 1 || chunkservers > 64) throw new IllegalArgumentException("--chunkservers must be 1..64");
         if (disks < 1 || disks > 16) throw new IllegalArgumentException("--disks must be 1..16");
         if (inProcess && disks != 1) throw new IllegalArgumentException("--disks needs the process-per-server mode (drop --in-process)");
+        dev.cairn.nfs.Exports.parse(nfsExports); // a bad rule is refused before anything starts
         return inProcess ? inProcess() : processes();
     }
 
@@ -62,7 +67,7 @@ final class UpCommand implements Callable<Integer> {
             cluster.startChunkserver("cs" + i, a, m, disks);
             lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(i).process().pid() + ")");
         }
-        if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), m);
+        if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), m, nfsExports);
         if (!awaitServers(m, chunkservers) || (nfsPort != 0 && !awaitPort(nfsPort))) {
             System.err.println("cairn: the cluster did not come up within " + READY_TIMEOUT_MILLIS / 1000 + " s; see " + root.resolve("logs"));
             cluster.close();
@@ -83,8 +88,8 @@ final class UpCommand implements Callable<Integer> {
     }
 
     private static void printMount(int port) {
-        System.out.println("Mount (NFSv4.1; vers=4.0 works too):");
-        System.out.println("      mount -t nfs4 -o vers=4.1,port=" + port + " " + LocalCluster.HOST + ":/ /mnt/cairn");
+        System.out.println("Mount (NFSv4.2; vers=4.1 and 4.0 work too):");
+        System.out.println("      mount -t nfs4 -o vers=4.2,port=" + port + " " + LocalCluster.HOST + ":/ /mnt/cairn");
     }
 
     /** Waits until something accepts connections on 127.0.0.1:{@code port}. */
@@ -135,7 +140,7 @@ final class UpCommand implements Callable<Integer> {
         CountDownLatch stopped = closeOnShutdown(cluster);
         cluster.awaitReady();
         Address m = cluster.masterAddress();
-        if (nfsPort != 0) LocalGateway.start(cluster.runtime(), m, LocalCluster.HOST, nfsPort);
+        if (nfsPort != 0) LocalGateway.start(cluster.runtime(), m, LocalCluster.HOST, nfsPort, dev.cairn.nfs.Exports.parse(nfsExports));
         System.out.println();
         System.out.println("Cairn is up (data in " + data.toAbsolutePath() + ")");
         System.out.println("  master        " + m);

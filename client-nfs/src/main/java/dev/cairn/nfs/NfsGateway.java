@@ -11,7 +11,7 @@ import dev.cairn.nfs.v4.Nfs4Server;
 
 /**
  * The NFSv4 gateway node: a cluster client, the file system view that holds WRITEs until COMMIT, and the
- * NFSv4.0/4.1 server over them. Its NFS port is bound by the runtime that runs it ({@code NfsTcpServer}
+ * NFSv4.0/4.1/4.2 server over them. Its NFS port is bound by the runtime that runs it ({@code NfsTcpServer}
  * on the real machine), on this node's own loop.
  */
 public final class NfsGateway implements Node {
@@ -27,8 +27,14 @@ public final class NfsGateway implements Node {
     private NfsService service;
     private boolean stopped;
 
-    public NfsGateway(Env env, Address master) {
+    private final Exports exports;
+
+    /** A gateway exporting to this machine only ({@link Exports#DEFAULT}). */
+    public NfsGateway(Env env, Address master) { this(env, master, Exports.parse(Exports.DEFAULT)); }
+
+    public NfsGateway(Env env, Address master, Exports exports) {
         this.env = env;
+        this.exports = exports;
         this.client = new CairnClient(env, master);
         this.log = env.log(NfsGateway.class);
     }
@@ -37,10 +43,10 @@ public final class NfsGateway implements Node {
         client.start();
         fs = new ClusterFs(client, env.clock());
         Nfs4Server server = new Nfs4Server(env.clock(), env.random(), log,
-                new Nfs4Server.ServerIdentity("cairn-" + env.hostId(), "cairn"), FSID, fs);
+                new Nfs4Server.ServerIdentity("cairn-" + env.hostId(), "cairn"), FSID, fs, exports);
         service = new NfsService(server);
         scheduleExpiry();
-        log.info("NFS gateway ready (v4.0 and v4.1)");
+        log.info("NFS gateway ready (v4.0, v4.1 and v4.2)");
     }
 
     @Override public void stop() {

@@ -32,8 +32,12 @@ public final class NfsTestCalls {
     public final CompoundState.Connection conn = new CompoundState.Connection(1, "127.0.0.1");
     private int xid = 100;
 
-    public NfsTestCalls(long seed) {
-        service = new NfsService(new Nfs4Server(clock, new SplittableRandom(seed), QUIET, new Nfs4Server.ServerIdentity("cairn-test", "cairn-test"), 7));
+    public NfsTestCalls(long seed) { this(seed, Exports.parse(Exports.DEFAULT)); }
+
+    /** A server (no file system behind it) exported as {@code exports} says; calls come from 127.0.0.1. */
+    public NfsTestCalls(long seed, Exports exports) {
+        service = new NfsService(new Nfs4Server(clock, new SplittableRandom(seed), QUIET, new Nfs4Server.ServerIdentity("cairn-test", "cairn-test"), 7,
+                null, exports));
     }
 
     /** The RPC call header with AUTH_SYS as uid {@code uid}. */

@@ -39,7 +39,7 @@ class NfsGatewaySimTest extends ClusterScenario {
 
     /** A client whose records go straight to the gateway's NFS service (its port, minus the bytes on a wire). */
     Nfs4Client client(String owner) {
-        CompoundState.Connection conn = new CompoundState.Connection(owner.hashCode(), "10.0.0.1");
+        CompoundState.Connection conn = new CompoundState.Connection(owner.hashCode(), "127.0.0.1");
         Nfs4Client c = new Nfs4Client(record -> {
             if (!gateway.isUp()) return Promise.failed(new IllegalStateException("the gateway is down"));
             return ((NfsGateway) gateway.node()).service().handle(record, conn);

@@ -12,6 +12,8 @@ public final class CompoundState {
     public final int minorVersion;
     /** The connection the COMPOUND came on (for BIND_CONN_TO_SESSION and the client address). */
     public final Connection connection;
+    /** The export rule the client's address falls under; null if none (no file handle is then given). */
+    public final dev.cairn.nfs.Exports.Rule export;
     public FileHandle current;
     public FileHandle saved;
     /** 4.1's current stateid (RFC 8881 §16.2.3.1.2): set by OPEN and friends, named by the special stateid (1, zeros). */
@@ -23,7 +25,8 @@ public final class CompoundState {
     /** Set by SEQUENCE for a retransmission: the cached reply that answers the whole COMPOUND. */
     public byte[] replay;
 
-    CompoundState(Nfs4Server server, Credentials credentials, int minorVersion, Connection connection) {
+    CompoundState(Nfs4Server server, Credentials credentials, int minorVersion, Connection connection, dev.cairn.nfs.Exports.Rule export) {
+        this.export = export;
         this.server = server;
         this.credentials = credentials;
         this.minorVersion = minorVersion;

@@ -57,6 +57,7 @@ public final class Nfs4Server {
     private final FileHandle root;
 
     private final dev.cairn.nfs.fs.ClusterFs fs;
+    private final dev.cairn.nfs.Exports exports;
     private final dev.cairn.nfs.v4.state.StateTable states;
     /** WRITE and COMMIT's verifier: new at every start, so clients resend what they had not seen committed. */
     private final byte[] writeVerifier = new byte[8];
@@ -68,6 +69,13 @@ public final class Nfs4Server {
 
     /** A server of the files in {@code fs} (null: no file operations, every one is NOTSUPP). */
     public Nfs4Server(Clock clock, RandomGenerator random, Log log, ServerIdentity identity, long fsid, dev.cairn.nfs.fs.ClusterFs fs) {
+        this(clock, random, log, identity, fsid, fs, dev.cairn.nfs.Exports.parse(dev.cairn.nfs.Exports.DEFAULT));
+    }
+
+    /** ... exported to the clients {@code exports} names, as its rules say. */
+    public Nfs4Server(Clock clock, RandomGenerator random, Log log, ServerIdentity identity, long fsid, dev.cairn.nfs.fs.ClusterFs fs,
+                      dev.cairn.nfs.Exports exports) {
+        this.exports = exports;
         this.root = new FileHandle(fsid, dev.cairn.nfs.v4.FileHandle.ROOT_INODE, 0);
         this.clock = clock;
         this.log = log;
@@ -168,7 +176,8 @@ public final class Nfs4Server {
         int minor = args.readInt();
         long numOps = args.readUnsignedInt();
         if (minor < 0 || minor > MAX_MINOR) return Promise.completed(reply(Nfs4Status.MINOR_VERS_MISMATCH, tag, 0, new XdrEncoder()));
-        CompoundState st = new CompoundState(this, cred, minor, conn);
+        dev.cairn.nfs.Exports.Rule rule = exports.match(conn.peerAddress());
+        CompoundState st = new CompoundState(this, rule == null ? cred : rule.squash(cred), minor, conn, rule);
         if (numOps > MAX_OPS) {
             XdrEncoder res = new XdrEncoder();
             int first = args.remaining() >= 4 ? args.readInt() : Op.ILLEGAL;
@@ -275,7 +284,10 @@ public final class Nfs4Server {
         /** The COMPOUND-level rules on where an operation may appear (sessions, minor versions). */
         private int admissible(int op) {
             if (op < Op.ACCESS || op > (st.minorVersion >= 2 ? Op.LAST_V42 : Op.LAST_V41)) return Nfs4Status.OP_ILLEGAL;
-            if (st.minorVersion == 0) return op > Op.RELEASE_LOCKOWNER ? Nfs4Status.OP_ILLEGAL : Nfs4Status.NFS4_OK;
+            if (st.minorVersion == 0) {
+                if (op > Op.RELEASE_LOCKOWNER) return Nfs4Status.OP_ILLEGAL;
+                return st.export != null && st.export.readOnly() && Op.changesFiles(op) ? Nfs4Status.ROFS : Nfs4Status.NFS4_OK;
+            }
             if (Op.v40Only(op)) return Nfs4Status.NOTSUPP;
             if (index == 0) {
                 if (op == Op.SEQUENCE) return Nfs4Status.NFS4_OK;
@@ -286,6 +298,7 @@ public final class Nfs4Server {
                 return Nfs4Status.OP_NOT_IN_SESSION;
             }
             if (op == Op.SEQUENCE) return Nfs4Status.SEQUENCE_POS;
+            if (st.export != null && st.export.readOnly() && Op.changesFiles(op)) return Nfs4Status.ROFS;
             if (st.session == null && !Op.sessionless(op)) return Nfs4Status.OP_NOT_IN_SESSION;
             return Nfs4Status.NFS4_OK;
         }

@@ -85,6 +85,11 @@ public final class Op {
         return op == OPEN_CONFIRM || op == RENEW || op == SETCLIENTID || op == SETCLIENTID_CONFIRM || op == RELEASE_LOCKOWNER;
     }
 
+    /** Operations that change files or directories: NFS4ERR_ROFS on a read-only export (OPEN checks itself). */
+    public static boolean changesFiles(int op) {
+        return op == WRITE || op == CREATE || op == REMOVE || op == RENAME || op == LINK || op == SETATTR;
+    }
+
     /** Operations that may start a 4.1 COMPOUND without SEQUENCE (RFC 8881 §2.6.3.1.1.8). */
     public static boolean sessionless(int op) {
         return op == EXCHANGE_ID || op == CREATE_SESSION || op == DESTROY_SESSION || op == BIND_CONN_TO_SESSION

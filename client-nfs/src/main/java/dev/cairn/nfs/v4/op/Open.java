@@ -37,6 +37,7 @@ public final class Open implements Operation {
         if (r.attrs() != null && r.attrs().status() != Nfs4Status.NFS4_OK) return Operation.status(r.attrs().status());
         int access = r.access() & StateTable.ACCESS_BOTH; // 4.1 "want" bits above are hints
         if (access == 0 || r.deny() < 0 || r.deny() > StateTable.ACCESS_BOTH) return Operation.status(Nfs4Status.INVAL);
+        if (st.export.readOnly() && (r.create() || (access & StateTable.ACCESS_WRITE) != 0)) return Operation.status(Nfs4Status.ROFS);
         long clientId;
         if (st.minorVersion >= 1) {
             clientId = st.client().id();

@@ -17,6 +17,7 @@ public final class PutFh implements Operation {
         FileHandle fh = FileHandle.decode(d.readOpaque(FileHandle.MAX_BYTES));
         if (fh == null) return Operation.status(Nfs4Status.BADHANDLE);
         if (fh.fsid() != st.server.rootHandle().fsid()) return Operation.status(Nfs4Status.STALE);
+        if (st.export == null) return Operation.status(Nfs4Status.ACCESS); // not exported to this client
         st.current = fh;
         return OK;
     }

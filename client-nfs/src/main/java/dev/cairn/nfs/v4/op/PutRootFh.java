@@ -2,6 +2,7 @@ package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Operation;
 import dev.cairn.nfs.xdr.XdrDecoder;
 import dev.cairn.nfs.xdr.XdrEncoder;
@@ -9,6 +10,7 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 /** PUTROOTFH (RFC 8881 §18.21). */
 public final class PutRootFh implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
+        if (st.export == null) return Operation.status(Nfs4Status.ACCESS); // not exported to this client
         st.current = st.server.rootHandle();
         return OK;
     }
