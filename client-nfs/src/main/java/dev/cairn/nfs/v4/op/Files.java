@@ -153,6 +153,21 @@ final class Files {
         });
     }
 
+    /**
+     * Reads the name of an entry that must exist in the current directory and runs {@code then(dir, name)}
+     * once the handle, the name and the directory check out (NOFILEHANDLE, {@link #badExistingName},
+     * {@link #inDirectory}'s rules, with write rights if {@code write}).
+     */
+    static Promise<Integer> existingEntry(CompoundState st, XdrDecoder d, boolean write,
+                                          java.util.function.BiFunction<Long, String, Promise<Integer>> then) {
+        String name = readName(d);
+        if (st.current == null) return Promise.completed(Nfs4Status.NOFILEHANDLE);
+        Integer bad = badExistingName(name);
+        if (bad != null) return Promise.completed(bad);
+        long dir = st.current.inode();
+        return inDirectory(st, dir, write, da -> then.apply(dir, name));
+    }
+
     /** The current handle's inode, or the status when there is none. */
     static Integer noFh(CompoundState st) { return st.current == null ? Nfs4Status.NOFILEHANDLE : null; }
 }

@@ -155,21 +155,20 @@ public final class StateTable {
      * or closed), STALE_STATEID (4.0: issued before this gateway started), OLD_STATEID (an older seqid).
      * In 4.1 seqid 0 means "whatever is current".
      */
-    public Open find(StateId id, int minorVersion, int[] status) {
-        Long key = key(id, minorVersion, status);
-        if (key == null) return null;
-        Open o = byKey.get(key);
-        if (o == null) return neverIssued(status);
-        return seqidMatches(id, o.seqid, minorVersion, status) ? o : null;
-    }
+    public Open find(StateId id, int minorVersion, int[] status) { return lookup(byKey, o -> o.seqid, id, minorVersion, status); }
 
     /** The lock state a stateid names, checked like {@link #find}. */
     public LockState findLock(StateId id, int minorVersion, int[] status) {
+        return lookup(locksByKey, l -> l.seqid, id, minorVersion, status);
+    }
+
+    /** The state a stateid names in {@code table}: of this boot, issued and not gone, at its current seqid. */
+    private <T> T lookup(Map<Long, T> table, java.util.function.ToIntFunction<T> seqidOf, StateId id, int minorVersion, int[] status) {
         Long key = key(id, minorVersion, status);
         if (key == null) return null;
-        LockState l = locksByKey.get(key);
-        if (l == null) return neverIssued(status);
-        return seqidMatches(id, l.seqid, minorVersion, status) ? l : null;
+        T state = table.get(key);
+        if (state == null) return neverIssued(status);
+        return seqidMatches(id, seqidOf.applyAsInt(state), minorVersion, status) ? state : null;
     }
 
     /**
