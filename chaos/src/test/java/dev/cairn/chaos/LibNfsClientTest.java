@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -27,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LibNfsClientTest {
     static final String NFS_CAT = "/usr/bin/nfs-cat", NFS_LS = "/usr/bin/nfs-ls";
     static final long TIMEOUT_SECONDS = 120;
+    static GatewayCluster setup;
     static LocalCluster cluster;
     static LocalGateway gateway;
     @TempDir static Path data;
@@ -34,14 +34,13 @@ class LibNfsClientTest {
     @BeforeAll static void start() throws Exception {
         assumeTrue(Files.isExecutable(Path.of(NFS_CAT)) && Files.isExecutable(Path.of(NFS_LS)),
                 "libnfs-utils (nfs-cat, nfs-ls) not installed: libnfs client test skipped");
-        List<Integer> ports = Ports.free(5);
-        cluster = LocalCluster.start(data, ports.get(0), ports.subList(1, 4));
-        cluster.awaitReady();
-        gateway = LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, ports.get(4));
+        setup = GatewayCluster.start(data);
+        cluster = setup.cluster();
+        gateway = setup.gateway();
     }
 
     @AfterAll static void stop() {
-        if (cluster != null) cluster.close();
+        if (setup != null) setup.close();
     }
 
     /** An nfs:// URL of a path under the export "/" (libnfs splits export and path at the double slash). */

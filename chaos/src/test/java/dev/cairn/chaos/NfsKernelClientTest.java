@@ -33,6 +33,7 @@ class NfsKernelClientTest {
     /** util-linux's flock(1), for the guest's lock checks (Debian has it in an essential package). */
     static final String FLOCK = "/usr/bin/flock";
     static Path nfsVm;
+    static GatewayCluster setup;
     static LocalCluster cluster;
     static LocalGateway gateway;
     @TempDir static Path data;
@@ -42,14 +43,13 @@ class NfsKernelClientTest {
         assumeTrue(nfsVm != null, "nfs-vm not found (set CAIRN_NFS_VM, or keep ../shared/tools/nfs-vm beside the repository): kernel client suite skipped");
         assumeTrue("root".equals(System.getProperty("user.name")), "nfs-vm runs as root only: kernel client suite skipped");
         assumeTrue(Files.isExecutable(Path.of(FLOCK)), FLOCK + " (util-linux) not found: kernel client suite skipped");
-        List<Integer> ports = Ports.free(5);
-        cluster = LocalCluster.start(data, ports.get(0), ports.subList(1, 4));
-        cluster.awaitReady();
-        gateway = LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, ports.get(4));
+        setup = GatewayCluster.start(data);
+        cluster = setup.cluster();
+        gateway = setup.gateway();
     }
 
     @AfterAll static void stop() {
-        if (cluster != null) cluster.close();
+        if (setup != null) setup.close();
     }
 
     static Path findNfsVm() {

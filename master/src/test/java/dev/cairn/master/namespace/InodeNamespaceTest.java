@@ -2,53 +2,24 @@ package dev.cairn.master.namespace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.Types.DirCookieEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
-import dev.cairn.core.testing.MemKv;
-import dev.cairn.master.meta.LocalMetaLog;
 import dev.cairn.master.meta.MetaCommand;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The namespace as the NFS gateway uses it: by inode, with POSIX attributes, links, renames and READDIR cookies. */
-class InodeNamespaceTest {
+class InodeNamespaceTest extends NamespaceFixture {
     static final long ROOT = Namespace.ROOT;
-    MemKv kv;
-    Namespace ns;
-    LocalMetaLog log;
     long now = 1000;
-
-    @BeforeEach void format() {
-        kv = new MemKv();
-        ns = new Namespace(kv, 3);
-        kv.write(ns.formatBatch(0), true);
-        log = new LocalMetaLog(kv, ns);
-    }
-
-    <R> R submit(MetaCommand<R> c) {
-        var p = log.submit(c);
-        if (p.isFailed()) throw (RuntimeException) p.error();
-        return p.value();
-    }
-
-    Status statusOf(Runnable r) {
-        try {
-            r.run();
-            return Status.OK;
-        } catch (CairnException e) {
-            return e.status();
-        }
-    }
 
     FileAttr create(long dir, String name, FileType type) {
         return submit(new MetaCommand.CreateIn(dir, name, type, type == FileType.DIR ? 0755 : 0640, 1000, 100,

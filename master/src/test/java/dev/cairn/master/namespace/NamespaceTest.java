@@ -3,50 +3,19 @@ package dev.cairn.master.namespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
-import dev.cairn.core.testing.MemKv;
 import dev.cairn.master.meta.ChunkRecord;
-import dev.cairn.master.meta.LocalMetaLog;
 import dev.cairn.master.meta.MetaCommand;
 import java.util.List;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class NamespaceTest {
-    MemKv kv;
-    Namespace ns;
-    LocalMetaLog log;
-
-    @BeforeEach void format() {
-        kv = new MemKv();
-        ns = new Namespace(kv, 3);
-        assertThat(ns.isEmpty()).isTrue();
-        kv.write(ns.formatBatch(0), true);
-        log = new LocalMetaLog(kv, ns);
-    }
-
-    <R> R submit(MetaCommand<R> c) {
-        var p = log.submit(c);
-        if (p.isFailed()) throw (RuntimeException) p.error();
-        return p.value();
-    }
-
-    static Status statusOf(Runnable r) {
-        try {
-            r.run();
-            return Status.OK;
-        } catch (CairnException e) {
-            return e.status();
-        }
-    }
-
+class NamespaceTest extends NamespaceFixture {
     @Test void createLookupListRemoveInATree() {
         submit(new MetaCommand.Mkdir("/a", 1));
         submit(new MetaCommand.Mkdir("/a/b", 2));
