@@ -109,6 +109,7 @@ final class ChunkStore {
             if (c.volume != d) continue;
             c.deleted = true;
             it.remove();
+            d.account(-1, -(DATA_OFFSET + c.length));
             lost++;
         }
         log.warn("disk {} failed ({}): {} chunk copies on it are lost", d.name(), d.failure(), lost);
@@ -169,12 +170,15 @@ final class ChunkStore {
                     // disk of this server before it restarted. Keep the newer (then the longer) copy.
                     boolean mine = c.version > other.version || (c.version == other.version && c.length > other.length);
                     Chunk loser = mine ? other : c;
-                    if (mine) chunks.put(id, c);
+                    if (mine) {
+                        put(c);
+                        other.volume.account(-1, -(DATA_OFFSET + other.length));
+                    }
                     log.warn("chunk {} is on both {} and {}: keeping v{} on {}, removing the other", id, other.volume.name(), v.name(),
                             mine ? c.version : other.version, mine ? v.name() : other.volume.name());
                     return loser.volume.delete(loser.file);
                 }
-                chunks.put(id, c);
+                put(c);
                 return Promise.completed(null);
             }));
         }
@@ -192,6 +196,18 @@ final class ChunkStore {
     /** Each disk's health, latency and contents, for the heartbeat. */
     List<DiskReport> diskReports() {
         List<DiskReport> out = new ArrayList<>(volumes.size());
+        for (Disk d : volumes) out.add(new DiskReport(d.name(), d.state(), d.reportLatencyMicros(), d.chunkCount(), d.chunkBytes()));
+        return out;
+    }
+
+    long usedBytes() {
+        long used = 0;
+        for (Disk d : volumes) used += d.chunkBytes();
+        return used;
+    }
+
+    /** The disks' tallies agree with a walk of the table (for tests: the walk is what the tallies save). */
+    boolean talliesMatch() {
         for (Disk d : volumes) {
             int n = 0;
             long used = 0;
@@ -200,15 +216,9 @@ final class ChunkStore {
                 n++;
                 used += DATA_OFFSET + c.length;
             }
-            out.add(new DiskReport(d.name(), d.state(), d.reportLatencyMicros(), n, used));
+            if (n != d.chunkCount() || used != d.chunkBytes()) return false;
         }
-        return out;
-    }
-
-    long usedBytes() {
-        long used = 0;
-        for (Chunk c : chunks.values()) used += DATA_OFFSET + c.length;
-        return used;
+        return true;
     }
 
     // ---------------------------------------------------------------- operations
@@ -235,7 +245,7 @@ final class ChunkStore {
         c.version = version;
         c.part = part;
         c.writableUntilNanos = writableUntilNanos;
-        chunks.put(id, c);
+        put(c);
         return c.ops.submit(() -> writeHeader(c));
     }
 
@@ -368,6 +378,7 @@ final class ChunkStore {
             return Promise.completed(null);
         }
         chunks.remove(id);
+        c.volume.account(-1, -(DATA_OFFSET + c.length));
         return c.ops.submit(() -> {
             c.deleted = true;
             return c.volume.delete(c.file).map(v -> {
@@ -401,6 +412,7 @@ final class ChunkStore {
             System.arraycopy(oldBytes, 0, region, 0, Math.min(oldBytes.length, region.length));
             System.arraycopy(data, 0, region, (int) (offset - from), data.length);
             return c.volume.write(c.file, DATA_OFFSET + from, region).map(v -> {
+                if (!c.deleted) c.volume.account(0, newLength - c.length);
                 c.length = newLength;
                 for (long b = from; b < to; b += BLOCK_SIZE) {
                     int n = (int) Math.min(BLOCK_SIZE, to - b);
@@ -454,22 +466,19 @@ final class ChunkStore {
      * chunks, first in configured order on a tie; a slow disk only if no other can take it; null if
      * every disk is failed or full.
      */
+    /** Into the table and its disk's tally. */
+    private void put(Chunk c) {
+        chunks.put(c.id, c);
+        c.volume.account(1, DATA_OFFSET + c.length);
+    }
+
+    /** The disk with the fewest chunks, preferring ones not judged slow; null if all are failed or full. */
     private Disk pickVolume() {
-        int[] counts = new int[volumes.size()];
-        if (volumes.size() > 1) for (Chunk c : chunks.values()) counts[volumes.indexOf(c.volume)]++;
         Disk best = null, fallback = null;
-        int bestCount = 0, fallbackCount = 0;
-        for (int i = 0; i < counts.length; i++) {
-            Disk d = volumes.get(i);
+        for (Disk d : volumes) {
             if (d.failed() || d.full()) continue;
-            if (!d.slow() && (best == null || counts[i] < bestCount)) {
-                best = d;
-                bestCount = counts[i];
-            }
-            if (fallback == null || counts[i] < fallbackCount) {
-                fallback = d;
-                fallbackCount = counts[i];
-            }
+            if (!d.slow() && (best == null || d.chunkCount() < best.chunkCount())) best = d;
+            if (fallback == null || d.chunkCount() < fallback.chunkCount()) fallback = d;
         }
         return best != null ? best : fallback;
     }

@@ -40,11 +40,27 @@ final class Disk implements Volume {
     private String failure;
     private boolean full;
     private boolean slow;
+    /** What the store keeps here (chunk files and their bytes), kept by {@link ChunkStore} as it adds and drops. */
+    private int chunkCount;
+    private long chunkBytes;
 
     Disk(Volume volume, Clock clock, Consumer<Disk> onFailure) {
         this.volume = volume;
         this.clock = clock;
         this.onFailure = onFailure;
+    }
+
+    // ---------------------------------------------------------------- contents
+
+    int chunkCount() { return chunkCount; }
+
+    long chunkBytes() { return chunkBytes; }
+
+    /** A chunk file of {@code bytes} came (+1) or went (-1); a chunk grew by {@code bytes} (0). */
+    void account(int files, long bytes) {
+        chunkCount += files;
+        chunkBytes += bytes;
+        assert chunkCount >= 0 && chunkBytes >= 0 : "disk " + name() + " tally went negative: " + chunkCount + " files, " + chunkBytes + " bytes";
     }
 
     // ---------------------------------------------------------------- health

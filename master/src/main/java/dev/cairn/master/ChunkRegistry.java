@@ -48,13 +48,24 @@ final class ChunkRegistry {
 
         ServerRef ref() { return new ServerRef(id, address); }
 
+        /** The labels of {@link #domainsOf}, made once per topology: the planner asks for them per chunk per pass. */
+        private Topology domainsOf;
+        private String[] domains;
+
         /** The label of this server's failure domain at {@code level}. */
         String domain(StorageClass.Domain level) {
-            return switch (level) {
-                case SERVER -> "server:" + id;
-                case HOST -> "host:" + topology.host();
-                case RACK -> "rack:" + topology.rack();
-            };
+            if (domainsOf != topology) {
+                domains = new String[StorageClass.Domain.values().length];
+                for (StorageClass.Domain d : StorageClass.Domain.values()) {
+                    domains[d.ordinal()] = switch (d) {
+                        case SERVER -> "server:" + id;
+                        case HOST -> "host:" + topology.host();
+                        case RACK -> "rack:" + topology.rack();
+                    };
+                }
+                domainsOf = topology;
+            }
+            return domains[level.ordinal()];
         }
 
         /**

@@ -78,7 +78,7 @@ final class Planner {
             if (redundancy < 0) lost++;
             else if (redundancy == 0 && c.cls().tolerance() > 0) endangered++;
             if (missing > 0) under++;
-            if (extraCopies(c) > 0) over++;
+            if (extraCopies(c, missing) > 0) over++;
             stale += c.stale().size();
             if (skip.contains(c.chunkId())) continue;
             if (missing > 0 && redundancy >= 0) repair.add(c);
@@ -113,14 +113,21 @@ final class Planner {
 
     /** Copies (parts) that count toward the goal: not leaving ({@link #leaving}), one per failure domain. */
     static int goodCount(ChunkState c) {
-        if (c.cls().isEc()) {
-            Set<Integer> parts = new HashSet<>();
-            for (Holder h : c.current()) if (!leaving(h, c.cls())) parts.add(h.part());
-            return parts.size();
+        StorageClass cls = c.cls();
+        List<Holder> current = c.current();
+        int n = 0;
+        // a chunk has a handful of holders: pairwise comparison beats building a set, per chunk per pass
+        for (int i = 0; i < current.size(); i++) {
+            Holder h = current.get(i);
+            if (leaving(h, cls)) continue;
+            boolean seen = false;
+            for (int j = 0; j < i && !seen; j++) {
+                Holder o = current.get(j);
+                seen = !leaving(o, cls) && (cls.isEc() ? o.part() == h.part() : o.server().domain(cls.domain()).equals(h.server().domain(cls.domain())));
+            }
+            if (!seen) n++;
         }
-        Set<String> domains = new HashSet<>();
-        for (Holder h : c.current()) if (!leaving(h, c.cls())) domains.add(h.server().domain(c.cls().domain()));
-        return domains.size();
+        return n;
     }
 
     static int missing(ChunkState c) { return Math.max(0, c.cls().parts() - goodCount(c)); }
@@ -128,14 +135,23 @@ final class Planner {
     /** Further copies (parts) that may be lost before data is: negative when the chunk is unreadable. */
     static int redundancy(ChunkState c) {
         if (c.cls().isEc()) {
-            Set<Integer> parts = new HashSet<>();
-            for (Holder h : c.current()) parts.add(h.part());
-            return parts.size() - c.cls().k();
+            List<Holder> current = c.current();
+            int parts = 0;
+            for (int i = 0; i < current.size(); i++) {
+                boolean seen = false;
+                for (int j = 0; j < i && !seen; j++) seen = current.get(j).part() == current.get(i).part();
+                if (!seen) parts++;
+            }
+            return parts - c.cls().k();
         }
         return c.current().size() - 1;
     }
 
-    static int extraCopies(ChunkState c) { return Math.max(0, c.current().size() - c.cls().parts()) + (missing(c) == 0 ? countDraining(c) : 0); }
+    static int extraCopies(ChunkState c) { return extraCopies(c, missing(c)); }
+
+    private static int extraCopies(ChunkState c, int missing) {
+        return Math.max(0, c.current().size() - c.cls().parts()) + (missing == 0 ? countDraining(c) : 0);
+    }
 
     private static int countDraining(ChunkState c) {
         int n = 0;
@@ -252,6 +268,9 @@ final class Planner {
     private static void planTidy(ChunkState c, Map<String, Integer> load, Limits limits, List<Action> actions) {
         assert missing(c) == 0;
         StorageClass cls = c.cls();
+        // at goal with exactly its goal of copies (so none leaving, all in distinct domains) and nothing stale:
+        // every copy is kept. Most chunks, most passes.
+        if (c.stale().isEmpty() && c.current().size() == cls.parts()) return;
         List<Holder> good = new ArrayList<>();
         for (Holder h : c.current()) if (!leaving(h, cls)) good.add(h);
         good.sort(Comparator.comparingDouble((Holder h) -> h.server().usedFraction()).thenComparing(h -> h.server().id));

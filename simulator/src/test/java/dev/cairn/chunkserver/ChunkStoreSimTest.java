@@ -17,16 +17,17 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The chunk store on a simulated disk: checksummed blocks, unsynced data lost to power, recovery from headers. */
 class ChunkStoreSimTest {
-    /** A node that only holds a store on disk0. */
+    /** A node that only holds a store on disk0 and disk1. */
     static final class StoreNode implements Node {
         final ChunkStore store;
-        StoreNode(Env env) { store = new ChunkStore(List.of(env.volume("disk0")), env.clock(), env.log(StoreNode.class)); }
+        StoreNode(Env env) { store = new ChunkStore(List.of(env.volume("disk0"), env.volume("disk1")), env.clock(), env.log(StoreNode.class)); }
         @Override public void start() { }
     }
 
@@ -41,6 +42,11 @@ class ChunkStoreSimTest {
     /** Runs an operation on the host and the world until it completes. */
     <T> T run(Function<ChunkStore, Promise<T>> op) {
         return sim.await(host, () -> op.apply(store()), 60_000_000_000L);
+    }
+
+    /** Each disk's running tally (what heartbeats report and new chunks are placed by) matches its chunks. */
+    @AfterEach void talliesMatchTheTable() {
+        if (host.isUp()) assertThat(store().talliesMatch()).isTrue();
     }
 
     <T> Status failure(Function<ChunkStore, Promise<T>> op) {
@@ -202,6 +208,31 @@ class ChunkStoreSimTest {
         assertThat(failure(s -> s.create(12, 0, 0, Long.MAX_VALUE))).isEqualTo(Status.EXISTS);   // an older version never replaces a newer
         assertThat(failure(s -> s.create(12, 5, 0, Long.MAX_VALUE))).isEqualTo(Status.OK);       // a newer one replaces a stale copy
         assertThat(store().report()).containsExactly(new ChunkReport(12, 5, 0, 0));
+    }
+
+    @Test void newChunksGoToTheEmptierDiskAndTalliesFollowGrowthDeletesRestartsAndADeadDisk() {
+        for (long id = 1; id <= 6; id++) {
+            long chunk = id;
+            run(s -> s.create(chunk, 1, 0, Long.MAX_VALUE));
+            run(s -> s.write(chunk, 1, 0, bytes((int) (1000 * chunk), chunk), 0L));
+            run(s -> s.sync(chunk, 1, 1000 * chunk));
+        }
+        assertThat(store().disks()).extracting(Disk::chunkCount).containsExactly(3, 3);
+        assertThat(store().talliesMatch()).isTrue();
+        run(s -> s.delete(1, 1));
+        run(s -> s.delete(3, 1));
+        run(s -> s.delete(5, 1));
+        assertThat(store().talliesMatch()).isTrue();
+        run(s -> s.create(7, 1, 0, Long.MAX_VALUE)); // to the disk that lost the odd chunks
+        assertThat(store().disks()).extracting(Disk::chunkCount).containsExactly(1, 3);
+        restart(false);
+        assertThat(store().talliesMatch()).isTrue();
+        assertThat(store().usedBytes()).isEqualTo(store().disks().get(0).chunkBytes() + store().disks().get(1).chunkBytes());
+        host.killDisk("disk1");
+        assertThat(failure(s -> s.read(2, 1, 0, 10))).isNotEqualTo(Status.OK); // the read finds the dead disk and fails it
+        assertThat(store().disks().get(1).failed()).isTrue();
+        assertThat(store().disks().get(1).chunkCount()).isZero();
+        assertThat(store().count()).isEqualTo(store().disks().get(0).chunkCount());
     }
 
     static byte[] bytes(int n, long seed) {

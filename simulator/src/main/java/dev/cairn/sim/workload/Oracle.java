@@ -1,6 +1,7 @@
 package dev.cairn.sim.workload;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
@@ -24,6 +25,12 @@ public final class Oracle {
     private final TreeMap<String, Integer> intended = new TreeMap<>();
     private final TreeSet<String> removed = new TreeSet<>();
     private final TreeSet<String> busy = new TreeSet<>();
+    /**
+     * Committed and not busy, in no particular (but deterministic) order, with each path's index: a
+     * uniform draw in O(1). Walking the committed map per draw made the workload quadratic in its files.
+     */
+    private final List<String> pickable = new ArrayList<>();
+    private final HashMap<String, Integer> pickableIndex = new HashMap<>();
 
     public static byte[] content(long seed, int size) {
         byte[] b = new byte[size];
@@ -36,37 +43,65 @@ public final class Oracle {
         Expected before = committed.get(path);
         assert before == null || before.length() <= length : "acknowledged length went backwards";
         committed.put(path, new Expected(seed, length, intended.getOrDefault(path, length)));
+        refresh(path);
     }
 
     /** A writer starts writing {@code size} bytes to {@code path}. */
     public void intends(String path, int size) { intended.put(path, size); }
 
     /** A file being written is not picked for reads or removes until its writer is done. */
-    public void writing(String path) { busy.add(path); }
+    public void writing(String path) {
+        busy.add(path);
+        refresh(path);
+    }
 
-    public void written(String path) { busy.remove(path); }
+    public void written(String path) {
+        busy.remove(path);
+        refresh(path);
+    }
 
     public Expected expected(String path) { return committed.get(path); }
 
     /** A committed file not being removed, chosen by {@code pick} (an index draw). */
     public String pick(int draw) {
-        List<String> candidates = new ArrayList<>();
-        for (String p : committed.keySet()) if (!busy.contains(p)) candidates.add(p);
-        return candidates.isEmpty() ? null : candidates.get(Math.floorMod(draw, candidates.size()));
+        return pickable.isEmpty() ? null : pickable.get(Math.floorMod(draw, pickable.size()));
     }
 
-    public void removing(String path) { busy.add(path); }
+    public void removing(String path) {
+        busy.add(path);
+        refresh(path);
+    }
 
     public void removed(String path) {
         busy.remove(path);
         committed.remove(path);
         removed.add(path);
+        refresh(path);
     }
 
     /** A remove whose outcome is unknown (timeout): the path is no longer checked either way. */
     public void uncertain(String path) {
         busy.remove(path);
         committed.remove(path);
+        refresh(path);
+    }
+
+    /** Puts {@code path} in or takes it out of the pickable list (swap-remove) as its state says. */
+    private void refresh(String path) {
+        boolean should = committed.containsKey(path) && !busy.contains(path);
+        Integer at = pickableIndex.get(path);
+        if (should && at == null) {
+            pickableIndex.put(path, pickable.size());
+            pickable.add(path);
+        } else if (!should && at != null) {
+            String last = pickable.remove(pickable.size() - 1);
+            if (!last.equals(path)) {
+                pickable.set(at, last);
+                pickableIndex.put(last, at);
+            }
+            pickableIndex.remove(path);
+        }
+        assert pickable.size() == pickableIndex.size();
     }
 
     public boolean isCommitted(String path) { return committed.containsKey(path) && !busy.contains(path); }

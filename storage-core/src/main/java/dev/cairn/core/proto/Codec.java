@@ -1,20 +1,20 @@
 package dev.cairn.core.proto;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.invoke.VarHandle;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -140,22 +140,31 @@ public final class Codec {
 
     // ---------------------------------------------------------------------------------------------
 
-    private record RecordShape(RecordComponent[] components, MethodHandle[] getters, MethodHandle ctor) {}
+    /**
+     * A record type's components, their generic types, and handles typed {@code (Object)Object} for the
+     * accessors and {@code (Object[])Object} for the canonical constructor, so each call is an exact
+     * invocation (a plain {@code invokeWithArguments} builds a spreader per call: most of a decode's cost).
+     */
+    private record RecordShape(Type[] types, MethodHandle[] getters, MethodHandle ctor) {}
 
     private static RecordShape shape(Class<?> type) {
         return SHAPES.computeIfAbsent(type, t -> {
             if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
             RecordComponent[] cs = t.getRecordComponents();
             MethodHandle[] getters = new MethodHandle[cs.length];
-            Class<?>[] types = new Class<?>[cs.length];
+            Class<?>[] classes = new Class<?>[cs.length];
+            Type[] types = new Type[cs.length];
             MethodHandles.Lookup lookup = MethodHandles.publicLookup();
             try {
                 for (int i = 0; i < cs.length; i++) {
-                    getters[i] = lookup.unreflect(cs[i].getAccessor());
-                    types[i] = cs[i].getType();
+                    getters[i] = lookup.unreflect(cs[i].getAccessor()).asType(MethodType.methodType(Object.class, Object.class));
+                    classes[i] = cs[i].getType();
+                    types[i] = cs[i].getGenericType();
                 }
-                MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(types));
-                return new RecordShape(cs, getters, ctor);
+                MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(classes))
+                        .asSpreader(Object[].class, cs.length)
+                        .asType(MethodType.methodType(Object.class, Object[].class));
+                return new RecordShape(types, getters, ctor);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
             }
@@ -164,14 +173,14 @@ public final class Codec {
 
     private static void writeRecord(Out out, Object r) {
         RecordShape s = shape(r.getClass());
-        for (int i = 0; i < s.components.length; i++) {
+        for (int i = 0; i < s.types.length; i++) {
             Object v;
             try {
-                v = s.getters[i].invoke(r);
+                v = (Object) s.getters[i].invokeExact(r);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }
-            writeValue(out, s.components[i].getGenericType(), v);
+            writeValue(out, s.types[i], v);
         }
     }
 
@@ -206,10 +215,10 @@ public final class Codec {
 
     private static Object readRecord(ByteBuffer in, Class<?> type) throws CodecException {
         RecordShape s = shape(type);
-        Object[] args = new Object[s.components.length];
-        for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.components[i].getGenericType());
+        Object[] args = new Object[s.types.length];
+        for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.types[i]);
         try {
-            return s.ctor.invokeWithArguments(args);
+            return (Object) s.ctor.invokeExact(args);
         } catch (IllegalArgumentException e) {
             throw new CodecException("invalid " + type.getSimpleName() + ": " + e.getMessage(), e);
         } catch (Throwable t) {
@@ -228,6 +237,11 @@ public final class Codec {
         }
         if (raw == String.class) {
             int n = length(in, MAX_STRING_BYTES, "string");
+            if (ascii(in, n)) { // the common case: no decoder needed, and ASCII is always valid UTF-8
+                byte[] b = new byte[n];
+                in.get(b);
+                return new String(b, StandardCharsets.ISO_8859_1);
+            }
             ByteBuffer slice = in.slice().limit(n);
             in.position(in.position() + n);
             try {
@@ -270,8 +284,16 @@ public final class Codec {
         return n;
     }
 
+    private static boolean ascii(ByteBuffer in, int n) {
+        for (int i = in.position(), end = i + n; i < end; i++) if (in.get(i) < 0) return false;
+        return true;
+    }
+
     /** Strict UTF-8: a string with unpaired surrogates cannot be sent (it would not come back equal). */
     private static byte[] utf8(String s) {
+        boolean ascii = true;
+        for (int i = 0; i < s.length() && ascii; i++) ascii = s.charAt(i) < 0x80;
+        if (ascii) return s.getBytes(StandardCharsets.ISO_8859_1);
         try {
             ByteBuffer b = StandardCharsets.UTF_8.newEncoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
@@ -296,15 +318,44 @@ public final class Codec {
         return v;
     }
 
-    /** Growable output; DataOutputStream over a byte array never throws IOException. */
+    /**
+     * Growable big-endian output. Grows to fit a large byte array in one step (with room for the fields
+     * after it), so a message carrying a chunk's data is copied once into the buffer and once out of it.
+     */
     private static final class Out {
-        private final ByteArrayOutputStream buf = new ByteArrayOutputStream(128);
-        private final DataOutputStream data = new DataOutputStream(buf);
+        private byte[] buf = new byte[128];
+        private int pos;
 
-        void byte1(int v) { try { data.writeByte(v); } catch (IOException e) { throw new UncheckedIOException(e); } }
-        void int4(int v) { try { data.writeInt(v); } catch (IOException e) { throw new UncheckedIOException(e); } }
-        void long8(long v) { try { data.writeLong(v); } catch (IOException e) { throw new UncheckedIOException(e); } }
-        void bytes(byte[] b) { try { data.write(b); } catch (IOException e) { throw new UncheckedIOException(e); } }
-        byte[] bytes() { return buf.toByteArray(); }
+        private void ensure(int n) {
+            if (pos + n > buf.length) buf = Arrays.copyOf(buf, Math.max(2 * buf.length, pos + n + 256));
+        }
+
+        void byte1(int v) {
+            ensure(1);
+            buf[pos++] = (byte) v;
+        }
+
+        void int4(int v) {
+            ensure(4);
+            INT.set(buf, pos, v);
+            pos += 4;
+        }
+
+        void long8(long v) {
+            ensure(8);
+            LONG.set(buf, pos, v);
+            pos += 8;
+        }
+
+        void bytes(byte[] b) {
+            ensure(b.length);
+            System.arraycopy(b, 0, buf, pos, b.length);
+            pos += b.length;
+        }
+
+        byte[] bytes() { return pos == buf.length ? buf : Arrays.copyOf(buf, pos); }
     }
+
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 }
