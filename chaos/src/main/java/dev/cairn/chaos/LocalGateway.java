@@ -23,15 +23,13 @@ public final class LocalGateway implements AutoCloseable {
         this.server = server;
     }
 
-    /** Starts a gateway of the cluster whose master is {@code master}, serving NFS on {@code host:port} (0: any free port). */
-    public static LocalGateway start(RealRuntime runtime, Address master, String host, int port) {
-        return start(runtime, master, host, port, Exports.parse(Exports.DEFAULT));
-    }
-
-    /** ... exported as {@code exports} says. */
-    public static LocalGateway start(RealRuntime runtime, Address master, String host, int port, Exports exports) {
-        // the gateway keeps nothing on disk: its NFS state is in memory and its data in the cluster
-        RealRuntime.Handle<NfsGateway> h = runtime.start("nfs", Path.of(System.getProperty("java.io.tmpdir")), null, List.of(),
+    /**
+     * Starts a gateway of the cluster whose master is {@code master}, serving NFS on {@code host:port} (0: any
+     * free port), exported as {@code exports} says. {@code dataDir} keeps its record of clients (for the grace
+     * period after a restart): give the same one to a restarted gateway.
+     */
+    public static LocalGateway start(RealRuntime runtime, Address master, String host, int port, Exports exports, Path dataDir) {
+        RealRuntime.Handle<NfsGateway> h = runtime.start("nfs", dataDir, null, List.of(),
                 env -> new NfsGateway(env, master, exports));
         try {
             NfsTcpServer server = NfsTcpServer.bind(h.eventLoop(), host, port, h.call(NfsGateway::service));

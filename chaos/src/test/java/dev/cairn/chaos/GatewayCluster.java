@@ -10,7 +10,8 @@ record GatewayCluster(LocalCluster cluster, LocalGateway gateway) implements Aut
         LocalCluster cluster = LocalCluster.start(data, ports.get(0), ports.subList(1, 4));
         try {
             cluster.awaitReady();
-            return new GatewayCluster(cluster, LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, ports.get(4)));
+            return new GatewayCluster(cluster, LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, ports.get(4),
+                    dev.cairn.nfs.Exports.parse(dev.cairn.nfs.Exports.DEFAULT), data.resolve("nfs")));
         } catch (RuntimeException e) {
             cluster.close();
             throw e;

@@ -21,6 +21,10 @@ final class NfsCommand implements Callable<Integer> {
             + "\"ADDRESS[/PREFIX] [rw|ro] [root_squash|no_root_squash] [anonuid=N] [anongid=N]; ...\" (default: ${DEFAULT-VALUE}).")
     String exports;
 
+    @Option(names = "--data", defaultValue = "cairn-nfs", description = "Directory for the gateway's record of its clients, "
+            + "which gives them a grace period to reclaim locks after a restart (default: ${DEFAULT-VALUE}).")
+    java.nio.file.Path data;
+
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
         Exports rules;
@@ -31,7 +35,7 @@ final class NfsCommand implements Callable<Integer> {
             return 2;
         }
         RealRuntime rt = new RealRuntime();
-        LocalGateway g = LocalGateway.start(rt, Address.parse(master), a.host(), a.port(), rules);
+        LocalGateway g = LocalGateway.start(rt, Address.parse(master), a.host(), a.port(), rules, data.toAbsolutePath());
         System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
         return MasterCommand.waitForSignal(rt);
     }

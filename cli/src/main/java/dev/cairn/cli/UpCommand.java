@@ -140,7 +140,8 @@ final class UpCommand implements Callable<Integer> {
         CountDownLatch stopped = closeOnShutdown(cluster);
         cluster.awaitReady();
         Address m = cluster.masterAddress();
-        if (nfsPort != 0) LocalGateway.start(cluster.runtime(), m, LocalCluster.HOST, nfsPort, dev.cairn.nfs.Exports.parse(nfsExports));
+        if (nfsPort != 0) LocalGateway.start(cluster.runtime(), m, LocalCluster.HOST, nfsPort, dev.cairn.nfs.Exports.parse(nfsExports),
+                data.toAbsolutePath().resolve("nfs"));
         System.out.println();
         System.out.println("Cairn is up (data in " + data.toAbsolutePath() + ")");
         System.out.println("  master        " + m);

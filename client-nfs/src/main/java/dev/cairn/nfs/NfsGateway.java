@@ -12,7 +12,8 @@ import dev.cairn.nfs.v4.Nfs4Server;
 /**
  * The NFSv4 gateway node: a cluster client, the file system view that holds WRITEs until COMMIT, and the
  * NFSv4.0/4.1/4.2 server over them. Its NFS port is bound by the runtime that runs it ({@code NfsTcpServer}
- * on the real machine), on this node's own loop.
+ * on the real machine), on this node's own loop. On its own disk it keeps only the record of its clients,
+ * for the grace period after a restart ({@link dev.cairn.nfs.v4.state.Grace}); data is in the cluster.
  */
 public final class NfsGateway implements Node {
     /** How often clients whose lease ran out are dropped. */
@@ -43,7 +44,7 @@ public final class NfsGateway implements Node {
         client.start();
         fs = new ClusterFs(client, env.clock());
         Nfs4Server server = new Nfs4Server(env.clock(), env.random(), log,
-                new Nfs4Server.ServerIdentity("cairn-" + env.hostId(), "cairn"), FSID, fs, exports);
+                new Nfs4Server.ServerIdentity("cairn-" + env.hostId(), "cairn"), FSID, fs, exports, env.kv());
         service = new NfsService(server);
         scheduleExpiry();
         log.info("NFS gateway ready (v4.0, v4.1 and v4.2)");

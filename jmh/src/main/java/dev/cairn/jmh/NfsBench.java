@@ -45,7 +45,8 @@ public final class NfsBench {
         Path root = Files.createTempDirectory("cairn-bench-nfs");
         try (LocalCluster cluster = LocalCluster.start(root.resolve("cluster"), freePort(), java.util.List.of(freePort(), freePort(), freePort()))) {
             cluster.awaitReady();
-            try (LocalGateway gw = LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, 0);
+            try (LocalGateway gw = LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, 0,
+                    dev.cairn.nfs.Exports.parse(dev.cairn.nfs.Exports.DEFAULT), root.resolve("nfs"));
                  TcpChannel ch = new TcpChannel(LocalCluster.HOST, gw.port())) {
                 Nfs4Client c = new Nfs4Client(ch, 0, 0, "bench");
                 get(c.connect());

@@ -149,7 +149,13 @@ class NfsGatewaySimTest extends ClusterScenario {
         sim.runUntil(sim.now() + SECOND);
 
         assertThatThrownBy(() -> nfs(() -> c.commit(g.fh()))).as("the old session is gone").isInstanceOf(RuntimeException.class);
-        nfs(c::connect);
+        // grace period: carol is on the gateway's record of clients, so until she is back (or a lease
+        // period has passed) a client that held nothing may not take new state she might want to reclaim
+        Nfs4Client newcomer = client("dave");
+        assertThatThrownBy(() -> nfs(() -> newcomer.open(root, "other", true)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(dev.cairn.nfs.v4.Nfs4Status.GRACE));
+        nfs(c::connect); // her RECLAIM_COMPLETE: every recorded client is back, the grace period ends early
+        nfs(() -> newcomer.open(root, "other", true));
         // the handle outlived the gateway; the open state did not, so the client opens again
         OpenFile again = nfs(() -> c.open(root, "journal", false));
         assertThat(again.fh()).isEqualTo(f.fh());

@@ -22,6 +22,8 @@ public final class CompoundState {
     public Slot slot;
     /** Whether the reply goes into the slot's cache (SEQUENCE's sa_cachethis; we cache every reply that fits). */
     public boolean cacheThis;
+    /** 4.0: the owner sequence numbers the running operation took (settled with its outcome). */
+    public final java.util.List<dev.cairn.nfs.v4.state.OwnerSequences.Ticket> sequenced = new java.util.ArrayList<>(2);
     /** Set by SEQUENCE for a retransmission: the cached reply that answers the whole COMPOUND. */
     public byte[] replay;
 

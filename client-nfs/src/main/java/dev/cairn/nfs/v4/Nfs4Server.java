@@ -22,6 +22,7 @@ import dev.cairn.nfs.v4.op.SetClientId;
 import dev.cairn.nfs.v4.op.SetClientIdConfirm;
 import dev.cairn.nfs.v4.state.ClientTable;
 import dev.cairn.nfs.xdr.XdrDecoder;
+import dev.cairn.nfs.v4.state.Grace;
 import dev.cairn.nfs.xdr.XdrEncoder;
 import dev.cairn.nfs.xdr.XdrException;
 import java.util.random.RandomGenerator;
@@ -59,6 +60,7 @@ public final class Nfs4Server {
     private final dev.cairn.nfs.fs.ClusterFs fs;
     private final dev.cairn.nfs.Exports exports;
     private final dev.cairn.nfs.v4.state.StateTable states;
+    private final Grace grace;
     /** WRITE and COMMIT's verifier: new at every start, so clients resend what they had not seen committed. */
     private final byte[] writeVerifier = new byte[8];
 
@@ -72,9 +74,15 @@ public final class Nfs4Server {
         this(clock, random, log, identity, fsid, fs, dev.cairn.nfs.Exports.parse(dev.cairn.nfs.Exports.DEFAULT));
     }
 
-    /** ... exported to the clients {@code exports} names, as its rules say. */
+    /** ... exported to the clients {@code exports} names, as its rules say; no record of clients kept, so no grace period. */
     public Nfs4Server(Clock clock, RandomGenerator random, Log log, ServerIdentity identity, long fsid, dev.cairn.nfs.fs.ClusterFs fs,
                       dev.cairn.nfs.Exports exports) {
+        this(clock, random, log, identity, fsid, fs, exports, null);
+    }
+
+    /** ... keeping the record of its clients in {@code stable}, for the grace period after a restart ({@link Grace}). */
+    public Nfs4Server(Clock clock, RandomGenerator random, Log log, ServerIdentity identity, long fsid, dev.cairn.nfs.fs.ClusterFs fs,
+                      dev.cairn.nfs.Exports exports, dev.cairn.core.env.KvStore stable) {
         this.exports = exports;
         this.root = new FileHandle(fsid, dev.cairn.nfs.v4.FileHandle.ROOT_INODE, 0);
         this.clock = clock;
@@ -85,7 +93,15 @@ public final class Nfs4Server {
         random.nextBytes(writeVerifier);
         this.clients = new ClientTable(bootId, random);
         this.states = new dev.cairn.nfs.v4.state.StateTable(bootId);
-        clients.onRemove(states::dropClient);
+        this.grace = new Grace(stable, clock, log, ClientTable.LEASE_NANOS, owner -> {
+            dev.cairn.nfs.v4.state.Client c = clients.byOwner(owner);
+            return c != null && c.confirmed();
+        });
+        clients.onRemove(id -> {
+            states.dropClient(id);
+            dev.cairn.nfs.v4.state.Client c = clients.client(id);
+            if (c != null) grace.removed(c);
+        });
         register(Op.EXCHANGE_ID, new ExchangeId());
         register(Op.CREATE_SESSION, new CreateSession());
         register(Op.DESTROY_SESSION, new DestroySession());
@@ -139,6 +155,8 @@ public final class Nfs4Server {
     public dev.cairn.nfs.fs.ClusterFs fs() { return fs; }
 
     public dev.cairn.nfs.v4.state.StateTable states() { return states; }
+
+    public Grace grace() { return grace; }
 
     public byte[] writeVerifier() { return writeVerifier.clone(); }
 
@@ -268,6 +286,11 @@ public final class Nfs4Server {
                 results.writeInt(op).writeInt(status);
             } else {
                 results.patchInt(statusAt, status);
+            }
+            if (!st.sequenced.isEmpty()) { // 4.0: the owners' numbers move on, and this reply answers a retransmission
+                byte[] body = results.copyFrom(statusAt + 4);
+                for (var t : st.sequenced) states.sequences().settle(t, status, body, st.current, st.currentStateId);
+                st.sequenced.clear();
             }
             index = opIndex + 1;
             if (op == Op.SEQUENCE && st.replay != null) {

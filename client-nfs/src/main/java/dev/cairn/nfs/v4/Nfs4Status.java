@@ -36,6 +36,7 @@ public final class Nfs4Status {
     public static final int WRONGSEC = 10016;
     public static final int CLID_INUSE = 10017;
     public static final int RESOURCE = 10018;
+    public static final int MOVED = 10019;
     public static final int NOFILEHANDLE = 10020;
     public static final int MINOR_VERS_MISMATCH = 10021;
     public static final int STALE_CLIENTID = 10022;

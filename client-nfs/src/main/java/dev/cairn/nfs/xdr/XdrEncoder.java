@@ -65,6 +65,18 @@ public final class XdrEncoder {
         return this;
     }
 
+    /** Appends bytes as they are (already XDR: a multiple of four). */
+    public XdrEncoder writeRaw(byte[] b) {
+        assert b.length % 4 == 0 : "raw XDR of " + b.length + " bytes";
+        ensure(b.length);
+        System.arraycopy(b, 0, buf, pos, b.length);
+        pos += b.length;
+        return this;
+    }
+
+    /** A copy of the bytes from {@code from} to the end. */
+    public byte[] copyFrom(int from) { return Arrays.copyOfRange(buf, from, pos); }
+
     /** Reserves an int to patch later; returns its position. */
     public int mark() {
         int at = pos;

@@ -154,8 +154,9 @@ public final class SimDisk {
         dead = true;
     }
 
-    private void check(String what) {
-        if (dead) throw new Volume.DiskError(name, what + ": input/output error", null);
+    /** A dead disk fails every call ({@code op} and {@code file} only name it in the error). */
+    private void check(String op, String file) {
+        if (dead) throw new Volume.DiskError(name, op + (file.isEmpty() ? "" : " " + file) + ": input/output error", null);
     }
 
     public long usedBytes() { return usedBytes; }
@@ -167,7 +168,7 @@ public final class SimDisk {
     // --- operations, applied when they complete ---
 
     void write(String file, long offset, byte[] data) {
-        check("write " + file);
+        check("write", file);
         if (misdirectedWrites > 0) {
             misdirectedWrites--;
             offset += SECTOR; // the head lands on the wrong track: the aimed-at sectors keep their old bytes
@@ -194,7 +195,7 @@ public final class SimDisk {
 
     /** Null if the file does not exist. */
     byte[] read(String file, long offset, int length) {
-        check("read " + file);
+        check("read", file);
         if (failingReads > 0) {
             failingReads--;
             throw new Volume.DiskError(name, "read " + file + " at " + offset + ": input/output error", null);
@@ -206,7 +207,7 @@ public final class SimDisk {
     }
 
     boolean sync(String file) {
-        check("fsync " + file);
+        check("fsync", file);
         SimFile f = names.get(file);
         if (f == null) return false;
         if (failingSyncs > 0) {
@@ -220,7 +221,7 @@ public final class SimDisk {
     }
 
     void syncDirectory() {
-        check("fsync directory");
+        check("fsync directory", "");
         for (Map.Entry<String, SimFile> e : dirtyNames.entrySet()) {
             if (e.getValue() == null) durableNames.remove(e.getKey()); else durableNames.put(e.getKey(), e.getValue());
         }
@@ -228,7 +229,7 @@ public final class SimDisk {
     }
 
     boolean rename(String from, String to) {
-        check("rename " + from);
+        check("rename", from);
         SimFile f = names.remove(from);
         if (f == null) return false;
         SimFile replaced = names.put(to, f);
@@ -239,7 +240,7 @@ public final class SimDisk {
     }
 
     void delete(String file) {
-        check("unlink " + file);
+        check("unlink", file);
         SimFile f = names.remove(file);
         if (f != null) {
             usedBytes -= f.length;
@@ -248,7 +249,7 @@ public final class SimDisk {
     }
 
     List<String> list() {
-        check("readdir");
+        check("readdir", "");
         return new ArrayList<>(names.keySet());
     }
 

@@ -15,6 +15,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -269,9 +270,9 @@ public final class Codec {
             // every element takes at least one byte, so the remaining bytes bound the count
             int n = length(in, MAX_LIST_ELEMENTS, "list");
             Type elem = ((ParameterizedType) type).getActualTypeArguments()[0];
-            List<Object> list = new ArrayList<>(Math.min(n, 1024));
+            List<Object> list = new ArrayList<>(n); // n is bounded by the bytes left in the frame
             for (int i = 0; i < n; i++) list.add(readValue(in, elem));
-            return List.copyOf(list);
+            return Collections.unmodifiableList(list); // no copy: nothing else holds the list
         }
         if (raw.isRecord()) return readRecord(in, raw);
         throw new CodecException("unsupported field type " + type);

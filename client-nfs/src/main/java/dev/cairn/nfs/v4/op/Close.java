@@ -15,9 +15,11 @@ import dev.cairn.nfs.xdr.XdrEncoder;
  */
 public final class Close implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
-        d.readInt(); // seqid
+        int seqid = d.readInt();
         StateId sid = Files.readStateId(d);
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        Promise<Integer> answered = Sequencing.check(st, sid, dev.cairn.nfs.v4.Op.CLOSE, seqid, res);
+        if (answered != null) return answered;
         if (sid.isCurrent() && st.currentStateId != null) sid = st.currentStateId;
         int[] status = new int[1];
         StateTable.Open o = st.server.states().find(sid, st.minorVersion, status);

@@ -75,6 +75,14 @@ public final class CreateSession implements Operation {
         byte[] bytes = body.toByteArray();
         table.recordCreateSession(c, sequence, bytes);
         res.writeFixedOpaque(bytes);
-        return OK;
+        return confirmed(st, c);
+    }
+
+    /** A client just confirmed goes on the stable record before the answer (see {@link dev.cairn.nfs.v4.state.Grace}). */
+    static Promise<Integer> confirmed(CompoundState st, Client c) {
+        return st.server.grace().confirmed(c).then((v, e) -> {
+            if (e != null) st.server.log().warn("could not record NFS client {} for a grace period: {}", c.id(), e.toString());
+            return OK;
+        });
     }
 }

@@ -23,6 +23,7 @@ public final class LockT implements Operation {
             int cs = st.server.checkClient40(owner.clientId());
             if (cs != Nfs4Status.NFS4_OK) return Operation.status(cs);
         }
+        if (st.server.grace().active()) return Operation.status(Nfs4Status.GRACE); // a reclaim may still claim the range
         long inode = st.current.inode();
         return Files.regularFile(st, () -> {
             ByteRangeLocks.Range conflict = st.server.states().ranges().conflict(inode, owner, Locks.isWrite(type), offset, last);

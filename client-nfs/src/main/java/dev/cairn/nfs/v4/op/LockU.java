@@ -14,11 +14,13 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 public final class LockU implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         int type = d.readInt();
-        d.readInt(); // seqid: 4.0 lock-owner sequencing is not enforced
+        int seqid = d.readInt();
         StateId sid = Files.readStateId(d);
         long offset = d.readLong();
         long length = d.readLong();
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        Promise<Integer> answered = Sequencing.check(st, sid, dev.cairn.nfs.v4.Op.LOCKU, seqid, res);
+        if (answered != null) return answered;
         if (!Locks.validType(type)) return Operation.status(Nfs4Status.INVAL);
         Long last = ByteRangeLocks.lastByte(offset, length);
         if (last == null) return Operation.status(Nfs4Status.INVAL);

@@ -8,6 +8,7 @@ import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Fattr;
 import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Operation;
+import dev.cairn.nfs.v4.state.OwnerSequences;
 import dev.cairn.nfs.v4.state.StateTable;
 import dev.cairn.nfs.v4.state.StateTable.StateId;
 import dev.cairn.nfs.xdr.XdrDecoder;
@@ -28,16 +29,12 @@ public final class Open implements Operation {
     static final int OPEN_DELEGATE_NONE = 0;
 
     /** What the arguments asked for. */
-    private record Request(int access, int deny, long clientId, byte[] owner, boolean create, int how, Fattr.Settable attrs, long verifier,
+    private record Request(int seqid, int access, int deny, long clientId, byte[] owner, boolean create, int how, Fattr.Settable attrs, long verifier,
                            int claim, String name) {}
 
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         Request r = decode(st, d);
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
-        if (r.attrs() != null && r.attrs().status() != Nfs4Status.NFS4_OK) return Operation.status(r.attrs().status());
-        int access = r.access() & StateTable.ACCESS_BOTH; // 4.1 "want" bits above are hints
-        if (access == 0 || r.deny() < 0 || r.deny() > StateTable.ACCESS_BOTH) return Operation.status(Nfs4Status.INVAL);
-        if (st.export.readOnly() && (r.create() || (access & StateTable.ACCESS_WRITE) != 0)) return Operation.status(Nfs4Status.ROFS);
         long clientId;
         if (st.minorVersion >= 1) {
             clientId = st.client().id();
@@ -45,7 +42,15 @@ public final class Open implements Operation {
             int cs = st.server.checkClient40(r.clientId());
             if (cs != Nfs4Status.NFS4_OK) return Operation.status(cs);
             clientId = r.clientId();
+            Promise<Integer> answered = Sequencing.check(st, OwnerSequences.openOwner(clientId, r.owner()), dev.cairn.nfs.v4.Op.OPEN, r.seqid(), res);
+            if (answered != null) return answered;
         }
+        int g = st.server.grace().admit(st.minorVersion >= 1 ? st.client() : st.server.clients().client(clientId), r.claim() == CLAIM_PREVIOUS);
+        if (g != Nfs4Status.NFS4_OK) return Operation.status(g);
+        if (r.attrs() != null && r.attrs().status() != Nfs4Status.NFS4_OK) return Operation.status(r.attrs().status());
+        int access = r.access() & StateTable.ACCESS_BOTH; // 4.1 "want" bits above are hints
+        if (access == 0 || r.deny() < 0 || r.deny() > StateTable.ACCESS_BOTH) return Operation.status(Nfs4Status.INVAL);
+        if (st.export.readOnly() && (r.create() || (access & StateTable.ACCESS_WRITE) != 0)) return Operation.status(Nfs4Status.ROFS);
         return switch (r.claim()) {
             case CLAIM_NULL -> byName(st, res, r, access, clientId);
             case CLAIM_FH, CLAIM_PREVIOUS -> {
@@ -61,7 +66,7 @@ public final class Open implements Operation {
     }
 
     private Request decode(CompoundState st, XdrDecoder d) {
-        d.readInt(); // seqid: ignored in 4.1; in 4.0 open-owner sequencing is not enforced (see the docs)
+        int seqid = d.readInt(); // 4.0: the open-owner's sequence (Sequencing); ignored in 4.1
         int access = d.readInt();
         int deny = d.readInt();
         long clientId = d.readLong();
@@ -99,7 +104,7 @@ public final class Open implements Operation {
         }
         // a verifier of 0 would mean "no verifier" at the master: make it non-zero, deterministically
         if ((how == EXCLUSIVE4 || how == EXCLUSIVE4_1) && verifier == 0) verifier = 1;
-        return new Request(access, deny, clientId, owner, create, how, attrs, verifier, claim, name);
+        return new Request(seqid, access, deny, clientId, owner, create, how, attrs, verifier, claim, name);
     }
 
     private Promise<Integer> byName(CompoundState st, XdrEncoder res, Request r, int access, long clientId) {

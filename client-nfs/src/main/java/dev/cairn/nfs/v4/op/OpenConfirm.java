@@ -13,8 +13,10 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 public final class OpenConfirm implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         StateId sid = Files.readStateId(d);
-        d.readInt(); // seqid
+        int seqid = d.readInt();
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        Promise<Integer> answered = Sequencing.check(st, sid, dev.cairn.nfs.v4.Op.OPEN_CONFIRM, seqid, res);
+        if (answered != null) return answered;
         int[] status = new int[1];
         StateTable.Open o = st.server.states().find(sid, st.minorVersion, status);
         if (o == null) return Operation.status(status[0]);

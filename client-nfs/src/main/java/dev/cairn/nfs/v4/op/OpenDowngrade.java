@@ -13,10 +13,12 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 public final class OpenDowngrade implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         StateId sid = Files.readStateId(d);
-        d.readInt(); // seqid
+        int seqid = d.readInt();
         int access = d.readInt() & StateTable.ACCESS_BOTH;
         int deny = d.readInt();
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        Promise<Integer> answered = Sequencing.check(st, sid, dev.cairn.nfs.v4.Op.OPEN_DOWNGRADE, seqid, res);
+        if (answered != null) return answered;
         if (sid.isCurrent() && st.currentStateId != null) sid = st.currentStateId;
         int[] status = new int[1];
         StateTable.Open o = st.server.states().find(sid, st.minorVersion, status);

@@ -16,6 +16,7 @@ public final class ReclaimComplete implements Operation {
         if (oneFs) return OK; // one file system here: the global form below is what counts
         if (c.reclaimComplete()) return Operation.status(Nfs4Status.COMPLETE_ALREADY);
         st.server.clients().markReclaimComplete(c);
+        st.server.grace().reclaimComplete(c);
         return OK;
     }
 }

@@ -20,6 +20,6 @@ public final class SetClientIdConfirm implements Operation {
         if (c.principal() != st.credentials.uid()) return Operation.status(Nfs4Status.CLID_INUSE);
         st.server.clients().confirm(c);
         st.server.clients().renew(c, st.server.clock().nanoTime());
-        return OK;
+        return CreateSession.confirmed(st, c);
     }
 }

@@ -57,15 +57,18 @@ public final class StateTable {
         final long key;
         public final long clientId;
         final String owner;
+        /** Its open-owner in {@link OwnerSequences} (4.0). */
+        public final OwnerSequences.Owner sequenceOwner;
         public final long inode;
         public int access;
         public int deny;
         public int seqid = 1;
 
-        Open(long key, long clientId, String owner, long inode) {
+        Open(long key, long clientId, String owner, OwnerSequences.Owner sequenceOwner, long inode) {
             this.key = key;
             this.clientId = clientId;
             this.owner = owner;
+            this.sequenceOwner = sequenceOwner;
             this.inode = inode;
         }
     }
@@ -96,12 +99,31 @@ public final class StateTable {
     /** (open key, lock owner) -> its lock state. */
     private final Map<String, LockState> lockByOpenOwner = new HashMap<>();
     private final ByteRangeLocks ranges = new ByteRangeLocks();
+    private final OwnerSequences sequences = new OwnerSequences();
 
     public StateTable(int bootId) { this.bootId = bootId; }
 
     public int size() { return byKey.size(); }
 
     public ByteRangeLocks ranges() { return ranges; }
+
+    public OwnerSequences sequences() { return sequences; }
+
+    /**
+     * 4.0: the owner whose sequence a request presenting {@code id} belongs to (the open's open-owner, or
+     * the lock state's lock-owner), whatever seqid the stateid carries; null if it names nothing of this
+     * boot (the request then fails on the stateid, which does not move any sequence on).
+     */
+    public OwnerSequences.Owner sequenceOwner(StateId id) {
+        if (id.isSpecial()) return null;
+        ByteBuffer b = ByteBuffer.wrap(id.other());
+        if (b.getInt() != bootId) return null;
+        long key = b.getLong();
+        Open o = byKey.get(key);
+        if (o != null) return o.sequenceOwner;
+        LockState l = locksByKey.get(key);
+        return l == null ? null : OwnerSequences.lockOwner(l.owner);
+    }
 
     public StateId stateId(Open o) { return stateId(o.key, o.seqid); }
 
@@ -138,7 +160,7 @@ public final class StateTable {
                 status[0] = Nfs4Status.DELAY;
                 return null;
             }
-            o = new Open(nextKey++, clientId, k, inode);
+            o = new Open(nextKey++, clientId, k, OwnerSequences.openOwner(clientId, owner), inode);
             byKey.put(o.key, o);
             byOwnerFile.put(k, o);
         } else {
@@ -244,6 +266,12 @@ public final class StateTable {
         return l;
     }
 
+    /** Whether a lock-owner holds a lock stateid that was handed out (a LOCK of it was granted). */
+    public boolean lockOwnerEstablished(ByteRangeLocks.Owner owner) {
+        for (LockState l : locksByKey.values()) if (l.seqid > 0 && l.owner.equals(owner)) return true;
+        return false;
+    }
+
     /** FREE_STATEID of a lock stateid: LOCKS_HELD while its owner holds locks on the file. */
     public int freeLock(LockState l) {
         if (ranges.holds(l.open.inode, l.owner)) return Nfs4Status.LOCKS_HELD;
@@ -272,6 +300,7 @@ public final class StateTable {
     /** Every open and lock of a client whose lease ended, or that destroyed itself. */
     public int dropClient(long clientId) {
         ranges.dropClient(clientId);
+        sequences.dropClient(clientId);
         locksByKey.values().removeIf(l -> l.open.clientId == clientId);
         lockByOpenOwner.values().removeIf(l -> l.open.clientId == clientId);
         int n = 0;
