@@ -50,16 +50,9 @@ public final class Lock implements Operation {
                     : Sequencing.check(st, sid, Op.LOCK, lockSeqid, res);
             if (answered != null) return answered;
             if (newOwner) {
-                OwnerSequences.Owner openOwner = states0(st).sequenceOwner(sid);
-                if (openOwner != null) {
-                    OwnerSequences.Verdict v = states0(st).sequences().check(openOwner, Op.LOCK, openSeqid);
-                    if (v instanceof OwnerSequences.Replay r) { // a retransmission of a LOCK that was not granted
-                        res.writeRaw(r.body());
-                        return Operation.status(r.status());
-                    }
-                    if (v instanceof OwnerSequences.Refuse r) return Operation.status(r.status());
-                    st.sequenced.add(((OwnerSequences.Proceed) v).ticket());
-                }
+                // a replay here is a retransmission of a LOCK that was not granted (the lock-owner started afresh)
+                answered = Sequencing.check(st, sid, Op.LOCK, openSeqid, res);
+                if (answered != null) return answered;
             }
         }
         if (!Locks.validType(type)) return Operation.status(Nfs4Status.INVAL);
