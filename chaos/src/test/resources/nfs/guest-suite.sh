@@ -74,6 +74,20 @@ rm tgt
 t "last name keeps the data" [ "$(cat hl)" = target -a "$(stat -c %h hl)" -eq 1 ]
 echo "host symlink $DIR/sl tgt"
 
+# special files: a name, attributes and (for a device) its number; no data
+t "mkfifo" mkfifo fifo
+t "a fifo" [ -p fifo ]
+t "mknod c 1 3" mknod cdev c 1 3
+t "a character device 1:3" [ -c cdev -a "$(stat -c %t:%T cdev)" = 1:3 ]
+t "mknod b 7 2" mknod bdev b 7 2
+t "a block device 7:2" [ -b bdev -a "$(stat -c %t:%T bdev)" = 7:2 ]
+t "chmod a fifo" chmod 600 fifo
+t "fifo mode 600" [ "$(stat -c %a fifo)" = 600 ]
+t "rename a device" mv bdev bdev2
+echo "host type $DIR/fifo FIFO"
+echo "host type $DIR/cdev CHAR_DEVICE 1:3"
+echo "host type $DIR/bdev2 BLOCK_DEVICE 7:2"
+
 # attributes
 echo data > perm
 t "chmod 640" chmod 640 perm

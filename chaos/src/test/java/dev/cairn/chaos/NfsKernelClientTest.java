@@ -106,6 +106,12 @@ class NfsKernelClientTest {
                         assertThat(a.type()).as(line).isEqualTo(FileType.SYMLINK);
                         assertThat(a.target()).as(line).isEqualTo(f[3]);
                     }
+                    case "type" -> { // "host type PATH KIND [major:minor]": a special file, and a device's number
+                        String[] want = f[3].split(" ");
+                        FileAttr a = c.lookup(path);
+                        assertThat(a.type()).as(line).isEqualTo(FileType.valueOf(want[0]));
+                        if (want.length > 1) assertThat(a.target()).as(line).isEqualTo(want[1]);
+                    }
                     case "mode" -> assertThat(Integer.toOctalString(c.lookup(path).mode())).as(line).isEqualTo(f[3]);
                     case "owner" -> assertThat(c.lookup(path).uid() + ":" + c.lookup(path).gid()).as(line).isEqualTo(f[3]);
                     case "size" -> assertThat(c.lookup(path).size()).as(line).isEqualTo(Long.parseLong(f[3]));

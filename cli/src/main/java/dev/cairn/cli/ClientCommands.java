@@ -106,7 +106,7 @@ final class ClientCommands {
 
         @Override int run(RealClient c) {
             var attr = c.lookup(path);
-            if (attr.type() == FileType.FILE) {
+            if (attr.type() != FileType.DIR) {
                 System.out.println(line(path, attr));
                 return 0;
             }
@@ -115,8 +115,23 @@ final class ClientCommands {
         }
 
         private static String line(String name, dev.cairn.core.proto.Types.FileAttr a) {
-            return String.format(Locale.ROOT, "%s %14d  %-15s %s  %s%s", a.type() == FileType.DIR ? "d" : "-", a.size(),
-                    a.type() == FileType.DIR ? "" : a.storageClass(), Instant.ofEpochMilli(a.mtimeMillis()), name, a.type() == FileType.DIR ? "/" : "");
+            String letter = switch (a.type()) {
+                case FILE -> "-";
+                case DIR -> "d";
+                case SYMLINK -> "l";
+                case FIFO -> "p";
+                case SOCKET -> "s";
+                case CHAR_DEVICE -> "c";
+                case BLOCK_DEVICE -> "b";
+            };
+            String suffix = switch (a.type()) {
+                case DIR -> "/";
+                case SYMLINK -> " -> " + a.target();
+                case CHAR_DEVICE, BLOCK_DEVICE -> " (device " + a.target() + ")";
+                default -> "";
+            };
+            return String.format(Locale.ROOT, "%s %14d  %-15s %s  %s%s", letter, a.size(),
+                    a.type() == FileType.FILE ? a.storageClass() : "", Instant.ofEpochMilli(a.mtimeMillis()), name, suffix);
         }
     }
 

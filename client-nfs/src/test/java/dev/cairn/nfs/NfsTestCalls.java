@@ -56,8 +56,10 @@ public final class NfsTestCalls {
         public static OpCall of(int op) { return new OpCall(op, new XdrEncoder()); }
     }
 
-    public static byte[] compoundRecord(int xid, int minor, List<OpCall> ops) {
-        XdrEncoder e = callHeader(xid, NfsService.NFS_PROGRAM, NfsService.NFS_V4, NfsService.PROC_COMPOUND, 0);
+    public static byte[] compoundRecord(int xid, int minor, List<OpCall> ops) { return compoundRecord(xid, 0, minor, ops); }
+
+    public static byte[] compoundRecord(int xid, int uid, int minor, List<OpCall> ops) {
+        XdrEncoder e = callHeader(xid, NfsService.NFS_PROGRAM, NfsService.NFS_V4, NfsService.PROC_COMPOUND, uid);
         e.writeString("").writeInt(minor).writeInt(ops.size());
         for (OpCall o : ops) e.writeInt(o.op()).writeRaw(o.args());
         return e.toByteArray();
@@ -76,6 +78,13 @@ public final class NfsTestCalls {
     }
 
     public Reply compound(int minor, OpCall... ops) { return compoundAs(xid++, minor, ops); }
+
+    /** A COMPOUND from AUTH_SYS uid {@code uid} on connection {@code on}. */
+    public Reply compoundOn(CompoundState.Connection on, int uid, int minor, OpCall... ops) {
+        var p = service.handle(compoundRecord(xid++, uid, minor, List.of(ops)), on);
+        if (!p.isDone()) throw new AssertionError("the service did not answer synchronously");
+        return parse(p.value());
+    }
 
     public Reply compoundAs(int useXid, int minor, OpCall... ops) {
         byte[] reply = run(compoundRecord(useXid, minor, List.of(ops)));
@@ -118,9 +127,24 @@ public final class NfsTestCalls {
         return new OpCall(Op.CREATE_SESSION, a);
     }
 
-    public static OpCall sequence(byte[] session, int seq, int slot) {
+    /** CREATE_SESSION asking for these fore and back channels: {maxRequestSize, maxResponseSize, maxResponseSizeCached, maxOperations, maxRequests}. */
+    public static OpCall createSession(long clientId, int seq, int flags, int[] fore, int[] back) {
         XdrEncoder a = new XdrEncoder();
-        a.writeFixedOpaque(session).writeInt(seq).writeInt(slot).writeInt(slot).writeBoolean(true);
+        a.writeLong(clientId).writeInt(seq).writeInt(flags);
+        for (int[] ch : List.of(fore, back)) {
+            a.writeInt(0);
+            for (int v : ch) a.writeInt(v);
+            a.writeInt(0);
+        }
+        a.writeInt(0x40000000).writeInt(1).writeInt(0);
+        return new OpCall(Op.CREATE_SESSION, a);
+    }
+
+    public static OpCall sequence(byte[] session, int seq, int slot) { return sequence(session, seq, slot, true); }
+
+    public static OpCall sequence(byte[] session, int seq, int slot, boolean cacheThis) {
+        XdrEncoder a = new XdrEncoder();
+        a.writeFixedOpaque(session).writeInt(seq).writeInt(slot).writeInt(slot).writeBoolean(cacheThis);
         return new OpCall(Op.SEQUENCE, a);
     }
 

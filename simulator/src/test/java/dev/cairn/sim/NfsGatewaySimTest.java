@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.NfsGateway;
 import dev.cairn.nfs.client.Nfs4Client;
 import dev.cairn.nfs.client.Nfs4Client.OpenFile;
@@ -104,6 +105,29 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(listed).containsAll(names).contains("data").hasSize(41);
         for (String name : names) nfs(() -> c.remove(dir, name));
         assertThat(nfs(() -> c.list(dir))).containsExactly("data");
+    }
+
+    @Test void specialFilesAreNamesWithAttributesAndNoData() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        byte[] fifo = nfs(() -> c.create(root, "fifo", Nfs4Client.NF4FIFO, 0, 0, 0600));
+        byte[] sock = nfs(() -> c.create(root, "sock", Nfs4Client.NF4SOCK, 0, 0, 0644));
+        byte[] chr = nfs(() -> c.create(root, "null", Nfs4Client.NF4CHR, 1, 3, 0666));
+        byte[] blk = nfs(() -> c.create(root, "loop0", Nfs4Client.NF4BLK, 7, 0xfffff, 0660));
+        assertThat(nfs(() -> c.kind(fifo))).isEqualTo(new Nfs4Client.Kind(Nfs4Client.NF4FIFO, 0, 0));
+        assertThat(nfs(() -> c.kind(sock))).isEqualTo(new Nfs4Client.Kind(Nfs4Client.NF4SOCK, 0, 0));
+        assertThat(nfs(() -> c.kind(chr))).isEqualTo(new Nfs4Client.Kind(Nfs4Client.NF4CHR, 1, 3));
+        assertThat(nfs(() -> c.kind(blk))).isEqualTo(new Nfs4Client.Kind(Nfs4Client.NF4BLK, 7, 0xfffff));
+        // the cluster keeps them like any other name
+        var attr = run(() -> this.c.client().lookup("/loop0"));
+        assertThat(attr.type()).isEqualTo(FileType.BLOCK_DEVICE);
+        assertThat(attr.target()).isEqualTo("7:1048575");
+        assertThat(attr.mode()).isEqualTo(0660);
+        // no data: OPEN answers WRONG_TYPE (4.1), and the names go like files
+        assertThatThrownBy(() -> nfs(() -> c.open(root, "fifo", false)))
+                .isInstanceOfSatisfying(Nfs4Client.NfsException.class, n -> assertThat(n.status).isEqualTo(Nfs4Status.WRONG_TYPE));
+        for (String name : List.of("fifo", "sock", "null", "loop0")) nfs(() -> c.remove(root, name));
+        assertThat(nfs(() -> c.list(root))).isEmpty();
     }
 
     @Test void byteRangeLocksAreSharedBetweenClients() {

@@ -209,11 +209,40 @@ public final class Nfs4Client {
 
     /** mkdir: the new directory's handle. */
     public Promise<byte[]> mkdir(byte[] dir, String name) {
+        return create(dir, name, NF4DIR, 0, 0, 0755);
+    }
+
+    /** nfs_ftype4 values (RFC 7530 §3.2). */
+    public static final int NF4REG = 1, NF4DIR = 2, NF4BLK = 3, NF4CHR = 4, NF4LNK = 5, NF4SOCK = 6, NF4FIFO = 7;
+
+    /** CREATE of a directory or a special file (devices take {@code major}:{@code minor}); the new object's handle. */
+    public Promise<byte[]> create(byte[] dir, String name, int type, int major, int minor, int mode) {
         return send(true, b -> {
             b.putFh(dir);
-            b.op(Op.CREATE, a -> a.writeInt(2).writeString(name).writeInt(2).writeInt(0).writeInt(1 << 1).writeOpaque(new XdrEncoder().writeInt(0755).toByteArray()));
+            b.op(Op.CREATE, a -> {
+                a.writeInt(type);
+                if (type == NF4BLK || type == NF4CHR) a.writeInt(major).writeInt(minor);
+                a.writeString(name).writeInt(2).writeInt(0).writeInt(1 << 1).writeOpaque(new XdrEncoder().writeInt(mode).toByteArray());
+            });
             b.op(Op.GETFH, a -> {});
         }).map(r -> r.last().readOpaque(MAX_FH));
+    }
+
+    /** What kind of object a handle names: its nfs_ftype4 and (for a device) its number. */
+    public record Kind(int type, int major, int minor) {}
+
+    /** GETATTR type and rawdev. */
+    public Promise<Kind> kind(byte[] fh) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.GETATTR, a -> a.writeInt(2).writeInt(1 << 1).writeInt(1 << (41 - 32))); // attributes 1 (type), 41 (rawdev)
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            int words = d.readInt();
+            for (int i = 0; i < words; i++) d.readInt();
+            d.readInt(); // attribute bytes
+            return new Kind(d.readInt(), d.readInt(), d.readInt());
+        });
     }
 
     public Promise<Void> remove(byte[] dir, String name) {

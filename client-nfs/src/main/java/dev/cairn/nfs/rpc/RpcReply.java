@@ -25,6 +25,9 @@ public final class RpcReply {
     private RpcReply() {}
 
     /** An accepted reply's header with {@code acceptStat}; the caller appends the results (for SUCCESS). */
+    /** Bytes of an accepted reply's header ({@link #accepted}): what a session's reply-size limit counts besides the COMPOUND. */
+    public static final int ACCEPTED_HEADER_BYTES = 24;
+
     public static XdrEncoder accepted(int xid, int acceptStat) {
         XdrEncoder e = new XdrEncoder();
         e.writeInt(xid).writeInt(REPLY).writeInt(MSG_ACCEPTED);

@@ -26,6 +26,15 @@ public final class CompoundState {
     public final java.util.List<dev.cairn.nfs.v4.state.OwnerSequences.Ticket> sequenced = new java.util.ArrayList<>(2);
     /** Set by SEQUENCE for a retransmission: the cached reply that answers the whole COMPOUND. */
     public byte[] replay;
+    /** The request's size (its RPC record) and its operation count, for the session's limits. */
+    public int requestBytes;
+    public int operationCount;
+    /** The index of the operation running. */
+    public int opIndex;
+    /** Bytes of the reply other than the operations' results (RPC and COMPOUND headers). */
+    public int replyOverhead;
+    /** Set by SEQUENCE: the largest reply the session may send (and cache, if the client asked it to). */
+    public int replyLimit = Integer.MAX_VALUE;
 
     CompoundState(Nfs4Server server, Credentials credentials, int minorVersion, Connection connection, dev.cairn.nfs.Exports.Rule export) {
         this.export = export;

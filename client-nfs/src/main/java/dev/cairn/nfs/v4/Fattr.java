@@ -2,6 +2,7 @@ package dev.cairn.nfs.v4;
 
 import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.core.proto.Types.DeviceNumber;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.fs.ClusterFs;
 import dev.cairn.nfs.xdr.XdrDecoder;
@@ -34,7 +35,7 @@ public final class Fattr {
 
     /** FH4_PERSISTENT: handles never expire (they hold inode ids, which are never reused). */
     static final int FH4_PERSISTENT = 0;
-    public static final int NF4REG = 1, NF4DIR = 2, NF4LNK = 5;
+    public static final int NF4REG = 1, NF4DIR = 2, NF4BLK = 3, NF4CHR = 4, NF4LNK = 5, NF4SOCK = 6, NF4FIFO = 7;
     static final int SET_TO_CLIENT_TIME = 1;
     /** Largest READ and WRITE (also the session's channel limits are sized for it). */
     public static final int MAX_IO = 1 << 20;
@@ -99,7 +100,10 @@ public final class Fattr {
                 case NUMLINKS -> e.writeInt(a.nlink());
                 case OWNER -> e.writeString(Integer.toUnsignedString(a.uid()));
                 case OWNER_GROUP -> e.writeString(Integer.toUnsignedString(a.gid()));
-                case RAWDEV -> { e.writeInt(0); e.writeInt(0); }
+                case RAWDEV -> {
+                    DeviceNumber rdev = DeviceNumber.of(a.type(), a.target());
+                    e.writeInt(rdev.major()).writeInt(rdev.minor());
+                }
                 case SPACE_USED -> e.writeLong(a.type() == FileType.FILE ? roundUp(a.size(), 4096) : 4096);
                 case TIME_ACCESS -> writeTime(e, a.atimeMillis());
                 case TIME_DELTA -> writeTime(e, 1);
@@ -121,6 +125,10 @@ public final class Fattr {
             case FILE -> NF4REG;
             case DIR -> NF4DIR;
             case SYMLINK -> NF4LNK;
+            case FIFO -> NF4FIFO;
+            case SOCKET -> NF4SOCK;
+            case CHAR_DEVICE -> NF4CHR;
+            case BLOCK_DEVICE -> NF4BLK;
         };
     }
 

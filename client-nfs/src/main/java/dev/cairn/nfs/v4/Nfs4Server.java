@@ -94,8 +94,7 @@ public final class Nfs4Server {
         this.clients = new ClientTable(bootId, random);
         this.states = new dev.cairn.nfs.v4.state.StateTable(bootId);
         this.grace = new Grace(stable, clock, log, ClientTable.LEASE_NANOS, owner -> {
-            dev.cairn.nfs.v4.state.Client c = clients.byOwner(owner);
-            return c != null && c.confirmed();
+            return clients.confirmedByOwner(owner) != null;
         });
         clients.onRemove(id -> {
             states.dropClient(id);
@@ -196,6 +195,9 @@ public final class Nfs4Server {
         if (minor < 0 || minor > MAX_MINOR) return Promise.completed(reply(Nfs4Status.MINOR_VERS_MISMATCH, tag, 0, new XdrEncoder()));
         dev.cairn.nfs.Exports.Rule rule = exports.match(conn.peerAddress());
         CompoundState st = new CompoundState(this, rule == null ? cred : rule.squash(cred), minor, conn, rule);
+        st.requestBytes = args.position() + args.remaining();
+        st.operationCount = (int) Math.min(numOps, Integer.MAX_VALUE);
+        st.replyOverhead = dev.cairn.nfs.rpc.RpcReply.ACCEPTED_HEADER_BYTES + 12 + (tag.length + 3) / 4 * 4;
         if (numOps > MAX_OPS) {
             XdrEncoder res = new XdrEncoder();
             int first = args.remaining() >= 4 ? args.readInt() : Op.ILLEGAL;
@@ -252,6 +254,7 @@ public final class Nfs4Server {
                     return;
                 }
                 int start = results.size();
+                st.opIndex = index;
                 results.writeInt(op);
                 int statusAt = results.mark();
                 Promise<Integer> p;
@@ -297,6 +300,12 @@ public final class Nfs4Server {
                 done.complete(st.replay);
                 return false;
             }
+            if (st.replyOverhead + results.size() > st.replyLimit) {
+                // RFC 8881 §2.10.6.4: the operation whose result does not fit gets the error in its place
+                status = st.replyOverhead + results.size() > st.session.fore().maxResponseSize() ? Nfs4Status.REP_TOO_BIG : Nfs4Status.REP_TOO_BIG_TO_CACHE;
+                results.truncate(start);
+                results.writeInt(op).writeInt(status);
+            }
             if (status != Nfs4Status.NFS4_OK) {
                 complete(status);
                 return false;
@@ -314,10 +323,7 @@ public final class Nfs4Server {
             if (Op.v40Only(op)) return Nfs4Status.NOTSUPP;
             if (index == 0) {
                 if (op == Op.SEQUENCE) return Nfs4Status.NFS4_OK;
-                if (Op.sessionless(op)) {
-                    boolean mayLead = numOps == 1 || op == Op.DESTROY_SESSION;
-                    return mayLead ? Nfs4Status.NFS4_OK : Nfs4Status.NOT_ONLY_OP;
-                }
+                if (Op.sessionless(op)) return numOps == 1 ? Nfs4Status.NFS4_OK : Nfs4Status.NOT_ONLY_OP;
                 return Nfs4Status.OP_NOT_IN_SESSION;
             }
             if (op == Op.SEQUENCE) return Nfs4Status.SEQUENCE_POS;

@@ -8,6 +8,7 @@ import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.Types.DirCookieEntry;
 import dev.cairn.core.proto.Types.DirEntry;
@@ -305,8 +306,10 @@ public final class Namespace {
             if (target.isEmpty() || target.getBytes(StandardCharsets.UTF_8).length > MAX_TARGET_BYTES || target.indexOf('\0') >= 0) {
                 throw new CairnException(Status.BAD_REQUEST, "a symlink target is 1.." + MAX_TARGET_BYTES + " bytes without NUL");
             }
+        } else if (type.isDevice()) {
+            if (Types.DeviceNumber.parse(target) == null) throw new CairnException(Status.BAD_REQUEST, "a device number is major:minor, not " + target);
         } else if (!target.isEmpty()) {
-            throw new CairnException(Status.BAD_REQUEST, "only a symlink has a target");
+            throw new CairnException(Status.BAD_REQUEST, "only a symlink or a device has a target");
         }
         // a class not given is inherited from the directory (whose own may be unset: then the master's default)
         if (cls.equals(StorageClass.DEFAULT)) cls = parent.storageClass();
@@ -315,7 +318,7 @@ public final class Namespace {
         long ino = counter(NEXT_INODE);
         long size = type == FileType.SYMLINK ? target.getBytes(StandardCharsets.UTF_8).length : 0;
         InodeRecord rec = new InodeRecord(ino, type, parentIno, size, now, chunkSize, cls, mode, uid, gid, type == FileType.DIR ? 2 : 1,
-                now, now, 1, type == FileType.SYMLINK ? target : "");
+                now, now, 1, type == FileType.SYMLINK || type.isDevice() ? target : "");
         w.batch.put(NEXT_INODE, longBytes(ino + 1));
         w.put(rec);
         w.addEntry(parentIno, name, ino);

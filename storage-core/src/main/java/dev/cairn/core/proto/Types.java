@@ -6,8 +6,43 @@ import dev.cairn.core.env.Address;
 public final class Types {
     private Types() {}
 
-    /** Append only: the ordinal is on the wire and in the metadata store. */
-    public enum FileType { FILE, DIR, SYMLINK }
+    /**
+     * Append only: the ordinal is on the wire and in the metadata store. The special files (FIFO, SOCKET,
+     * CHAR_DEVICE, BLOCK_DEVICE) are names only: no data, created through NFS (mkfifo, mknod, a bound socket).
+     */
+    public enum FileType {
+        FILE, DIR, SYMLINK, FIFO, SOCKET, CHAR_DEVICE, BLOCK_DEVICE;
+
+        public boolean isDevice() { return this == CHAR_DEVICE || this == BLOCK_DEVICE; }
+    }
+
+    /**
+     * A device file's number (NFS specdata4, stat's st_rdev), kept in the inode's text field as
+     * "major:minor" (the field that holds a symlink's target), since no other kind of file uses it.
+     */
+    public record DeviceNumber(int major, int minor) {
+        public static final DeviceNumber NONE = new DeviceNumber(0, 0);
+
+        public String text() { return Integer.toUnsignedString(major) + ":" + Integer.toUnsignedString(minor); }
+
+        /** Parses {@link #text()}; null if {@code s} is not two unsigned 32-bit numbers joined by a colon. */
+        public static DeviceNumber parse(String s) {
+            int colon = s.indexOf(':');
+            if (colon <= 0 || colon == s.length() - 1 || s.length() > 21) return null;
+            try {
+                return new DeviceNumber(Integer.parseUnsignedInt(s, 0, colon, 10), Integer.parseUnsignedInt(s, colon + 1, s.length(), 10));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+
+        /** The device number of a file with these attributes: NONE unless it is a device. */
+        public static DeviceNumber of(FileType type, String text) {
+            if (!type.isDevice()) return NONE;
+            DeviceNumber d = parse(text);
+            return d == null ? NONE : d;
+        }
+    }
 
     /** A chunkserver by identity and address. */
     public record ServerRef(String id, Address address) {}

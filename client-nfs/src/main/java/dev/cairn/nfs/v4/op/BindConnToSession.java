@@ -27,6 +27,7 @@ public final class BindConnToSession implements Operation {
         if (s == null) return Operation.status(Nfs4Status.BADSESSION);
         if (dir == CDFC4_BACK) return Operation.status(Nfs4Status.INVAL); // no back channel to bind to
         if (dir != CDFC4_FORE && dir != CDFC4_FORE_OR_BOTH && dir != CDFC4_BACK_OR_BOTH) return Operation.status(Nfs4Status.INVAL);
+        s.bind(st.connection.id());
         st.server.clients().renew(s.client(), st.server.clock().nanoTime());
         res.writeFixedOpaque(id);
         res.writeInt(CDFS4_FORE);

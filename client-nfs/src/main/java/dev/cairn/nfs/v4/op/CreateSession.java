@@ -19,6 +19,8 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 public final class CreateSession implements Operation {
     static final int FLAG_PERSIST = 0x1;
     static final int FLAG_CONN_BACK_CHAN = 0x2;
+    static final int FLAG_CONN_RDMA = 0x4;
+    static final int FLAGS_ALL = FLAG_PERSIST | FLAG_CONN_BACK_CHAN | FLAG_CONN_RDMA;
     static final int MAX_SEC_PARMS = 16;
     static final int RPCSEC_GSS = 6;
     static final int MAX_GSS_HANDLE = 1024;
@@ -58,20 +60,21 @@ public final class CreateSession implements Operation {
             return OK;
         }
         if (admitted.status() != Nfs4Status.NFS4_OK) return Operation.status(admitted.status());
-        if (Integer.toUnsignedLong(fore.maxRequests()) < 1 || Integer.toUnsignedLong(fore.maxOperations()) < 2) {
-            return Operation.status(Nfs4Status.TOOSMALL);
-        }
-        ChannelAttrs granted = fore.clampTo(ClientTable.LIMITS, ClientTable.FLOOR);
-        Session s = table.createSession(c, granted);
+        if ((flags & ~FLAGS_ALL) != 0) return Operation.status(Nfs4Status.INVAL);
+        ChannelAttrs granted = fore.negotiate(ClientTable.LIMITS);
+        // the back channel is not used, but a client asking for an impossible one has a bug worth telling
+        ChannelAttrs backGranted = back.negotiate(ClientTable.LIMITS);
+        if (granted == null || backGranted == null) return Operation.status(Nfs4Status.TOOSMALL);
+        Session s = table.createSession(c, granted, st.connection.id());
         if (s == null) return Operation.status(Nfs4Status.NOSPC);
         table.confirm(c);
         table.renew(c, st.server.clock().nanoTime());
         XdrEncoder body = new XdrEncoder();
         body.writeFixedOpaque(s.id());
         body.writeInt(sequence);
-        body.writeInt(flags & ~(FLAG_CONN_BACK_CHAN | FLAG_PERSIST)); // no back channel; the reply cache is in memory
+        body.writeInt(0); // no back channel, no RDMA; the reply cache is in memory (not persistent)
         granted.encode(body);
-        back.clampTo(ClientTable.LIMITS, ClientTable.FLOOR).encode(body);
+        backGranted.encode(body);
         byte[] bytes = body.toByteArray();
         table.recordCreateSession(c, sequence, bytes);
         res.writeFixedOpaque(bytes);

@@ -50,22 +50,23 @@ public final class ExchangeId implements Operation {
         ClientTable table = st.server.clients();
         long now = st.server.clock().nanoTime();
         int principal = st.credentials.uid();
-        Client rec = table.byOwner(owner);
+        Client confirmed = table.confirmedByOwner(owner);
         Client out;
-        if ((flags & FLAG_UPD_CONFIRMED_REC_A) != 0) {
-            if (rec == null || !rec.confirmed()) return Operation.status(Nfs4Status.NOENT);
-            if (!rec.sameVerifier(verifier)) return Operation.status(Nfs4Status.NOT_SAME);
-            if (rec.principal() != principal) return Operation.status(Nfs4Status.PERM);
-            out = rec;
-        } else if (rec != null && rec.confirmed() && rec.minorVersion() >= 1 && rec.sameVerifier(verifier)) {
-            if (rec.principal() != principal && !rec.sessions().isEmpty()) return Operation.status(Nfs4Status.CLID_INUSE);
-            out = rec; // the same client asking again (it lost our reply, or probes trunking)
+        if ((flags & FLAG_UPD_CONFIRMED_REC_A) != 0) { // cases 6-9 of RFC 8881 §18.35.4: update a confirmed record
+            if (confirmed == null) return Operation.status(Nfs4Status.NOENT);
+            if (!confirmed.sameVerifier(verifier)) return Operation.status(Nfs4Status.NOT_SAME);
+            if (confirmed.principal() != principal) return Operation.status(Nfs4Status.PERM);
+            out = confirmed;
+        } else if (confirmed != null && confirmed.minorVersion() >= 1 && confirmed.sameVerifier(verifier) && confirmed.principal() == principal) {
+            out = confirmed; // case 2: the same client asking again (it lost our reply, or probes trunking)
         } else {
-            if (rec != null && rec.confirmed() && rec.principal() != principal && !rec.sessions().isEmpty()) {
-                return Operation.status(Nfs4Status.CLID_INUSE);
+            if (confirmed != null && confirmed.principal() != principal) { // case 3: another principal wants the owner
+                if (!confirmed.sessions().isEmpty() || st.server.states().holds(confirmed.id())) return Operation.status(Nfs4Status.CLID_INUSE);
+                table.remove(confirmed); // it holds nothing: it goes now
             }
-            // new, rebooted (another verifier) or never confirmed: a fresh unconfirmed record
-            out = table.create(owner, verifier, 1, principal, rec, now);
+            // case 1 (new), 4 (replaces an unconfirmed record) or 5 (the client rebooted: its confirmed
+            // record and state stay until CREATE_SESSION confirms this one)
+            out = table.create(owner, verifier, 1, principal, now);
             if (out == null) return Operation.status(Nfs4Status.RESOURCE);
             table.setCreateSessionSeq(out, 1);
         }

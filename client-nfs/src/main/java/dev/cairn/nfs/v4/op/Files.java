@@ -140,7 +140,7 @@ final class Files {
 
     /**
      * Runs {@code then} once the current handle is known to be a regular file; else the status the lock
-     * operations give: ISDIR, SYMLINK (INVAL in 4.0), STALE.
+     * operations give: ISDIR, SYMLINK or WRONG_TYPE (INVAL in 4.0), STALE.
      */
     static Promise<Integer> regularFile(CompoundState st, java.util.function.Supplier<Promise<Integer>> then) {
         return fs(st).getAttr(st.current.inode()).then((a, e) -> {
@@ -149,6 +149,7 @@ final class Files {
                 case FILE -> then.get();
                 case DIR -> Promise.completed(Nfs4Status.ISDIR);
                 case SYMLINK -> Promise.completed(st.minorVersion == 0 ? Nfs4Status.INVAL : Nfs4Status.SYMLINK);
+                case FIFO, SOCKET, CHAR_DEVICE, BLOCK_DEVICE -> Promise.completed(st.minorVersion == 0 ? Nfs4Status.INVAL : Nfs4Status.WRONG_TYPE);
             };
         });
     }

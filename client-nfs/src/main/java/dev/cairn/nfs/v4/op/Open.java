@@ -47,6 +47,9 @@ public final class Open implements Operation {
         }
         int g = st.server.grace().admit(st.minorVersion >= 1 ? st.client() : st.server.clients().client(clientId), r.claim() == CLAIM_PREVIOUS);
         if (g != Nfs4Status.NFS4_OK) return Operation.status(g);
+        // RFC 8881 §18.51.3: a 4.1 client sends RECLAIM_COMPLETE before its first non-reclaim OPEN, even with
+        // nothing to reclaim; until then new opens get GRACE (as knfsd does)
+        if (st.minorVersion >= 1 && r.claim() != CLAIM_PREVIOUS && !st.client().reclaimComplete()) return Operation.status(Nfs4Status.GRACE);
         if (r.attrs() != null && r.attrs().status() != Nfs4Status.NFS4_OK) return Operation.status(r.attrs().status());
         int access = r.access() & StateTable.ACCESS_BOTH; // 4.1 "want" bits above are hints
         if (access == 0 || r.deny() < 0 || r.deny() > StateTable.ACCESS_BOTH) return Operation.status(Nfs4Status.INVAL);

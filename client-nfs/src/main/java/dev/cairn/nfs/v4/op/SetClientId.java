@@ -22,18 +22,22 @@ public final class SetClientId implements Operation {
         d.readInt(); // callback ident
         ClientTable table = st.server.clients();
         int principal = st.credentials.uid();
-        Client rec = table.byOwner(owner);
-        if (rec != null && rec.confirmed() && rec.principal() != principal) {
+        Client confirmed = table.confirmedByOwner(owner);
+        if (confirmed != null && confirmed.principal() != principal && st.server.states().holds(confirmed.id())) {
             res.writeString("tcp").writeString(""); // clientaddr4 of the holder: not disclosed
             return Operation.status(Nfs4Status.CLID_INUSE);
         }
-        Client out;
-        if (rec != null && rec.minorVersion() == 0 && rec.sameVerifier(verifier)) {
-            out = rec; // a retry, or a callback update: same id, same confirm verifier
-        } else {
-            out = table.create(owner, verifier, 0, principal, rec, st.server.clock().nanoTime());
-            if (out == null) return Operation.status(Nfs4Status.RESOURCE);
+        if (confirmed != null && confirmed.minorVersion() == 0 && confirmed.sameVerifier(verifier) && confirmed.principal() == principal) {
+            Client pending = table.unconfirmedByOwner(owner);
+            if (pending != null) table.remove(pending);
+            res.writeLong(confirmed.id());
+            res.writeFixedOpaque(table.offerUpdate(confirmed)); // a callback update: same id, its state stays
+            return OK;
         }
+        // a new client, a rebooted one (its old record and state go when this one is confirmed), or a
+        // replacement for an unconfirmed record
+        Client out = table.create(owner, verifier, 0, principal, st.server.clock().nanoTime());
+        if (out == null) return Operation.status(Nfs4Status.RESOURCE);
         res.writeLong(out.id());
         res.writeFixedOpaque(out.confirmVerifier());
         return OK;

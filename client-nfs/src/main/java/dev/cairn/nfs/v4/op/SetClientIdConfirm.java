@@ -14,11 +14,12 @@ public final class SetClientIdConfirm implements Operation {
         long id = d.readLong();
         byte[] verifier = d.readFixedOpaque(8);
         Client c = st.server.clients().client(id);
-        if (c == null || c.minorVersion() != 0 || !java.util.Arrays.equals(c.confirmVerifier(), verifier)) {
-            return Operation.status(Nfs4Status.STALE_CLIENTID);
-        }
+        if (c == null || c.minorVersion() != 0) return Operation.status(Nfs4Status.STALE_CLIENTID);
+        boolean update = c.confirmed() && c.confirmsUpdate(verifier);
+        if (!update && !java.util.Arrays.equals(c.confirmVerifier(), verifier)) return Operation.status(Nfs4Status.STALE_CLIENTID);
         if (c.principal() != st.credentials.uid()) return Operation.status(Nfs4Status.CLID_INUSE);
-        st.server.clients().confirm(c);
+        if (update) st.server.clients().acceptUpdate(c);
+        else st.server.clients().confirm(c); // (a retransmitted confirm changes nothing)
         st.server.clients().renew(c, st.server.clock().nanoTime());
         return CreateSession.confirmed(st, c);
     }

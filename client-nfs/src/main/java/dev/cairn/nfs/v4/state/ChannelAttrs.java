@@ -21,18 +21,30 @@ public record ChannelAttrs(int headerPadSize, int maxRequestSize, int maxRespons
                 .writeInt(maxOperations).writeInt(maxRequests).writeInt(0);
     }
 
-    /** What the server grants: each asked-for value clamped into [floor, our limit] (unsigned on the wire). */
-    public ChannelAttrs clampTo(ChannelAttrs limit, ChannelAttrs floor) {
-        return new ChannelAttrs(0,
-                clamp(maxRequestSize, floor.maxRequestSize, limit.maxRequestSize),
-                clamp(maxResponseSize, floor.maxResponseSize, limit.maxResponseSize),
-                clamp(maxResponseSizeCached, floor.maxResponseSizeCached, limit.maxResponseSizeCached),
-                clamp(maxOperations, floor.maxOperations, limit.maxOperations),
-                clamp(maxRequests, floor.maxRequests, limit.maxRequests));
+    /**
+     * The smallest request a channel must carry: an RPC call with AUTH_NONE (40 bytes), a COMPOUND header
+     * with an empty tag (12) and a SEQUENCE (36). Below it the client could never send anything (TOOSMALL).
+     */
+    public static final int MIN_REQUEST = 40 + 12 + 4 + 32;
+    /** The smallest reply: an accepted RPC reply (24), a COMPOUND header (12), SEQUENCE's result (44). */
+    public static final int MIN_RESPONSE = 24 + 12 + 8 + 36;
+
+    /**
+     * What the server grants for these asked-for values (RFC 8881 §18.36.3): each lowered to our {@code limit}
+     * and never raised, since the client sized its buffers by what it asked. Null (TOOSMALL) if the channel
+     * could never carry a request and its reply, or has no slot or no room for SEQUENCE and one operation.
+     */
+    public ChannelAttrs negotiate(ChannelAttrs limit) {
+        if (Integer.compareUnsigned(maxRequestSize, MIN_REQUEST) < 0 || Integer.compareUnsigned(maxResponseSize, MIN_RESPONSE) < 0
+                || maxRequests == 0 || Integer.compareUnsigned(maxOperations, 2) < 0) {
+            return null;
+        }
+        return new ChannelAttrs(0, min(maxRequestSize, limit.maxRequestSize), min(maxResponseSize, limit.maxResponseSize),
+                min(maxResponseSizeCached, limit.maxResponseSizeCached), min(maxOperations, limit.maxOperations),
+                min(maxRequests, limit.maxRequests));
     }
 
-    private static int clamp(int asked, int floor, int limit) {
-        long a = Integer.toUnsignedLong(asked);
-        return (int) Math.max(floor, Math.min(limit, a));
+    private static int min(int asked, int limit) {
+        return (int) Math.min(Integer.toUnsignedLong(asked), limit);
     }
 }

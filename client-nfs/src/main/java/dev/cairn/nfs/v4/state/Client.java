@@ -20,7 +20,9 @@ public final class Client {
     int createSessionSeq;
     byte[] lastCreateSessionReply;
     /** 4.0: the verifier SETCLIENTID_CONFIRM must present. */
-    final byte[] confirmVerifier;
+    byte[] confirmVerifier;
+    /** 4.0: a callback update's verifier (SETCLIENTID again by the confirmed client), until it is confirmed. */
+    byte[] updateVerifier;
     long leaseExpiresNanos;
     boolean reclaimComplete;
     final List<Session> sessions = new ArrayList<>();
@@ -54,4 +56,7 @@ public final class Client {
     public byte[] owner() { return owner.clone(); }
 
     public byte[] confirmVerifier() { return confirmVerifier.clone(); }
+
+    /** Whether {@code v} confirms the pending callback update (4.0). */
+    public boolean confirmsUpdate(byte[] v) { return updateVerifier != null && Arrays.equals(updateVerifier, v); }
 }

@@ -22,8 +22,6 @@ public final class ClientTable {
     public static final int MAX_SESSIONS_PER_CLIENT = 8;
     /** What a session may negotiate at most: slots, cached reply size, ops per COMPOUND. */
     public static final ChannelAttrs LIMITS = new ChannelAttrs(0, 1_114_112, 1_114_112, 16_384, 64, 64);
-    /** RFC 8881 §18.36.3: a channel needs room for at least one small request, and one slot. */
-    public static final ChannelAttrs FLOOR = new ChannelAttrs(0, 1024, 1024, 0, 2, 1);
     /** The owner string (co_ownerid, nfs_client_id4.id) is at most NFS4_OPAQUE_LIMIT bytes. */
     public static final int MAX_OWNER = 1024;
 
@@ -31,7 +29,13 @@ public final class ClientTable {
     private final RandomGenerator random;
     private int nextClient = 1;
     private final Map<Long, Client> byId = new LinkedHashMap<>();
-    private final Map<ByteBuffer, Client> byOwner = new HashMap<>();
+    /**
+     * An owner has at most one confirmed and one unconfirmed record (RFC 8881 §18.35.4, RFC 7530 §16.33.5):
+     * a client that rebooted gets a new unconfirmed record while its old one, with its state, stays until
+     * the new one is confirmed.
+     */
+    private final Map<ByteBuffer, Client> confirmedByOwner = new HashMap<>();
+    private final Map<ByteBuffer, Client> unconfirmedByOwner = new HashMap<>();
     private final Map<ByteBuffer, Session> sessions = new HashMap<>();
 
     public ClientTable(int bootId, RandomGenerator random) {
@@ -48,12 +52,20 @@ public final class ClientTable {
     /** Whether the id was made by an earlier incarnation of the gateway (STALE_CLIENTID, not BAD). */
     public boolean fromEarlierBoot(long id) { return (int) (id >>> 32) != bootId; }
 
-    public Client byOwner(byte[] owner) { return byOwner.get(ByteBuffer.wrap(owner)); }
+    /** The owner's confirmed record, or null. */
+    public Client confirmedByOwner(byte[] owner) { return confirmedByOwner.get(ByteBuffer.wrap(owner)); }
+
+    /** The owner's unconfirmed record, or null. */
+    public Client unconfirmedByOwner(byte[] owner) { return unconfirmedByOwner.get(ByteBuffer.wrap(owner)); }
 
     public Session session(byte[] id) { return sessions.get(ByteBuffer.wrap(id)); }
 
-    /** A new, unconfirmed client record; it replaces {@code previous} (same owner) if given. Null if the table is full. */
-    public Client create(byte[] owner, byte[] verifier, int minor, int principal, Client previous, long nowNanos) {
+    /**
+     * A new unconfirmed client record for {@code owner}. It replaces the owner's unconfirmed record, if any;
+     * a confirmed one stays until this one is confirmed ({@link #confirm}). Null if the table is full.
+     */
+    public Client create(byte[] owner, byte[] verifier, int minor, int principal, long nowNanos) {
+        Client previous = unconfirmedByOwner(owner);
         if (previous != null) remove(previous);
         if (byId.size() >= MAX_CLIENTS) return null;
         long id = ((long) bootId << 32) | (nextClient++ & 0xffff_ffffL);
@@ -62,7 +74,7 @@ public final class ClientTable {
         Client c = new Client(id, owner, verifier, minor, principal, confirm);
         c.leaseExpiresNanos = nowNanos + LEASE_NANOS;
         byId.put(id, c);
-        byOwner.put(ByteBuffer.wrap(c.owner()), c);
+        unconfirmedByOwner.put(ByteBuffer.wrap(c.owner()), c);
         return c;
     }
 
@@ -74,12 +86,43 @@ public final class ClientTable {
     public void remove(Client c) {
         onRemove.accept(c.id());
         byId.remove(c.id());
-        byOwner.remove(ByteBuffer.wrap(c.owner()), c);
+        (c.confirmed ? confirmedByOwner : unconfirmedByOwner).remove(ByteBuffer.wrap(c.owner()), c);
         for (Session s : c.sessions) sessions.remove(ByteBuffer.wrap(s.id()));
         c.sessions.clear();
     }
 
-    public void confirm(Client c) { c.confirmed = true; }
+    /**
+     * {@code c} becomes its owner's confirmed record. The owner's previous confirmed record (an earlier
+     * incarnation of the client) goes, and its state with it.
+     */
+    public void confirm(Client c) {
+        if (c.confirmed) return;
+        ByteBuffer owner = ByteBuffer.wrap(c.owner());
+        Client previous = confirmedByOwner.get(owner);
+        if (previous != null) remove(previous);
+        unconfirmedByOwner.remove(owner, c);
+        c.confirmed = true;
+        confirmedByOwner.put(owner, c);
+    }
+
+    /**
+     * 4.0 SETCLIENTID by a confirmed client with its own verifier: a callback update (RFC 7530 §16.33.5),
+     * same client id, a new confirm verifier; its state stays. Answers that verifier.
+     */
+    public byte[] offerUpdate(Client c) {
+        assert c.confirmed && c.minorVersion() == 0;
+        byte[] v = new byte[8];
+        random.nextBytes(v);
+        c.updateVerifier = v;
+        return v.clone();
+    }
+
+    /** SETCLIENTID_CONFIRM of a callback update: its verifier is now the client's. */
+    public void acceptUpdate(Client c) {
+        assert c.updateVerifier != null;
+        c.confirmVerifier = c.updateVerifier;
+        c.updateVerifier = null;
+    }
 
     public void renew(Client c, long nowNanos) { c.leaseExpiresNanos = nowNanos + LEASE_NANOS; }
 
@@ -103,12 +146,13 @@ public final class ClientTable {
         c.lastCreateSessionReply = reply;
     }
 
-    /** A new session for {@code c}, or null if it has too many. */
-    public Session createSession(Client c, ChannelAttrs fore) {
+    /** A new session for {@code c}, bound to the connection that asked for it; null if it has too many. */
+    public Session createSession(Client c, ChannelAttrs fore, long connection) {
         if (c.sessions.size() >= MAX_SESSIONS_PER_CLIENT) return null;
         byte[] id = new byte[Session.ID_BYTES];
         ByteBuffer.wrap(id).putLong(c.id()).putLong(random.nextLong());
         Session s = new Session(id, c, fore);
+        s.bind(connection);
         c.sessions.add(s);
         sessions.put(ByteBuffer.wrap(s.id()), s);
         return s;

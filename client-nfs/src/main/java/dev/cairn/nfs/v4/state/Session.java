@@ -11,6 +11,13 @@ public final class Session {
     private final Client client;
     private final ChannelAttrs fore;
     private final Slot[] slots;
+    /**
+     * The connections bound to the session (RFC 8881 §2.10.3.1): the one that created it, any that sent a
+     * SEQUENCE on it (implicit binding, as SP4_NONE allows) or BIND_CONN_TO_SESSION. Most recent last,
+     * at most {@link #MAX_CONNECTIONS}; the oldest is unbound past that.
+     */
+    private final java.util.LinkedHashSet<Long> connections = new java.util.LinkedHashSet<>();
+    public static final int MAX_CONNECTIONS = 16;
 
     Session(byte[] id, Client client, ChannelAttrs fore) {
         assert id.length == ID_BYTES;
@@ -28,6 +35,15 @@ public final class Session {
     public ChannelAttrs fore() { return fore; }
 
     public int slotCount() { return slots.length; }
+
+    /** Binds a connection to the session (it may then DESTROY_SESSION without a SEQUENCE). */
+    public void bind(long connection) {
+        connections.remove(connection);
+        connections.add(connection);
+        if (connections.size() > MAX_CONNECTIONS) connections.remove(connections.iterator().next());
+    }
+
+    public boolean isBound(long connection) { return connections.contains(connection); }
 
     /** What SEQUENCE decides for a request on a slot (RFC 8881 §2.10.6.1). */
     public sealed interface Admission {}

@@ -100,6 +100,13 @@ public final class StateTable {
     private final Map<String, LockState> lockByOpenOwner = new HashMap<>();
     private final ByteRangeLocks ranges = new ByteRangeLocks();
     private final OwnerSequences sequences = new OwnerSequences();
+    /**
+     * Keys of states dropped with their client (lease expired, client rebooted or destroyed), most recent
+     * last: a stateid naming one gets EXPIRED rather than BAD_STATEID (RFC 7530 §9.1.4), so the client
+     * knows to recover rather than suspect itself. Bounded: the oldest are forgotten.
+     */
+    private final java.util.LinkedHashSet<Long> expired = new java.util.LinkedHashSet<>();
+    public static final int MAX_EXPIRED_KEYS = 16_384;
 
     public StateTable(int bootId) { this.bootId = bootId; }
 
@@ -189,7 +196,11 @@ public final class StateTable {
         Long key = key(id, minorVersion, status);
         if (key == null) return null;
         T state = table.get(key);
-        if (state == null) return neverIssued(status);
+        if (state == null) {
+            if (!expired.contains(key)) return neverIssued(status);
+            status[0] = Nfs4Status.EXPIRED;
+            return null;
+        }
         return seqidMatches(id, seqidOf.applyAsInt(state), minorVersion, status) ? state : null;
     }
 
@@ -301,7 +312,12 @@ public final class StateTable {
     public int dropClient(long clientId) {
         ranges.dropClient(clientId);
         sequences.dropClient(clientId);
-        locksByKey.values().removeIf(l -> l.open.clientId == clientId);
+        for (Iterator<LockState> it = locksByKey.values().iterator(); it.hasNext(); ) {
+            LockState l = it.next();
+            if (l.open.clientId != clientId) continue;
+            it.remove();
+            expired(l.key);
+        }
         lockByOpenOwner.values().removeIf(l -> l.open.clientId == clientId);
         int n = 0;
         for (Iterator<Open> it = byKey.values().iterator(); it.hasNext(); ) {
@@ -309,9 +325,15 @@ public final class StateTable {
             if (o.clientId != clientId) continue;
             it.remove();
             byOwnerFile.remove(o.owner);
+            expired(o.key);
             n++;
         }
         return n;
+    }
+
+    private void expired(long key) {
+        expired.add(key);
+        if (expired.size() > MAX_EXPIRED_KEYS) expired.remove(expired.iterator().next());
     }
 
     public boolean holds(long clientId) {

@@ -18,15 +18,12 @@ class GraceTest {
     /** One incarnation of the gateway: its client table and grace period over the same disk. */
     final class Boot {
         final ClientTable clients = new ClientTable(new SplittableRandom(clock.nanos).nextInt(), new SplittableRandom(1));
-        final Grace grace = new Grace(disk, clock, NfsTestCalls.QUIET, PERIOD, o -> {
-            Client c = clients.byOwner(o);
-            return c != null && c.confirmed();
-        });
+        final Grace grace = new Grace(disk, clock, NfsTestCalls.QUIET, PERIOD, o -> clients.confirmedByOwner(o) != null);
 
         Boot() { clients.onRemove(id -> grace.removed(clients.client(id))); }
 
         Client confirmed(String owner, int minor) {
-            Client c = clients.create(owner.getBytes(StandardCharsets.UTF_8), new byte[8], minor, 0, null, clock.nanos);
+            Client c = clients.create(owner.getBytes(StandardCharsets.UTF_8), new byte[8], minor, 0, clock.nanos);
             clients.confirm(c);
             assertThat(grace.confirmed(c).isDone()).isTrue();
             return c;
