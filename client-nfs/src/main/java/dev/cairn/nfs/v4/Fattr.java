@@ -171,11 +171,17 @@ public final class Fattr {
                 case TIME_MODIFY_SET -> mtime = readSetTime(v, now);
                 default -> throw new AssertionError(attr);
             }
+            if (atime == BAD_TIME || mtime == BAD_TIME) return new Settable(Nfs4Status.INVAL, AttrChange.NONE, new int[0]);
             if (uid == BAD_OWNER || gid == BAD_OWNER) return new Settable(Nfs4Status.BADOWNER, AttrChange.NONE, new int[0]);
         }
+        // attr_vals holds exactly the values the bitmap names: anything left over is malformed (RFC 7530 §16.32.4)
+        if (v.remaining() != 0) throw new XdrException(v.remaining() + " bytes after the attribute values");
         if (size < AttrChange.KEEP) return new Settable(Nfs4Status.INVAL, AttrChange.NONE, new int[0]);
         return new Settable(Nfs4Status.NFS4_OK, new AttrChange(mode, uid, gid, size, atime, mtime), bitmap);
     }
+
+    /** Whether a bitmap names a write-only attribute (the *_SET times): GETATTR, READDIR and VERIFY answer INVAL. */
+    public static boolean namesWriteOnly(int[] bitmap) { return isSet(bitmap, TIME_ACCESS_SET) || isSet(bitmap, TIME_MODIFY_SET); }
 
     public static int[] readBitmap(XdrDecoder d) {
         int n = d.readLength(3, "bitmap");
@@ -185,6 +191,8 @@ public final class Fattr {
     }
 
     private static final int BAD_OWNER = -2;
+    /** Stands for a time whose nanoseconds are out of range. */
+    private static final long BAD_TIME = Long.MIN_VALUE;
 
     /** "1000", "1000@domain", "root@domain" or "nobody": numeric ids as Linux sends them with sec=sys. */
     static int owner(String s) {
@@ -207,7 +215,7 @@ public final class Fattr {
         }
         long sec = v.readLong();
         int nsec = v.readInt();
-        if (nsec < 0 || nsec >= 1_000_000_000) throw new XdrException("nseconds " + nsec);
+        if (nsec < 0 || nsec >= 1_000_000_000) return BAD_TIME; // a well-formed but impossible time: INVAL
         return sec * 1000 + nsec / 1_000_000;
     }
 }

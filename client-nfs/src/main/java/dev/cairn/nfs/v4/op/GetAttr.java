@@ -13,6 +13,7 @@ public final class GetAttr implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         int[] requested = Fattr.readBitmap(d);
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        if (Fattr.namesWriteOnly(requested)) return Operation.status(Nfs4Status.INVAL);
         var fh = st.current;
         return Files.call(Files.fs(st).getAttr(fh.inode()), a -> {
             Fattr.encode(res, requested, a, st.server.attrContext(fh, st.minorVersion));

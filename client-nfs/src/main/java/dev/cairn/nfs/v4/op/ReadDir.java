@@ -28,6 +28,7 @@ public final class ReadDir implements Operation {
         int maxcount = d.readInt();
         int[] requested = Fattr.readBitmap(d);
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        if (Fattr.namesWriteOnly(requested)) return Operation.status(Nfs4Status.INVAL);
         if (cookie == 1 || cookie == 2) return Operation.status(Nfs4Status.BAD_COOKIE);
         if (cookie != 0 && !java.util.Arrays.equals(verifier, VERIFIER)) return Operation.status(Nfs4Status.NOT_SAME);
         long limit = Integer.toUnsignedLong(maxcount);

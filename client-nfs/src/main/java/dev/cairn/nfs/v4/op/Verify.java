@@ -26,7 +26,7 @@ public final class Verify implements Operation {
         int[] bitmap = Fattr.readBitmap(d);
         byte[] theirs = d.readOpaque(64 * 1024);
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
-        if (Fattr.isSet(bitmap, Fattr.RDATTR_ERROR)) return Operation.status(Nfs4Status.INVAL);
+        if (Fattr.isSet(bitmap, Fattr.RDATTR_ERROR) || Fattr.namesWriteOnly(bitmap)) return Operation.status(Nfs4Status.INVAL);
         int[] supported = Fattr.supported(st.minorVersion);
         for (int a = 0; a < bitmap.length * 32; a++) {
             if (Fattr.isSet(bitmap, a) && !Fattr.isSet(supported, a)) return Operation.status(Nfs4Status.ATTRNOTSUPP);
