@@ -130,6 +130,34 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(nfs(() -> c.list(root))).isEmpty();
     }
 
+    @Test void shareReservationsHoldOffOthersTheOwnersUpgradeAndSpecialStateids() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        OpenFile f = nfs(() -> c.open(root, "shared", true, Nfs4Client.SHARE_ACCESS_BOTH, Nfs4Client.SHARE_DENY_WRITE, "o1"));
+        nfs(() -> c.write(f, 0, "data".getBytes(), Nfs4Client.FILE_SYNC));
+        OpenFile anonymous = new OpenFile(f.fh(), new byte[16]);
+        assertThat(status(() -> c.write(anonymous, 0, "more".getBytes(), Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.LOCKED);
+        assertThat(nfs(() -> c.read(anonymous, 0, 100))).as("reading is not denied").isEqualTo("data".getBytes());
+        assertThat(status(() -> c.open(root, "shared", false, Nfs4Client.SHARE_ACCESS_WRITE, Nfs4Client.SHARE_DENY_NONE, "o2")))
+                .isEqualTo(Nfs4Status.SHARE_DENIED);
+        assertThat(status(() -> c.open(root, "shared", false, Nfs4Client.SHARE_ACCESS_WRITE, Nfs4Client.SHARE_DENY_NONE, "o1")))
+                .as("its own deny holds against the owner's upgrade").isEqualTo(Nfs4Status.SHARE_DENIED);
+        OpenFile reader = nfs(() -> c.open(root, "shared", false, Nfs4Client.SHARE_ACCESS_READ, Nfs4Client.SHARE_DENY_NONE, "o2"));
+        assertThat(nfs(() -> c.read(reader, 0, 100))).isEqualTo("data".getBytes());
+        nfs(() -> c.close(f));
+        nfs(() -> c.write(anonymous, 0, "more".getBytes(), Nfs4Client.FILE_SYNC));
+    }
+
+    /** The status an NFS call failed with. */
+    int status(Supplier<Promise<?>> op) {
+        try {
+            sim.await(gateway, op::get, 600 * SECOND);
+            return Nfs4Status.NFS4_OK;
+        } catch (Nfs4Client.NfsException e) {
+            return e.status;
+        }
+    }
+
     @Test void byteRangeLocksAreSharedBetweenClients() {
         Nfs4Client a = client("alice"), b = client("bob");
         byte[] root = nfs(() -> a.lookup("/"));

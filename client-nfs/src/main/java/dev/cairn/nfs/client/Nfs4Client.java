@@ -102,10 +102,18 @@ public final class Nfs4Client {
 
     /** OPEN by name in a directory, creating the file (UNCHECKED, mode 0644) if {@code create}, for reading and writing. */
     public Promise<OpenFile> open(byte[] dir, String name, boolean create) {
+        return open(dir, name, create, ACCESS_BOTH, 0, "open-" + name);
+    }
+
+    public static final int SHARE_ACCESS_READ = 1, SHARE_ACCESS_WRITE = 2, SHARE_ACCESS_BOTH = 3;
+    public static final int SHARE_DENY_NONE = 0, SHARE_DENY_READ = 1, SHARE_DENY_WRITE = 2, SHARE_DENY_BOTH = 3;
+
+    /** OPEN with this share access and deny, for open-owner {@code openOwner}. */
+    public Promise<OpenFile> open(byte[] dir, String name, boolean create, int access, int deny, String openOwner) {
         return send(true, b -> {
             b.putFh(dir);
             b.op(Op.OPEN, a -> {
-                a.writeInt(0).writeInt(ACCESS_BOTH).writeInt(0).writeLong(clientId).writeOpaque(("open-" + name).getBytes(StandardCharsets.UTF_8));
+                a.writeInt(0).writeInt(access).writeInt(deny).writeLong(clientId).writeOpaque(openOwner.getBytes(StandardCharsets.UTF_8));
                 if (create) {
                     a.writeInt(1).writeInt(0); // OPEN4_CREATE, UNCHECKED4
                     a.writeInt(2).writeInt(0).writeInt(1 << 1); // bitmap: word 1 bit 1 = mode (attribute 33)

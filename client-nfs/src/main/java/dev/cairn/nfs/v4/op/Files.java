@@ -115,7 +115,12 @@ final class Files {
      */
     static Integer checkStateId(CompoundState st, StateId id, long inode, int access) {
         if (id.isCurrent() && st.currentStateId != null) id = st.currentStateId;
-        if (id.isSpecial()) return null;
+        if (id.isSpecial()) {
+            // no open of its own, so another's share reservation holds it off (RFC 7530 §9.1.4.3); the bypass
+            // stateid may read past them
+            boolean bypassRead = id.isBypass() && access == StateTable.ACCESS_READ;
+            return !bypassRead && st.server.states().denied(inode, access) ? Integer.valueOf(Nfs4Status.LOCKED) : null;
+        }
         int[] status = new int[1];
         StateTable.Open o = st.server.states().resolve(id, st.minorVersion, status);
         if (o == null) return status[0];

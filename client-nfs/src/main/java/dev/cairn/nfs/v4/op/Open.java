@@ -148,8 +148,9 @@ public final class Open implements Operation {
     }
 
     private Promise<Integer> truncateThenOpen(CompoundState st, XdrEncoder res, Request r, int access, long clientId, FileAttr a, FileAttr dir) {
+        // RFC 7530 §16.16.5: UNCHECKED4 over an existing file ignores the attributes, except that a size of 0 truncates
         long size = r.attrs() == null ? AttrChange.KEEP : r.attrs().change().size();
-        if (size == AttrChange.KEEP || a.type() != FileType.FILE) return Promise.completed(opened(st, res, r, access, clientId, a, dir, false, new int[3]));
+        if (size != 0 || a.type() != FileType.FILE) return Promise.completed(opened(st, res, r, access, clientId, a, dir, false, new int[3]));
         if (!Files.mayWrite(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
         int[] set = new int[3];
         set[0] = 1 << Fattr.SIZE;
@@ -161,7 +162,9 @@ public final class Open implements Operation {
     private int opened(CompoundState st, XdrEncoder res, Request r, int access, long clientId, FileAttr a, FileAttr dir, boolean created, int[] attrset) {
         if (a.type() == FileType.DIR) return Nfs4Status.ISDIR;
         if (a.type() == FileType.SYMLINK) return Nfs4Status.SYMLINK;
-        if (a.type() != FileType.FILE) return st.minorVersion >= 1 ? Nfs4Status.WRONG_TYPE : Nfs4Status.INVAL;
+        // a special file: 4.1 has WRONG_TYPE for it; 4.0 has nothing fitting, and SYMLINK (what knfsd answers)
+        // is the error that makes Linux 4.0 clients fall back to opening the device or FIFO locally
+        if (a.type() != FileType.FILE) return st.minorVersion >= 1 ? Nfs4Status.WRONG_TYPE : Nfs4Status.SYMLINK;
         if (!created) {
             if ((access & StateTable.ACCESS_READ) != 0 && !Files.mayRead(st.credentials, a) && st.credentials.uid() != a.uid()) return Nfs4Status.ACCESS;
             if ((access & StateTable.ACCESS_WRITE) != 0 && !Files.mayWrite(st.credentials, a)) return Nfs4Status.ACCESS;

@@ -155,8 +155,10 @@ public final class StateTable {
         }
         String k = ownerKey(clientId, owner, inode);
         for (Open o : byKey.values()) {
-            if (o.inode != inode || o.owner.equals(k)) continue;
-            if ((o.deny & access) != 0 || (o.access & deny) != 0) {
+            if (o.inode != inode) continue;
+            // the owner's own deny holds against its own upgrade too (RFC 7530 §9.9, §16.16.5), as knfsd has it
+            boolean own = o.owner.equals(k);
+            if ((o.deny & access) != 0 || (!own && (o.access & deny) != 0)) {
                 status[0] = Nfs4Status.SHARE_DENIED;
                 return null;
             }
@@ -334,6 +336,12 @@ public final class StateTable {
     private void expired(long key) {
         expired.add(key);
         if (expired.size() > MAX_EXPIRED_KEYS) expired.remove(expired.iterator().next());
+    }
+
+    /** Whether an open of the file denies {@code access} to others (what READ and WRITE with a special stateid meet: LOCKED). */
+    public boolean denied(long inode, int access) {
+        for (Open o : byKey.values()) if (o.inode == inode && (o.deny & access) != 0) return true;
+        return false;
     }
 
     public boolean holds(long clientId) {
