@@ -11,6 +11,7 @@ import dev.cairn.nfs.client.Nfs4Client;
 import dev.cairn.nfs.client.Nfs4Client.OpenFile;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Op;
 import dev.cairn.sim.runtime.SimHost;
 import dev.cairn.sim.workload.Oracle;
 import java.util.ArrayList;
@@ -146,6 +147,31 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(nfs(() -> c.read(reader, 0, 100))).isEqualTo("data".getBytes());
         nfs(() -> c.close(f));
         nfs(() -> c.write(anonymous, 0, "more".getBytes(), Nfs4Client.FILE_SYNC));
+    }
+
+    @Test void theCurrentStateidFollowsTheCurrentFileHandle() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        OpenFile f = nfs(() -> c.open(root, "cur", true));
+        nfs(() -> c.close(f));
+        byte[] current = new byte[16];
+        current[3] = 1; // seqid 1, other all zeros: "the current stateid"
+        java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder> open = a -> {
+            a.writeInt(0).writeInt(3).writeInt(0).writeLong(0).writeOpaque("cur-owner".getBytes());
+            a.writeInt(0).writeInt(0).writeString("cur"); // NOCREATE, CLAIM_NULL
+        };
+        java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder> close = a -> a.writeInt(0).writeFixedOpaque(current);
+        // OPEN then CLOSE of the current stateid in one COMPOUND
+        assertThat(nfs(() -> c.statusOf(b -> b.putFh(root).op(Op.OPEN, open).op(Op.CLOSE, close)))).isEqualTo(Nfs4Status.NFS4_OK);
+        // a handle put after the OPEN unsets it: nothing to close
+        assertThat(nfs(() -> c.statusOf(b -> b.putFh(root).op(Op.OPEN, open).putFh(root).op(Op.CLOSE, close)))).isEqualTo(Nfs4Status.BAD_STATEID);
+        // ... unless SAVEFH kept it with its handle and RESTOREFH brought both back
+        assertThat(nfs(() -> c.statusOf(b -> b.putFh(root).op(Op.OPEN, open).op(Op.SAVEFH, a -> { }).putFh(root).op(Op.RESTOREFH, a -> { })
+                .op(Op.CLOSE, close)))).isEqualTo(Nfs4Status.NFS4_OK);
+        // none set at all
+        assertThat(nfs(() -> c.statusOf(b -> b.putFh(f.fh()).op(Op.CLOSE, close)))).isEqualTo(Nfs4Status.BAD_STATEID);
+        assertThat(nfs(() -> c.statusOf(b -> b.putFh(f.fh()).op(Op.WRITE, a -> a.writeFixedOpaque(current).writeLong(0).writeInt(2).writeOpaque(new byte[1])))))
+                .isEqualTo(Nfs4Status.BAD_STATEID);
     }
 
     /** The status an NFS call failed with. */

@@ -289,18 +289,29 @@ public final class Nfs4Client {
     // ---------------------------------------------------------------- COMPOUND plumbing
 
     /** Builds a COMPOUND's operations. */
-    final class Builder {
+    public final class Builder {
         final XdrEncoder ops = new XdrEncoder();
         final List<Integer> numbers = new ArrayList<>();
 
-        Builder op(int op, Consumer<XdrEncoder> args) {
+        public Builder op(int op, Consumer<XdrEncoder> args) {
             ops.writeInt(op);
             args.accept(ops);
             numbers.add(op);
             return this;
         }
 
-        Builder putFh(byte[] fh) { return op(Op.PUTFH, a -> a.writeOpaque(fh)); }
+        public Builder putFh(byte[] fh) { return op(Op.PUTFH, a -> a.writeOpaque(fh)); }
+    }
+
+    /**
+     * Sends any operations (after SEQUENCE) and answers the COMPOUND's status, for probing the server's
+     * rules; results the client cannot read past end the reading, not the call.
+     */
+    public Promise<Integer> statusOf(Consumer<Builder> build) {
+        return send(true, build).then((r, e) -> {
+            if (e instanceof NfsException n) return Promise.completed(n.status);
+            return e == null ? Promise.completed(Nfs4Status.NFS4_OK) : Promise.failed(e);
+        });
     }
 
     /** A successful COMPOUND's results: one decoder per operation (SEQUENCE left out), positioned at its body. */

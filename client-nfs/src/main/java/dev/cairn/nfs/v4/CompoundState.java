@@ -18,6 +18,8 @@ public final class CompoundState {
     public FileHandle saved;
     /** 4.1's current stateid (RFC 8881 §16.2.3.1.2): set by OPEN and friends, named by the special stateid (1, zeros). */
     public dev.cairn.nfs.v4.state.StateTable.StateId currentStateId;
+    /** The current stateid SAVEFH kept with the saved handle, for RESTOREFH. */
+    public dev.cairn.nfs.v4.state.StateTable.StateId savedStateId;
     public Session session;
     public Slot slot;
     /** Whether the reply goes into the slot's cache (SEQUENCE's sa_cachethis; we cache every reply that fits). */

@@ -296,6 +296,7 @@ public final class Nfs4Server {
                 st.sequenced.clear();
             }
             index = opIndex + 1;
+            if (status == Nfs4Status.NFS4_OK && Op.replacesCurrentFh(op)) st.currentStateId = null;
             if (op == Op.SEQUENCE && st.replay != null) {
                 done.complete(st.replay);
                 return false;

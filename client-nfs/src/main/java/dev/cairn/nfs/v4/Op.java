@@ -81,6 +81,14 @@ public final class Op {
     private Op() {}
 
     /** Operations of minor version 0 only: a 4.1 COMPOUND holding one gets NFS4ERR_NOTSUPP (RFC 8881 §18). */
+    /**
+     * Operations that put a new object in the current filehandle without giving it a stateid: they unset
+     * the current stateid (RFC 8881 §16.2.3.1.2), so a later "current stateid" cannot name another file's state.
+     */
+    public static boolean replacesCurrentFh(int op) {
+        return op == PUTFH || op == PUTROOTFH || op == PUTPUBFH || op == LOOKUP || op == LOOKUPP || op == CREATE;
+    }
+
     public static boolean v40Only(int op) {
         return op == OPEN_CONFIRM || op == RENEW || op == SETCLIENTID || op == SETCLIENTID_CONFIRM || op == RELEASE_LOCKOWNER;
     }

@@ -113,8 +113,17 @@ final class Files {
      * pass; an open's, or a lock stateid's open, must be of this file and allow the access. Null if fine,
      * else the status.
      */
+    /**
+     * The special "current stateid" (RFC 8881 §16.2.3.1.2) as the stateid the COMPOUND's last stateid-giving
+     * operation left; unchanged if none is set (it then names nothing: BAD_STATEID where it is looked up).
+     */
+    static StateId resolveCurrent(CompoundState st, StateId id) {
+        return id.isCurrent() && st.currentStateId != null ? st.currentStateId : id;
+    }
+
     static Integer checkStateId(CompoundState st, StateId id, long inode, int access) {
-        if (id.isCurrent() && st.currentStateId != null) id = st.currentStateId;
+        if (id.isCurrent() && st.currentStateId == null) return Nfs4Status.BAD_STATEID;
+        id = resolveCurrent(st, id);
         if (id.isSpecial()) {
             // no open of its own, so another's share reservation holds it off (RFC 7530 §9.1.4.3); the bypass
             // stateid may read past them

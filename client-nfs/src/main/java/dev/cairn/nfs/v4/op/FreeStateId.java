@@ -15,7 +15,7 @@ import dev.cairn.nfs.xdr.XdrEncoder;
  */
 public final class FreeStateId implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
-        StateId sid = Files.readStateId(d);
+        StateId sid = Files.resolveCurrent(st, Files.readStateId(d));
         int[] status = new int[1];
         if (sid.isSpecial()) return Operation.status(Nfs4Status.BAD_STATEID);
         StateTable.LockState lock = st.server.states().findLock(sid, st.minorVersion, status);

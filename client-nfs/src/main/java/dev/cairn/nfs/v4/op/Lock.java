@@ -58,7 +58,7 @@ public final class Lock implements Operation {
         if (!Locks.validType(type)) return Operation.status(Nfs4Status.INVAL);
         Long last = ByteRangeLocks.lastByte(offset, length);
         if (last == null) return Operation.status(Nfs4Status.INVAL);
-        if (sid.isCurrent() && st.currentStateId != null) sid = st.currentStateId;
+        sid = Files.resolveCurrent(st, sid);
         StateTable states = st.server.states();
         int[] status = new int[1];
         StateTable.LockState ls;

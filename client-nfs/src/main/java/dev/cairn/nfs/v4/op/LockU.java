@@ -24,7 +24,7 @@ public final class LockU implements Operation {
         if (!Locks.validType(type)) return Operation.status(Nfs4Status.INVAL);
         Long last = ByteRangeLocks.lastByte(offset, length);
         if (last == null) return Operation.status(Nfs4Status.INVAL);
-        if (sid.isCurrent() && st.currentStateId != null) sid = st.currentStateId;
+        sid = Files.resolveCurrent(st, sid);
         int[] status = new int[1];
         StateTable.LockState ls = st.server.states().findLock(sid, st.minorVersion, status);
         if (ls == null) return Operation.status(status[0]);

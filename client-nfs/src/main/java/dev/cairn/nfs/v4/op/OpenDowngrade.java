@@ -19,7 +19,7 @@ public final class OpenDowngrade implements Operation {
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
         Promise<Integer> answered = Sequencing.check(st, sid, dev.cairn.nfs.v4.Op.OPEN_DOWNGRADE, seqid, res);
         if (answered != null) return answered;
-        if (sid.isCurrent() && st.currentStateId != null) sid = st.currentStateId;
+        sid = Files.resolveCurrent(st, sid);
         int[] status = new int[1];
         StateTable.Open o = st.server.states().find(sid, st.minorVersion, status);
         if (o == null) return Operation.status(status[0]);

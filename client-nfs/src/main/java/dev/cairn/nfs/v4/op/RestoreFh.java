@@ -12,6 +12,7 @@ public final class RestoreFh implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         if (st.saved == null) return Operation.status(Nfs4Status.RESTOREFH);
         st.current = st.saved;
+        st.currentStateId = st.savedStateId;
         return OK;
     }
 }

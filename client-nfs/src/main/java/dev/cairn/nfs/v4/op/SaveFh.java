@@ -12,6 +12,7 @@ public final class SaveFh implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
         st.saved = st.current;
+        st.savedStateId = st.currentStateId; // the current stateid goes with its handle (RFC 8881 §16.2.3.1.2)
         return OK;
     }
 }
