@@ -53,6 +53,11 @@ final class ChunkStore {
          * the planner). The master keeps chunks with an open window out of its plans.
          */
         long writableUntilNanos;
+        /**
+         * Seen by the scrubber never synced and outside any write window (see {@link #abandoned}); any
+         * create, write or sync clears it.
+         */
+        boolean seenIdleUnsynced;
 
         Chunk(long id, Disk volume) {
             this.id = id;
@@ -229,6 +234,7 @@ final class ChunkStore {
             // a retried create is fine
             if (existing.version == version && existing.part == part && existing.length == 0) {
                 existing.writableUntilNanos = writableUntilNanos;
+                existing.seenIdleUnsynced = false;
                 return Promise.completed(null);
             }
             // an older copy (a stale part left from before, or a copy that missed leases) gives way to the new one
@@ -275,6 +281,26 @@ final class ChunkStore {
     void markBad(long id, long version) {
         Chunk c = chunks.get(id);
         if (c != null && c.version == version) c.bad = true;
+    }
+
+    /**
+     * Whether a copy here was abandoned before it was ever made durable: created (by a client's lease or a
+     * planner copy) but never synced, and left so. It holds nothing anyone acknowledged (every
+     * acknowledgement needs a sync, which makes a header durable), yet the master counts a copy it was told
+     * of at the current version and length, and a power loss would take it away without anyone noticing.
+     * The first call that finds it so (no write window open on {@code nowNanos}, the lease clock) marks it;
+     * a second with no create, write or sync in between (a scrubber round later) answers true, and the
+     * caller deletes it so the master's next inventory has it copied elsewhere.
+     */
+    boolean abandoned(long id, long nowNanos) {
+        Chunk c = chunks.get(id);
+        if (c == null || c.durableSlot >= 0 || nowNanos - c.writableUntilNanos < 0) {
+            if (c != null) c.seenIdleUnsynced = false;
+            return false;
+        }
+        if (c.seenIdleUnsynced) return true;
+        c.seenIdleUnsynced = true;
+        return false;
     }
 
     /** {id, version, length} of a chunk that is here and not marked bad, or null. */
@@ -406,6 +432,7 @@ final class ChunkStore {
         Promise<byte[]> old = needOld
                 ? c.volume.read(c.file, DATA_OFFSET + from, (int) (Math.min(to, oldLength) - from))
                 : Promise.completed(new byte[0]);
+        c.seenIdleUnsynced = false;
         return old.flatMap(oldBytes -> {
             if (c.deleted) throw new CairnException(Status.NOT_FOUND, "chunk " + c.id + " deleted");
             byte[] region = new byte[(int) (to - from)];
@@ -432,6 +459,7 @@ final class ChunkStore {
         if (c.crcs.length < ChunkFormat.MAX_BLOCKS) c.crcs = Arrays.copyOf(c.crcs, ChunkFormat.MAX_BLOCKS);
         int slot = c.nextSlot();
         c.seq++;
+        c.seenIdleUnsynced = false;
         byte[] header = ChunkFormat.encodeHeader(c.header());
         return c.volume.write(c.file, ChunkFormat.slotOffset(slot), header)
                 .flatMap(v -> c.volume.sync(c.file))

@@ -25,20 +25,33 @@ final class Scrubber {
 
     interface CorruptionSink { void report(long chunkId, long version, String why); }
 
+    /** Copies found abandoned before they were ever synced ({@link ChunkStore#abandoned}): removed. */
+    interface AbandonedSink { void remove(long chunkId, long version); }
+
     private final Env env;
     private final ChunkStore store;
     private final long bytesPerTick;
     private final CorruptionSink onCorrupt;
+    private final java.util.function.LongSupplier leaseClock;
+    private final AbandonedSink onAbandoned;
     private long cursor = -1;
     private long offset;
     private long verifiedBytes;
     private boolean stopped;
 
     Scrubber(Env env, ChunkStore store, long bytesPerSecond, CorruptionSink onCorrupt) {
+        this(env, store, bytesPerSecond, onCorrupt, () -> env.clock().nanoTime(), (id, version) -> { });
+    }
+
+    /** ... also removing, through {@code onAbandoned}, copies abandoned unsynced (judged on {@code leaseClock}). */
+    Scrubber(Env env, ChunkStore store, long bytesPerSecond, CorruptionSink onCorrupt, java.util.function.LongSupplier leaseClock,
+             AbandonedSink onAbandoned) {
         this.env = env;
         this.store = store;
         this.bytesPerTick = bytesPerSecond * ChunkServer.SCRUB_TICK_NANOS / 1_000_000_000L;
         this.onCorrupt = onCorrupt;
+        this.leaseClock = leaseClock;
+        this.onAbandoned = onAbandoned;
     }
 
     void start() {
@@ -71,6 +84,10 @@ final class Scrubber {
             c = next.get(0);
             cursor = c[0];
             offset = 0;
+            if (store.abandoned(cursor, leaseClock.getAsLong())) {
+                onAbandoned.remove(c[0], c[1]);
+                return step(budget - 1, reads);
+            }
         }
         long id = c[0], version = c[1], length = c[2];
         int n = (int) Math.min(PIECE, length - offset);

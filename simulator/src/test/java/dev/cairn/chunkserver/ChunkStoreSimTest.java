@@ -240,4 +240,23 @@ class ChunkStoreSimTest {
         new SplittableRandom(seed).nextBytes(b);
         return b;
     }
+
+    @Test void aCopyNeverSyncedAndLeftAloneIsAbandonedButNotOneInItsWindowOrSynced() {
+        long window = 1_000L;
+        run(s -> s.create(30, 1, 0, window)); // a lease's copy: its window closes at 1000 ns of the lease clock
+        run(s -> s.write(30, 1, 0, bytes(5_000, 3), 0L));
+        assertThat(store().abandoned(30, window - 1)).as("inside its write window").isFalse();
+        assertThat(store().abandoned(30, window - 1)).isFalse();
+        assertThat(store().abandoned(30, window)).as("first seen idle: only marked").isFalse();
+        run(s -> s.write(30, 1, 5_000, bytes(100, 4), 0L)); // (a write at the lease clock's 0) clears the mark
+        assertThat(store().abandoned(30, window)).isFalse();
+        assertThat(store().abandoned(30, window)).as("seen idle twice in a row, never synced").isTrue();
+
+        run(s -> s.createCopy(31, 1, 0)); // a planner copy: no window, abandoned unless filled and synced
+        run(s -> s.writeCopy(31, 1, 0, bytes(1_000, 5)));
+        run(s -> s.sync(31, 1, 1_000));
+        assertThat(store().abandoned(31, window)).isFalse();
+        assertThat(store().abandoned(31, window)).as("synced: holds acknowledged data").isFalse();
+        assertThat(store().abandoned(99, window)).as("not here").isFalse();
+    }
 }
