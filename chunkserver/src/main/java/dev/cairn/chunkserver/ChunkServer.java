@@ -291,6 +291,11 @@ public final class ChunkServer implements Node, MessageHandler {
         if (r.sources().isEmpty() || r.sources().size() != r.sourceParts().size() || (rebuild && r.sources().size() != r.k())) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "replicate chunk " + r.chunkId() + ": sources do not fit the class"));
         }
+        if (store.holdsDurable(r.chunkId(), r.version(), r.part())) {
+            // a writer already synced this copy here (the master hears of it at the next report): replacing it
+            // with a copy that may then fail would destroy acknowledged data (simulator seed 27 at 60 s)
+            return Promise.completed(null);
+        }
         Promise<Void> done = guard(() -> store.createCopy(r.chunkId(), r.version(), r.part()))
                 .flatMap(v -> copyPieces(r, rebuild, 0))
                 .flatMap(copied -> store.sync(r.chunkId(), r.version(), copied));

@@ -303,6 +303,16 @@ final class ChunkStore {
         return false;
     }
 
+    /**
+     * Whether this server already holds the chunk at {@code version} (and {@code part}), durable and not
+     * bad: a writer synced it here (a lease's top-up copy the master counts only once it is reported), so
+     * a planner copy to this server has nothing to do and must not replace it.
+     */
+    boolean holdsDurable(long id, long version, int part) {
+        Chunk c = chunks.get(id);
+        return c != null && !c.bad && !c.deleted && c.version == version && c.part == part && c.durableSlot >= 0;
+    }
+
     /** {id, version, length} of a chunk that is here and not marked bad, or null. */
     long[] info(long id) {
         Chunk c = chunks.get(id);

@@ -70,11 +70,13 @@ class SimRunTest {
     /**
      * Seeds the 2000-seed sweep at the default 60 s found failing, run at that length: 462 (durability: a
      * holder the writer had excluded from a version bump stayed counted as current, so the planner dropped a
-     * good copy as extra) and 504 (convergence: a copy created and never synced was counted by the master for
-     * good). Both fail without their fixes ({@code Master.bump}, {@code ChunkStore.abandoned}).
+     * good copy as extra), 504 (convergence: a copy created and never synced was counted by the master for
+     * good) and 27 (durability, after the fix for 462: a planner copy to a server that already held a synced
+     * copy the master had not heard of yet deleted it first, then failed). Each fails without its fix
+     * ({@code Master.bump}, {@code ChunkStore.abandoned}, {@code ChunkStore.holdsDurable}).
      */
     @ParameterizedTest
-    @ValueSource(longs = {462, 504})
+    @ValueSource(longs = {27, 462, 504})
     void seedsTheLongSweepFoundStayFixed(long seed) {
         SimResult r = SimRun.run(SimOptions.defaults(seed)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();
