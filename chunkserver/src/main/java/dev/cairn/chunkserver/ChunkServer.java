@@ -291,17 +291,19 @@ public final class ChunkServer implements Node, MessageHandler {
         if (r.sources().isEmpty() || r.sources().size() != r.sourceParts().size() || (rebuild && r.sources().size() != r.k())) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "replicate chunk " + r.chunkId() + ": sources do not fit the class"));
         }
-        if (store.holdsDurable(r.chunkId(), r.version(), r.part())) {
-            // a writer already synced this copy here (the master hears of it at the next report): replacing it
-            // with a copy that may then fail would destroy acknowledged data (simulator seed 27 at 60 s)
-            return Promise.completed(null);
-        }
-        Promise<Void> done = guard(() -> store.createCopy(r.chunkId(), r.version(), r.part()))
+        // A copy synced here at this version (a lease's top-up copy the master hears of only at the next
+        // report) is filled in place rather than replaced: the same version has the same bytes, and a copy that
+        // fails must not have destroyed it first (simulator seed 27 at 60 s lost data that way). Its durable
+        // header stays as it was until the new sync.
+        boolean synced = store.holdsDurable(r.chunkId(), r.version(), r.part());
+        Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part()));
+        Promise<Void> done = started
                 .flatMap(v -> copyPieces(r, rebuild, 0))
                 .flatMap(copied -> store.sync(r.chunkId(), r.version(), copied));
         return done.then((v, e) -> {
             if (e == null) return Promise.completed(null);
             log.info("copy of chunk {} v{} part {} failed: {}", r.chunkId(), r.version(), r.part(), e.getMessage());
+            if (synced) return Promise.<Void>failed(e);
             return store.delete(r.chunkId(), r.version()).then((x, y) -> Promise.<Void>failed(e));
         });
     }

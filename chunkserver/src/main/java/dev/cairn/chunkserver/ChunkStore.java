@@ -304,9 +304,9 @@ final class ChunkStore {
     }
 
     /**
-     * Whether this server already holds the chunk at {@code version} (and {@code part}), durable and not
-     * bad: a writer synced it here (a lease's top-up copy the master counts only once it is reported), so
-     * a planner copy to this server has nothing to do and must not replace it.
+     * Whether this server already holds the chunk at {@code version} (and {@code part}) with a synced
+     * header, not bad: a planner copy to this server then fills it in place instead of replacing it (it may
+     * hold acknowledged data the master has not heard of yet).
      */
     boolean holdsDurable(long id, long version, int part) {
         Chunk c = chunks.get(id);

@@ -72,7 +72,7 @@ class SimRunTest {
      * holder the writer had excluded from a version bump stayed counted as current, so the planner dropped a
      * good copy as extra), 504 (convergence: a copy created and never synced was counted by the master for
      * good) and 27 (durability, after the fix for 462: a planner copy to a server that already held a synced
-     * copy the master had not heard of yet deleted it first, then failed). Each fails without its fix
+     * copy the master had not heard of yet deleted it first, then failed; now it fills such a copy in place). Each fails without its fix
      * ({@code Master.bump}, {@code ChunkStore.abandoned}, {@code ChunkStore.holdsDurable}).
      */
     @ParameterizedTest
