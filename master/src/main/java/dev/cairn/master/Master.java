@@ -638,12 +638,6 @@ public final class Master implements Node, MessageHandler {
                 if (next.version() != to) {
                     throw new CairnException(Status.BUSY, "chunk " + c.chunkId() + " moved to v" + next.version() + " during the bump to v" + to);
                 }
-                // holders not in this bump (the writer excluded them: it could not reach them) stay at the old
-                // version: stale now, never again counted as current copies (the planner would otherwise copy
-                // from them, or drop a good copy as extra because of them)
-                for (ChunkRegistry.Holder h : registry.holders(c.chunkId())) {
-                    if (!ok.contains(h.server())) registry.addStale(c.chunkId(), h.server(), c.version());
-                }
                 if (ok.size() < holders.size()) return bump(next, ok); // a silent holder may have bumped: leave it behind
                 List<ServerRef> chain = new ArrayList<>();
                 for (Server s : ok) {
