@@ -39,11 +39,7 @@ final class Scrubber {
     private long verifiedBytes;
     private boolean stopped;
 
-    Scrubber(Env env, ChunkStore store, long bytesPerSecond, CorruptionSink onCorrupt) {
-        this(env, store, bytesPerSecond, onCorrupt, () -> env.clock().nanoTime(), (id, version) -> { });
-    }
-
-    /** ... also removing, through {@code onAbandoned}, copies abandoned unsynced (judged on {@code leaseClock}). */
+    /** Also removes, through {@code onAbandoned}, copies abandoned unsynced (judged on {@code leaseClock}, the lease windows' clock). */
     Scrubber(Env env, ChunkStore store, long bytesPerSecond, CorruptionSink onCorrupt, java.util.function.LongSupplier leaseClock,
              AbandonedSink onAbandoned) {
         this.env = env;
