@@ -37,7 +37,12 @@ import dev.cairn.core.rpc.Rpc;
 import dev.cairn.core.ec.CodecCache;
 import dev.cairn.core.ec.ErasureCodec;
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.ChunkVersion;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.LongFunction;
 
 /**
@@ -55,6 +60,11 @@ public final class CairnClient implements Node, MessageHandler {
     private final Log log;
     private final Rpc rpc;
     private final CodecCache codecs = new CodecCache();
+    /**
+     * Chunks written since their file's last commit: inode -> chunk id -> lease version. One entry per
+     * chunk (a rewrite keeps the newest version), dropped by the commit that carries it.
+     */
+    private final Map<Long, Map<Long, Long>> uncommitted = new HashMap<>();
 
     public CairnClient(Env env, Address master) {
         this.env = env;
@@ -190,9 +200,34 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new WriteLease(rid, inode, index, exclude), LeaseReply.class).map(r -> check(r.status(), r.detail(), r));
     }
 
-    /** Records that {@code length} bytes of the file are durable on every copy (the size never shrinks by this). */
+    /** A chunk upload is durable on every copy of its chain: its version goes with the file's next commit. */
+    void written(long inode, long chunkId, long version) {
+        uncommitted.computeIfAbsent(inode, k -> new TreeMap<>()).merge(chunkId, version, Math::max);
+    }
+
+    /**
+     * Records that {@code length} bytes of the file are durable on every copy (the size never shrinks by
+     * this), together with the versions of the chunks written since the file's last commit: the master
+     * then counts older copies of those chunks as outdated. If the commit fails the versions are kept for
+     * the next one.
+     */
     public Promise<Void> commitLength(long inode, long length) {
-        return master(rid -> new CommitLength(rid, inode, length), Ack.class).map(r -> check(r.status(), r.detail(), null));
+        Map<Long, Long> pending = uncommitted.remove(inode);
+        List<ChunkVersion> chunks = new ArrayList<>();
+        if (pending != null) for (Map.Entry<Long, Long> e : pending.entrySet()) chunks.add(new ChunkVersion(e.getKey(), e.getValue()));
+        return commitFrom(inode, length, chunks, 0).onFailure(e -> {
+            if (pending != null) pending.forEach((chunk, version) -> written(inode, chunk, version));
+        });
+    }
+
+    /** Commits {@code chunks} from index {@code from} on in batches; only the last carries the length. */
+    private Promise<Void> commitFrom(long inode, long length, List<ChunkVersion> chunks, int from) {
+        int to = Math.min(chunks.size(), from + CommitLength.MAX_CHUNKS);
+        boolean last = to == chunks.size();
+        List<ChunkVersion> batch = List.copyOf(chunks.subList(from, to));
+        // a commit never shrinks a file, so an earlier batch with length 0 records versions and nothing else
+        Promise<Void> sent = master(rid -> new CommitLength(rid, inode, last ? length : 0, batch), Ack.class).map(r -> check(r.status(), r.detail(), null));
+        return last ? sent : sent.flatMap(v -> commitFrom(inode, length, chunks, to));
     }
 
     Promise<ChunksReply> chunks(long inode, int from, int count) {

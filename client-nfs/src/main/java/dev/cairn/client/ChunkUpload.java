@@ -152,7 +152,10 @@ final class ChunkUpload {
                         retry(r.status(), r.failedServer(), r.detail());
                         return;
                     }
-                    if (--syncsLeft == 0) done.complete(null);
+                    if (--syncsLeft == 0) {
+                        client.written(file.inode(), lease.chunkId(), lease.version());
+                        done.complete(null);
+                    }
                 });
             }
         }

@@ -138,7 +138,7 @@ final class Archiver {
             for (Rewrite r : done) {
                 for (int i = 0; i < r.targets().size(); i++) {
                     Server s = r.targets().get(i);
-                    if (s.alive) registry.addLocation(r.chunk().newChunkId(), s, to.isEc() ? i : 0);
+                    if (s.alive) registry.addLocation(r.chunk().newChunkId(), s, to.isEc() ? i : 0, NEW_VERSION);
                 }
             }
             for (long id : old) deleteEverywhere(id, registry.forget(id));
@@ -157,7 +157,9 @@ final class Archiver {
     private Promise<Void> rewrite(InodeRecord f, StorageClass to, ChunkRecord c, long newId, List<Rewrite> done) {
         Holder source = null;
         for (Holder h : registry.holders(c.chunkId())) {
-            if (source == null || (!source.server().slowDisks.isEmpty() && h.server().slowDisks.isEmpty())) source = h;
+            // the newest copy (a copy a version behind is current too, but the newest is as good and never worse), then one off slow disks
+            if (source == null || h.version() > source.version()
+                    || (h.version() == source.version() && !source.server().slowDisks.isEmpty() && h.server().slowDisks.isEmpty())) source = h;
         }
         if (source == null) return Promise.failed(new CairnException(Status.UNAVAILABLE, "no live copy of chunk " + c.chunkId()));
         List<Server> targets = placement.choose(to, Set.of(), to.parts());
@@ -176,9 +178,10 @@ final class Archiver {
             creates.add(rpc.call(t.address, rid -> new CreateChunk(rid, newId, NEW_VERSION, part), Ack.class, CALL_NANOS));
         }
         Server from = source.server();
+        long fromVersion = source.version();
         return Promise.all(creates).flatMap(acks -> {
             for (Ack a : acks) if (a.status() != Status.OK) throw new CairnException(a.status(), "creating the rewritten chunk: " + a.detail());
-            return rpc.call(from.address, rid -> new ConvertChunk(rid, c.chunkId(), c.version(), length, newId, NEW_VERSION, to.k(), to.m(), refs),
+            return rpc.call(from.address, rid -> new ConvertChunk(rid, c.chunkId(), fromVersion, length, newId, NEW_VERSION, to.k(), to.m(), refs),
                     Ack.class, CONVERT_CALL_NANOS);
         }).map(ack -> {
             if (ack.status() != Status.OK) throw new CairnException(ack.status(), "rewriting chunk " + c.chunkId() + " on " + from.id + ": " + ack.detail());

@@ -85,12 +85,18 @@ final class ChunkRegistry {
         double usedFraction() { return capacityBytes <= 0 ? 1.0 : (double) usedBytes / capacityBytes; }
     }
 
-    /** A live server holding the current version of a chunk (part index for erasure-coded chunks, else 0). */
-    record Holder(Server server, int part) {}
+    /**
+     * A live server holding a current copy of a chunk (see {@link dev.cairn.master.meta.ChunkRecord#current}):
+     * the part it holds (for erasure-coded chunks, else 0) and the copy's version.
+     */
+    record Holder(Server server, int part, long version) {}
+
+    /** Where a current copy is: the part and the version it holds. */
+    private record Held(int part, long version) {}
 
     private final TreeMap<String, Server> servers = new TreeMap<>();
-    /** chunk id -> (id of a live server holding its current version -> part). Long keys hash deterministically. */
-    private final Map<Long, TreeMap<String, Integer>> locations = new HashMap<>();
+    /** chunk id -> (id of a live server holding a current copy -> part and version). Long keys hash deterministically. */
+    private final Map<Long, TreeMap<String, Held>> locations = new HashMap<>();
 
     /** A (re)registering server: forgets whatever it was thought to hold. */
     Server register(String id, Address address, long incarnation, long nowNanos) {
@@ -167,15 +173,15 @@ final class ChunkRegistry {
         return out;
     }
 
-    void addLocation(long chunkId, Server s, int part) {
+    void addLocation(long chunkId, Server s, int part, long version) {
         assert s.alive;
         s.staleChunks.remove(chunkId);
-        locations.computeIfAbsent(chunkId, k -> new TreeMap<>()).put(s.id, part);
+        locations.computeIfAbsent(chunkId, k -> new TreeMap<>()).put(s.id, new Held(part, version));
         s.chunks.add(chunkId);
     }
 
     void removeLocation(long chunkId, String serverId) {
-        TreeMap<String, Integer> set = locations.get(chunkId);
+        TreeMap<String, Held> set = locations.get(chunkId);
         if (set != null) {
             set.remove(serverId);
             if (set.isEmpty()) locations.remove(chunkId);
@@ -186,7 +192,7 @@ final class ChunkRegistry {
 
     /** Forgets a chunk entirely (its file was removed); returns who held it. */
     List<Server> forget(long chunkId) {
-        TreeMap<String, Integer> set = locations.remove(chunkId);
+        TreeMap<String, Held> set = locations.remove(chunkId);
         List<Server> out = new ArrayList<>();
         if (set != null) {
             for (String id : set.keySet()) {
@@ -201,18 +207,18 @@ final class ChunkRegistry {
         return out;
     }
 
-    /** Live servers holding the current version, in id order, with the part each holds. */
+    /** Live servers holding a current copy, in id order, with the part and version each holds. */
     List<Holder> holders(long chunkId) {
-        TreeMap<String, Integer> set = locations.get(chunkId);
+        TreeMap<String, Held> set = locations.get(chunkId);
         List<Holder> out = new ArrayList<>();
-        if (set != null) for (Map.Entry<String, Integer> e : set.entrySet()) out.add(new Holder(servers.get(e.getKey()), e.getValue()));
+        if (set != null) for (Map.Entry<String, Held> e : set.entrySet()) out.add(new Holder(servers.get(e.getKey()), e.getValue().part(), e.getValue().version()));
         return out;
     }
 
     private void dropLocations(Server s) {
         s.staleChunks.clear();
         for (long c : s.chunks) {
-            TreeMap<String, Integer> set = locations.get(c);
+            TreeMap<String, Held> set = locations.get(c);
             if (set != null) {
                 set.remove(s.id);
                 if (set.isEmpty()) locations.remove(c);

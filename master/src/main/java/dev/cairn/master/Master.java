@@ -231,10 +231,7 @@ public final class Master implements Node, MessageHandler {
                 return new AttrReply(r.rid(), Status.OK, "", res.attr());
             });
         }
-        if (m instanceof CommitLength r) {
-            return metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), env.clock().wallMillis()))
-                    .map(a -> Ack.ok(r.rid()));
-        }
+        if (m instanceof CommitLength r) return commit(r);
         if (m instanceof GetChunks r) return Promise.completed(chunks(r));
         if (m instanceof WriteLease r) return lease(r);
         if (m instanceof MasterProtocol.ClusterStatus r) return Promise.completed(status(r));
@@ -294,8 +291,8 @@ public final class Master implements Node, MessageHandler {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
                 if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId())) delete.add(c.chunkId());
-            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()) {
-                registry.addLocation(c.chunkId(), s, c.part());
+            } else if (holdsData(rec, c)) {
+                registry.addLocation(c.chunkId(), s, c.part(), c.version());
                 current++;
             } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()
                     && !namespace.inode(rec.inode()).storageClass().isEc()) {
@@ -332,11 +329,9 @@ public final class Master implements Node, MessageHandler {
             ChunkRecord rec = namespace.chunk(c.chunkId());
             if (rec == null) {
                 if (c.chunkId() < nextChunk) delete.add(c.chunkId());
-            } else if (rec.version() == c.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()) {
-                if (!s.chunks.contains(c.chunkId())) {
-                    registry.addLocation(c.chunkId(), s, c.part());
-                    found++;
-                }
+            } else if (holdsData(rec, c)) {
+                if (!s.chunks.contains(c.chunkId())) found++;
+                registry.addLocation(c.chunkId(), s, c.part(), c.version()); // the version as reported
             } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad() && !namespace.inode(rec.inode()).storageClass().isEc()) {
                 adopt(s, c);
                 found++;
@@ -368,6 +363,14 @@ public final class Master implements Node, MessageHandler {
             for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) busy.add(c.chunkId());
         }
         return busy;
+    }
+
+    /**
+     * A reported copy holds every acknowledged byte of its chunk: a version that is current for the file's
+     * class ({@link ChunkRecord#current}), at least the committed length, and not known to be corrupt.
+     */
+    private boolean holdsData(ChunkRecord rec, ChunkReport c) {
+        return rec.current(c.version(), namespace.inode(rec.inode()).storageClass().isEc()) && c.length() >= committedLength(rec, c.part()) && !c.bad();
     }
 
     /**
@@ -443,6 +446,28 @@ public final class Master implements Node, MessageHandler {
         }
     }
 
+    /**
+     * A writer's commit: the file's length and the versions its chunks were written at, in one log entry.
+     * Once it is recorded, copies of those chunks at older versions no longer hold every acknowledged byte:
+     * they are outdated (repaired from the current ones, then removed by the planner).
+     */
+    private Promise<Ack> commit(CommitLength r) {
+        if (r.chunks().size() > CommitLength.MAX_CHUNKS) {
+            throw new CairnException(Status.BAD_REQUEST, "a commit lists at most " + CommitLength.MAX_CHUNKS + " chunks, not " + r.chunks().size());
+        }
+        return metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), env.clock().wallMillis(), List.copyOf(r.chunks()))).map(a -> {
+            for (Types.ChunkVersion w : r.chunks()) {
+                ChunkRecord rec = namespace.chunk(w.chunkId());
+                if (rec == null) continue;
+                boolean ec = namespace.inode(rec.inode()).storageClass().isEc();
+                for (Holder h : registry.holders(w.chunkId())) {
+                    if (!rec.current(h.version(), ec)) registry.addStale(w.chunkId(), h.server(), h.version());
+                }
+            }
+            return Ack.ok(r.rid());
+        });
+    }
+
     private ChunksReply chunks(GetChunks r) {
         InodeRecord f = namespace.inode(r.inode());
         if (f.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + r.inode());
@@ -450,14 +475,19 @@ public final class Master implements Node, MessageHandler {
         for (ChunkRecord c : namespace.chunks(r.inode(), r.fromIndex(), Math.max(0, Math.min(r.count(), 4096)))) {
             List<ServerRef> refs = new ArrayList<>();
             List<Integer> parts = new ArrayList<>();
-            List<Holder> holders = new ArrayList<>(registry.holders(c.chunkId()));
+            // a reader reads at one version: the newest any current copy has (copies a version behind, left
+            // out of a lease that wrote nothing, are read when they are all there is)
+            long newest = 0;
+            for (Holder h : registry.holders(c.chunkId())) newest = Math.max(newest, h.version());
+            List<Holder> holders = new ArrayList<>();
+            for (Holder h : registry.holders(c.chunkId())) if (h.version() == newest) holders.add(h);
             // readers try copies in order: copies on servers with a slow disk last
             holders.sort(Comparator.comparing((Holder h) -> !h.server().slowDisks.isEmpty()));
             for (Holder h : holders) {
                 refs.add(h.server().ref());
                 parts.add(h.part());
             }
-            out.add(new ChunkLocation(c.index(), c.chunkId(), c.version(), refs, parts));
+            out.add(new ChunkLocation(c.index(), c.chunkId(), holders.isEmpty() ? c.version() : newest, refs, parts));
         }
         return new ChunksReply(r.rid(), Status.OK, "", f.attr(), out);
     }
@@ -480,8 +510,8 @@ public final class Master implements Node, MessageHandler {
             if (f.storageClass().isEc()) return ecLease(f, c, existed, committedData, exclude);
             StorageClass cls = f.storageClass();
             if (!existed) return place(c, cls, exclude).flatMap(l -> topUp(l, cls, exclude));
-            List<Server> holders = new ArrayList<>();
-            for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h.server());
+            List<Holder> holders = new ArrayList<>();
+            for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h);
             if (!holders.isEmpty()) return bump(c, holders).flatMap(l -> topUp(l, cls, exclude));
             if (committedData) {
                 throw new CairnException(Status.UNAVAILABLE, "no live current copy of chunk " + c.chunkId() + " holding committed data");
@@ -604,7 +634,7 @@ public final class Master implements Node, MessageHandler {
             }
             List<ServerRef> chain = new ArrayList<>();
             for (int i = 0; i < servers.size(); i++) {
-                registry.addLocation(chunkId, servers.get(i), i);
+                registry.addLocation(chunkId, servers.get(i), i, version);
                 chain.add(servers.get(i).ref());
             }
             return Promise.completed(new Lease(chunkId, version, chain));
@@ -616,33 +646,41 @@ public final class Master implements Node, MessageHandler {
      * answers), then the metadata, once at least one holder has. Recording first would be wrong: if no holder
      * took the bump (all down, or the whole cluster lost power) every copy would be left one version behind
      * the record, stale, and acknowledged data unreadable. A holder ahead of the record (the master lost
-     * power before recording) is adopted when it reports ({@link #adopt}).
+     * power before recording) is adopted when it reports ({@link #adopt}). Each holder moves from its own
+     * version: a copy left out of an earlier lease that wrote nothing is still current, a version behind.
+     * Holders left out of this bump stay registered at their versions: current until a write under the new
+     * version is committed ({@link #commit}), outdated after.
      */
-    private Promise<Lease> bump(ChunkRecord c, List<Server> holders) {
+    private Promise<Lease> bump(ChunkRecord c, List<Holder> holders) {
         long to = c.version() + 1;
-        for (Server s : holders) registry.removeLocation(c.chunkId(), s.id);
+        for (Holder h : holders) registry.removeLocation(c.chunkId(), h.server().id);
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Server s : holders) calls.add(call(s, rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), c.version(), to)));
+        for (Holder h : holders) calls.add(call(h.server(), rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), h.version(), to)));
         return Promise.all(calls).then((acks, e) -> {
             List<Server> ok = new ArrayList<>();
             for (int i = 0; i < holders.size(); i++) {
                 Promise<Ack> p = calls.get(i);
-                if (!p.isFailed() && p.value().status() == Status.OK && holders.get(i).alive) ok.add(holders.get(i));
+                if (!p.isFailed() && p.value().status() == Status.OK && holders.get(i).server().alive) ok.add(holders.get(i).server());
             }
             if (ok.isEmpty()) {
-                // nothing changed anywhere we know of: the copies are still current at the old version
-                for (Server s : holders) if (s.alive) registry.addLocation(c.chunkId(), s, 0);
+                // nothing changed anywhere we know of: the copies are still current at their versions
+                for (Holder h : holders) if (h.server().alive) registry.addLocation(c.chunkId(), h.server(), 0, h.version());
                 return Promise.failed(new CairnException(Status.UNAVAILABLE, "no chunkserver took the bump of chunk " + c.chunkId() + " to v" + to));
             }
             return metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), to)).flatMap(next -> {
                 if (next.version() != to) {
                     throw new CairnException(Status.BUSY, "chunk " + c.chunkId() + " moved to v" + next.version() + " during the bump to v" + to);
                 }
-                if (ok.size() < holders.size()) return bump(next, ok); // a silent holder may have bumped: leave it behind
+                if (ok.size() < holders.size()) {
+                    // a silent holder may have bumped too: leave it behind, so the chain is exactly who holds the lease's version
+                    List<Holder> bumped = new ArrayList<>();
+                    for (Server s : ok) bumped.add(new Holder(s, 0, to));
+                    return bump(next, bumped);
+                }
                 List<ServerRef> chain = new ArrayList<>();
                 for (Server s : ok) {
                     if (!s.alive) continue; // died while the bump was being recorded
-                    registry.addLocation(c.chunkId(), s, 0);
+                    registry.addLocation(c.chunkId(), s, 0, to);
                     chain.add(s.ref());
                 }
                 return Promise.completed(new Lease(c.chunkId(), next.version(), chain));
@@ -683,15 +721,13 @@ public final class Master implements Node, MessageHandler {
     /**
      * A server reports a copy at a higher version than recorded, holding at least the committed data: a
      * bump reached it and this master lost power before recording it. Only this master bumps, so the
-     * copy holds everything acknowledged; the record takes its version and the other copies become stale.
+     * copy holds everything acknowledged; the record takes its version. No lease was handed out at that
+     * version, so nothing was written at it: the other copies (at or above the data version) stay current.
      */
     private void adopt(Server s, ChunkReport c) {
         metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), c.version())).onComplete((rec, e) -> {
             if (e != null || rec.version() != c.version() || !s.alive) return;
-            for (Holder h : registry.holders(c.chunkId())) {
-                if (!h.server().id.equals(s.id)) registry.addStale(c.chunkId(), h.server(), c.version() - 1);
-            }
-            registry.addLocation(c.chunkId(), s, c.part());
+            registry.addLocation(c.chunkId(), s, c.part(), c.version());
             log.info("chunk {}: {} holds v{}, ahead of the record: adopted", c.chunkId(), s.id, c.version());
         });
     }
@@ -712,10 +748,14 @@ public final class Master implements Node, MessageHandler {
             if (ok.isEmpty()) {
                 return Promise.failed(new CairnException(Status.UNAVAILABLE, "no chunkserver took chunk " + at.chunkId() + " v" + at.version()));
             }
-            if (ok.size() < servers.size()) return bump(at, ok);
+            if (ok.size() < servers.size()) {
+                List<Holder> created = new ArrayList<>();
+                for (Server s : ok) created.add(new Holder(s, 0, at.version()));
+                return bump(at, created);
+            }
             List<ServerRef> chain = new ArrayList<>();
             for (Server s : ok) {
-                registry.addLocation(at.chunkId(), s, 0);
+                registry.addLocation(at.chunkId(), s, 0, at.version());
                 chain.add(s.ref());
             }
             return Promise.completed(new Lease(at.chunkId(), at.version(), chain));
@@ -792,9 +832,10 @@ public final class Master implements Node, MessageHandler {
             List<Holder> holders = registry.holders(c.chunkId());
             List<Server> staleHolders = registry.staleHolders(c.chunkId());
             if (env.planted(Plant.DELETE_UNCHECKED) && !f.storageClass().isEc() && !staleHolders.isEmpty()) {
-                // the planted bug: every copy counts as current, so tidying may keep a stale one and drop a current one
+                // the planted bug: every copy counts as current (at the chunk's version, unchecked), so tidying may
+                // keep a stale one and drop a current one
                 holders = new ArrayList<>(holders);
-                for (Server s : staleHolders) holders.add(new Holder(s, 0));
+                for (Server s : staleHolders) holders.add(new Holder(s, 0, c.version()));
                 staleHolders = List.of();
             }
             states.add(new Planner.ChunkState(c.chunkId(), c.version(), f.storageClass(), holders, staleHolders));
@@ -839,8 +880,8 @@ public final class Master implements Node, MessageHandler {
                     if (!target.alive || target.incarnation != incarnation) return; // its registration reports the copy
                     if (rec == null) { // the file went away meanwhile
                         rpc.call(target.address, rid -> new DeleteChunk(rid, c.chunkId(), DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
-                    } else if (rec.version() == c.version()) {
-                        registry.addLocation(c.chunkId(), target, c.part());
+                    } else if (rec.current(c.version(), cls.isEc())) {
+                        registry.addLocation(c.chunkId(), target, c.part(), c.version());
                         copiesMade++;
                     } else {
                         registry.addStale(c.chunkId(), target, c.version()); // a lease moved the chunk on meanwhile

@@ -34,7 +34,10 @@ final class Planner {
         static final Limits DEFAULT = new Limits(2, 64, 0.05, 0.95);
     }
 
-    /** What the planner knows of one chunk: current copies (live servers), outdated copies, class. */
+    /**
+     * What the planner knows of one chunk: its version, current copies (live servers, each with its own
+     * version: a replicated copy may be current a version or more behind), outdated copies, class.
+     */
     record ChunkState(long chunkId, long version, StorageClass cls, List<Holder> current, List<Server> stale) {}
 
     sealed interface Action {
@@ -43,7 +46,7 @@ final class Planner {
 
     /**
      * Make a new current copy (or rebuild part {@code part} of an erasure-coded chunk) on {@code target}
-     * from {@code sources} (one replica, or k distinct parts).
+     * from {@code sources} (one replica, or k distinct parts), at {@code version}: the sources'.
      */
     record Copy(long chunkId, long version, StorageClass cls, int part, Server target, List<Holder> sources, Reason reason) implements Action {}
 
@@ -195,6 +198,7 @@ final class Planner {
                     if (sources.size() < cls.k()) return;
                 }
                 take(load, target, sources);
+                assert sources.stream().allMatch(h -> h.version() == c.version()) : "erasure-coded parts of two versions";
                 actions.add(new Copy(c.chunkId(), c.version(), cls, part, target, List.copyOf(sources), have != null ? Reason.DRAIN : Reason.UNDER_GOAL));
                 usedDomains.add(target.domain(cls.domain()));
                 holders.add(target.id);
@@ -205,14 +209,18 @@ final class Planner {
         for (int need = missing(c); need > 0; need--) {
             Server target = target(live, cls, usedDomains, holders, load, limits);
             if (target == null) return;
+            // the newest copy, then the least loaded: a copy a version behind holds the data too, but a late
+            // commit of the newer version would make a copy of it outdated at once
             Holder source = null;
             for (Holder h : c.current()) {
-                if (free(h.server(), load, limits) && (source == null || load.getOrDefault(h.server().id, 0) < load.getOrDefault(source.server().id, 0))) source = h;
+                if (!free(h.server(), load, limits)) continue;
+                if (source == null || h.version() > source.version()
+                        || (h.version() == source.version() && load.getOrDefault(h.server().id, 0) < load.getOrDefault(source.server().id, 0))) source = h;
             }
             if (source == null) return;
             take(load, target, List.of(source));
             boolean drain = leaving(source, cls) && c.current().size() <= cls.parts();
-            actions.add(new Copy(c.chunkId(), c.version(), cls, 0, target, List.of(source), drain ? Reason.DRAIN : Reason.UNDER_GOAL));
+            actions.add(new Copy(c.chunkId(), source.version(), cls, 0, target, List.of(source), drain ? Reason.DRAIN : Reason.UNDER_GOAL));
             usedDomains.add(target.domain(cls.domain()));
             holders.add(target.id);
             if (actions.size() >= limits.maxActions()) return;
@@ -229,7 +237,7 @@ final class Planner {
             Holder keep = kept.get(h.part());
             if (keep == null || keep.server() == h.server() || !free(h.server(), load, limits)) continue;
             load.merge(h.server().id, 1, Integer::sum);
-            actions.add(new Drop(c.chunkId(), c.version(), h.server(), Reason.EXTRA));
+            actions.add(new Drop(c.chunkId(), h.version(), h.server(), Reason.EXTRA));
             return;
         }
     }
@@ -262,8 +270,8 @@ final class Planner {
     // ---------------------------------------------------------------- deletion (chunk at full goal)
 
     /**
-     * The chunk has its full goal of good copies: keep one good copy per needed domain (part), on the
-     * least-full servers, and drop every other current copy and every stale one.
+     * The chunk has its full goal of good copies: keep one good copy per needed domain (part), the newest
+     * versions first, then on the least-full servers, and drop every other current copy and every stale one.
      */
     private static void planTidy(ChunkState c, Map<String, Integer> load, Limits limits, List<Action> actions) {
         assert missing(c) == 0;
@@ -273,7 +281,7 @@ final class Planner {
         if (c.stale().isEmpty() && c.current().size() == cls.parts()) return;
         List<Holder> good = new ArrayList<>();
         for (Holder h : c.current()) if (!leaving(h, cls)) good.add(h);
-        good.sort(Comparator.comparingDouble((Holder h) -> h.server().usedFraction()).thenComparing(h -> h.server().id));
+        good.sort(Comparator.comparingLong((Holder h) -> -h.version()).thenComparingDouble(h -> h.server().usedFraction()).thenComparing(h -> h.server().id));
         Set<String> keep = new HashSet<>();
         Set<Object> covered = new HashSet<>();
         for (Holder h : good) {
@@ -284,7 +292,7 @@ final class Planner {
         for (Holder h : c.current()) {
             if (keep.contains(h.server().id) || !free(h.server(), load, limits)) continue;
             load.merge(h.server().id, 1, Integer::sum);
-            actions.add(new Drop(c.chunkId(), c.version(), h.server(), leaving(h, cls) ? Reason.DRAIN : Reason.EXTRA));
+            actions.add(new Drop(c.chunkId(), h.version(), h.server(), leaving(h, cls) ? Reason.DRAIN : Reason.EXTRA));
         }
         for (Server s : c.stale()) {
             if (!free(s, load, limits)) continue;
@@ -321,7 +329,7 @@ final class Planner {
             if (from == null || emptyHolds || otherDomains.contains(empty.domain(c.cls().domain()))) continue;
             if (!c.cls().disk().isEmpty() && !c.cls().disk().equals(empty.topology.disk())) continue;
             take(load, empty, List.of(from));
-            actions.add(new Copy(c.chunkId(), c.version(), c.cls(), from.part(), empty, List.of(from), Reason.BALANCE));
+            actions.add(new Copy(c.chunkId(), from.version(), c.cls(), from.part(), empty, List.of(from), Reason.BALANCE));
         }
     }
 }

@@ -71,7 +71,10 @@ class PlannerTest {
             }
             int holders = r.nextInt(Math.min(n, cls.parts() + 2) + 1);
             List<Holder> current = new ArrayList<>();
-            for (int i = 0; i < holders; i++) current.add(new Holder(shuffled.get(i), cls.isEc() ? r.nextInt(cls.parts()) : 0));
+            // a replicated copy may be current a version behind (left out of a lease that wrote nothing, data version 1)
+            for (int i = 0; i < holders; i++) {
+                current.add(new Holder(shuffled.get(i), cls.isEc() ? r.nextInt(cls.parts()) : 0, !cls.isEc() && r.nextInt(3) == 0 ? 1 : 2));
+            }
             List<Server> stale = new ArrayList<>();
             for (int i = holders; i < n; i++) {
                 if (r.nextInt(4) == 0) {
@@ -228,18 +231,18 @@ class PlannerTest {
         for (int i = 0; i < 4; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.1 * i, false));
         StorageClass three = StorageClass.replicated(3);
         // cs2 is gone: the chunk has two copies left
-        ChunkState under = new ChunkState(7, 3, three, List.of(new Holder(s.get(0), 0), new Holder(s.get(1), 0)), List.of());
+        ChunkState under = new ChunkState(7, 3, three, List.of(new Holder(s.get(0), 0, 3), new Holder(s.get(1), 0, 3)), List.of());
         Plan p = Planner.plan(List.of(s.get(0), s.get(1), s.get(3)), List.of(under), Map.of(), Set.of(), Limits.DEFAULT, true);
         assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Copy.class, c -> assertThat(c.target()).isSameAs(s.get(3)));
         assertThat(p.counts().underGoal()).isEqualTo(1);
         // copied to cs3, then cs2 comes back with its copy: four copies, the one on the fullest server goes
-        ChunkState over = new ChunkState(7, 3, three, List.of(new Holder(s.get(0), 0), new Holder(s.get(1), 0), new Holder(s.get(2), 0),
-                new Holder(s.get(3), 0)), List.of());
+        ChunkState over = new ChunkState(7, 3, three, List.of(new Holder(s.get(0), 0, 3), new Holder(s.get(1), 0, 3), new Holder(s.get(2), 0, 3),
+                new Holder(s.get(3), 0, 3)), List.of());
         p = Planner.plan(s, List.of(over), Map.of(), Set.of(), Limits.DEFAULT, true);
         assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Drop.class, d -> assertThat(d.server()).isSameAs(s.get(3)));
         assertThat(p.counts().overGoal()).isEqualTo(1);
         // a lost erasure-coded part is rebuilt from k others
-        ChunkState ec = new ChunkState(8, 1, StorageClass.ec(2, 1), List.of(new Holder(s.get(0), 0), new Holder(s.get(1), 2)), List.of());
+        ChunkState ec = new ChunkState(8, 1, StorageClass.ec(2, 1), List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(1), 2, 1)), List.of());
         p = Planner.plan(s, List.of(ec), Map.of(), Set.of(), Limits.DEFAULT, true);
         assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Copy.class, c -> {
             assertThat(c.part()).isEqualTo(1);
@@ -254,11 +257,61 @@ class PlannerTest {
         s.add(empty);
         List<ChunkState> chunks = new ArrayList<>();
         for (long id = 1; id <= 10; id++) {
-            chunks.add(new ChunkState(id, 1, StorageClass.replicated(2), List.of(new Holder(s.get((int) id % 3), 0), new Holder(s.get((int) (id + 1) % 3), 0)), List.of()));
+            chunks.add(new ChunkState(id, 1, StorageClass.replicated(2), List.of(new Holder(s.get((int) id % 3), 0, 1), new Holder(s.get((int) (id + 1) % 3), 0, 1)), List.of()));
         }
         Plan p = Planner.plan(s, chunks, Map.of(), Set.of(), Limits.DEFAULT, true);
         assertThat(p.actions()).isNotEmpty().allSatisfy(a -> assertThat(((Copy) a).target()).isSameAs(empty));
         for (Server x : s) x.usedBytes = x.capacityBytes * 30 / 100; // balanced
         assertThat(Planner.plan(s, chunks, Map.of(), Set.of(), Limits.DEFAULT, true).actions()).isEmpty();
+    }
+
+    @Test void copiesTakeTheirSourcesVersionAndTidyingKeepsTheNewestCopy() {
+        qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
+            Cluster c = random(seed, 0);
+            Plan plan = plan(c, true);
+            Map<Long, ChunkState> byId = new TreeMap<>();
+            for (ChunkState s : c.chunks()) byId.put(s.chunkId(), s);
+            Map<Long, Set<String>> dropped = new HashMap<>();
+            for (Action a : plan.actions()) {
+                if (a instanceof Copy copy) {
+                    // a copy is made at its sources' version: reading a source at any other version fails
+                    for (Holder h : copy.sources()) assertThat(h.version()).as("source of %s", copy).isEqualTo(copy.version());
+                    if (copy.cls().isEc()) assertThat(copy.version()).isEqualTo(byId.get(copy.chunkId()).version());
+                } else if (a instanceof Drop d && d.reason() != Planner.Reason.STALE) {
+                    dropped.computeIfAbsent(d.chunkId(), k -> new HashSet<>()).add(d.server().id);
+                    long held = -1;
+                    for (Holder h : byId.get(d.chunkId()).current()) if (h.server() == d.server()) held = h.version();
+                    assertThat(d.version()).as("drop of %s at the version it holds", d).isEqualTo(held);
+                }
+            }
+            for (Map.Entry<Long, Set<String>> e : dropped.entrySet()) {
+                ChunkState chunk = byId.get(e.getKey());
+                if (chunk.current().stream().anyMatch(h -> Planner.leaving(h, chunk.cls()))) continue;
+                long newest = chunk.current().stream().mapToLong(Holder::version).max().orElseThrow();
+                boolean kept = chunk.current().stream().anyMatch(h -> h.version() == newest && !e.getValue().contains(h.server().id));
+                // a late commit of the newest version would make every older copy outdated at once
+                assertThat(kept).as("a copy at the newest version v%d of %s survives", newest, chunk).isTrue();
+            }
+        });
+    }
+
+    @Test void aCopyLeftOutOfALeaseIsDroppedBeforeTheCopiesThatTookIt() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 4; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.1 * (3 - i), false));
+        // cs3 (the emptiest) was left out of the lease at v5: still current at v4, yet the one to go
+        ChunkState over = new ChunkState(7, 5, StorageClass.replicated(3), List.of(new Holder(s.get(0), 0, 5), new Holder(s.get(1), 0, 5),
+                new Holder(s.get(2), 0, 5), new Holder(s.get(3), 0, 4)), List.of());
+        Plan p = Planner.plan(s, List.of(over), Map.of(), Set.of(), Limits.DEFAULT, true);
+        assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Drop.class, d -> {
+            assertThat(d.server()).isSameAs(s.get(3));
+            assertThat(d.version()).isEqualTo(4);
+        });
+        // with only it and one newer copy left, the newer one is the copy's source
+        ChunkState under = new ChunkState(7, 5, StorageClass.replicated(3), List.of(new Holder(s.get(0), 0, 5), new Holder(s.get(3), 0, 4)), List.of());
+        p = Planner.plan(s, List.of(under), Map.of(), Set.of(), Limits.DEFAULT, true);
+        assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Copy.class, c -> {
+            assertThat(c.sources()).extracting(h -> h.server()).containsExactly(s.get(0));
+            assertThat(c.version()).isEqualTo(5);
+        });
     }
 }

@@ -124,24 +124,24 @@ final class Auditor {
         Set<Long> unreadableChunks = new TreeSet<>();
         Set<Copy> goodCopies = new java.util.HashSet<>();
         int checked = 0, excused = 0, unreadable = 0;
-        Set<Long> referenced = new TreeSet<>();
-        Map<Long, Long> versions = new HashMap<>();
+        Map<Long, ChunkRecord> byId = new HashMap<>();
         Map<Long, InodeRecord> files = new HashMap<>();
         List<ChunkRecord> records = new ArrayList<>();
         ns.forEachChunk(c -> { records.add(c); return true; });
         for (ChunkRecord c : records) {
             InodeRecord f = files.computeIfAbsent(c.inode(), ns::inode);
             StorageClass cls = f.storageClass();
-            referenced.add(c.chunkId());
-            versions.put(c.chunkId(), c.version());
+            byId.put(c.chunkId(), c);
             List<Copy> copies = onDisk.getOrDefault(c.chunkId(), List.of());
             if (c.isNew() && copies.isEmpty()) continue; // allocated, never written
             checked++;
             // the committed bytes of this chunk (of each part, for EC): a current copy holds at least that
             long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) c.index() * f.chunkSize()));
             long committed = cls.isEc() && inChunk > 0 ? dev.cairn.core.ec.Stripes.partLength(inChunk, cls.k()) : inChunk;
+            // current: at the chunk's version, or for a replicated chunk at any version since the last committed
+            // write (a copy left out of a lease that wrote nothing still holds every acknowledged byte)
             List<Copy> good = new ArrayList<>();
-            for (Copy k : copies) if (k.version() == c.version() && k.intact() && k.length() >= committed) good.add(k);
+            for (Copy k : copies) if (c.current(k.version(), cls.isEc()) && k.intact() && k.length() >= committed) good.add(k);
             goodCopies.addAll(good);
             TreeSet<String> hosts = new TreeSet<>();
             TreeMap<Integer, List<String>> parts = new TreeMap<>();
@@ -175,10 +175,12 @@ final class Auditor {
         for (Map.Entry<Long, List<Copy>> e : onDisk.entrySet()) {
             if (unreadableChunks.contains(e.getKey())) continue; // lost: what is left is kept as it is
             for (Copy k : e.getValue()) {
-                Long v = versions.get(k.chunkId());
+                ChunkRecord rec = byId.get(k.chunkId());
                 String where = "chunk " + k.chunkId() + " on " + k.host() + "/" + k.disk();
-                if (!referenced.contains(k.chunkId())) add(findings, "garbage", where + " (v" + k.version() + ") belongs to no file");
-                else if (k.version() != v) add(findings, "garbage", where + " is v" + k.version() + ", the file's is v" + v);
+                if (rec == null) add(findings, "garbage", where + " (v" + k.version() + ") belongs to no file");
+                else if (!rec.current(k.version(), files.get(rec.inode()).storageClass().isEc())) {
+                    add(findings, "garbage", where + " is v" + k.version() + ", the file's is v" + rec.version() + " (data v" + rec.dataVersion() + ")");
+                }
                 else if (!k.intact()) add(findings, "garbage", where + " is corrupt and still kept (" + k.note() + ")");
                 else if (!goodCopies.contains(k)) add(findings, "garbage", where + " is short (" + k.length() + " bytes) and still kept");
             }

@@ -2,6 +2,7 @@ package dev.cairn.master.meta;
 
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.AttrChange;
+import dev.cairn.core.proto.Types.ChunkVersion;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
 import java.util.List;
@@ -64,8 +65,12 @@ public sealed interface MetaCommand<R> {
      */
     record AdoptVersion(long chunkId, long version) implements MetaCommand<ChunkRecord> {}
 
-    /** A writer committed {@code length} bytes: the size becomes at least that (a commit never shrinks a file). */
-    record SetLength(long inode, long length, long mtimeMillis) implements MetaCommand<FileAttr> {}
+    /**
+     * A writer committed {@code length} bytes: the size becomes at least that (a commit never shrinks a file),
+     * and each listed chunk's data version becomes the version it was written at. Refused if a listed chunk
+     * has been leased again since (see {@link ChunkRecord}).
+     */
+    record SetLength(long inode, long length, long mtimeMillis, List<ChunkVersion> chunks) implements MetaCommand<FileAttr> {}
 
     /**
      * Sets the storage class of a file, or the class a directory hands to files and directories created

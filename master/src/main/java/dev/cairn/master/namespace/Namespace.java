@@ -14,6 +14,7 @@ import dev.cairn.core.proto.Types.DirCookieEntry;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.core.proto.Types.ChunkVersion;
 import dev.cairn.master.meta.ChunkRecord;
 import dev.cairn.master.meta.MetaCommand;
 import java.nio.ByteBuffer;
@@ -51,7 +52,7 @@ public final class Namespace {
     /** The largest file size (chunk indexes are ints). */
     public static final long MAX_FILE_SIZE = 1L << 50;
     /** Layout of the store; a store made by another layout is refused with a clear error rather than misread. */
-    public static final int FORMAT = 2;
+    public static final int FORMAT = 3;
     /** READDIR cookies 0..2 mean "from the start" and "." and ".." (RFC 8881 §18.23.3): entry ids start above. */
     public static final long FIRST_ENTRY_ID = 3;
     public static final int DEFAULT_DIR_MODE = 0755;
@@ -221,7 +222,7 @@ public final class Namespace {
         if (command instanceof MetaCommand.AllocChunk c) return (R) allocChunk(c.inode(), c.index(), batch);
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.AdoptVersion c) return (R) adoptVersion(c.chunkId(), c.version(), batch);
-        if (command instanceof MetaCommand.SetLength c) return (R) setLength(c.inode(), c.length(), c.mtimeMillis(), batch);
+        if (command instanceof MetaCommand.SetLength c) return (R) setLength(c, batch);
         if (command instanceof MetaCommand.SetClass c) return (R) setClass(c.path(), c.storageClass(), batch);
         if (command instanceof MetaCommand.ReserveChunkIds c) return (R) reserveChunkIds(c.count(), batch);
         if (command instanceof MetaCommand.Archive c) return (R) archive(c, batch);
@@ -467,7 +468,7 @@ public final class Namespace {
         byte[] existing = kv.get(fileChunkKey(ino, index));
         if (existing != null) return chunk(ByteBuffer.wrap(existing).getLong());
         long id = counter(NEXT_CHUNK);
-        ChunkRecord c = new ChunkRecord(id, 1, ino, index);
+        ChunkRecord c = new ChunkRecord(id, 1, ino, index, 1);
         batch.put(NEXT_CHUNK, longBytes(id + 1));
         batch.put(chunkKey(id), Codec.encodeRecord(c));
         batch.put(fileChunkKey(ino, index), longBytes(id));
@@ -500,7 +501,7 @@ public final class Namespace {
             old.add(r.oldChunkId());
             batch.delete(chunkKey(r.oldChunkId()));
             // version 2: a written chunk (version 1 means allocated and never written)
-            batch.put(chunkKey(r.newChunkId()), Codec.encodeRecord(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index())));
+            batch.put(chunkKey(r.newChunkId()), Codec.encodeRecord(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index(), 2)));
             batch.put(fileChunkKey(c.inode(), r.index()), longBytes(r.newChunkId()));
         }
         batch.put(inodeKey(rec.inode()), Codec.encodeRecord(rec.withClass(c.storageClass(), rec.ctimeMillis())));
@@ -510,7 +511,7 @@ public final class Namespace {
     private ChunkRecord bumpVersion(long chunkId, KvBatch batch) {
         ChunkRecord c = chunk(chunkId);
         if (c == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
-        ChunkRecord next = new ChunkRecord(chunkId, c.version() + 1, c.inode(), c.index());
+        ChunkRecord next = c.withVersion(c.version() + 1);
         batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
         return next;
     }
@@ -519,15 +520,35 @@ public final class Namespace {
         ChunkRecord c = chunk(chunkId);
         if (c == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
         if (version <= c.version()) return c;
-        ChunkRecord next = new ChunkRecord(chunkId, version, c.inode(), c.index());
+        ChunkRecord next = c.withVersion(version);
         batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
         return next;
     }
 
-    private FileAttr setLength(long ino, long length, long mtime, KvBatch batch) {
+    private FileAttr setLength(MetaCommand.SetLength c, KvBatch batch) {
+        long ino = c.inode(), length = c.length(), mtime = c.mtimeMillis();
         InodeRecord rec = inode(ino);
         if (rec.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + ino);
         if (length < 0) throw new CairnException(Status.BAD_REQUEST, "length " + length);
+        List<ChunkRecord> raised = new ArrayList<>();
+        for (ChunkVersion w : c.chunks()) {
+            ChunkRecord chunk = chunk(w.chunkId());
+            if (chunk == null) continue; // dropped by a truncate since: no longer part of the file
+            if (chunk.inode() != ino) {
+                throw new CairnException(Status.BAD_REQUEST, "chunk " + w.chunkId() + " belongs to inode " + chunk.inode() + ", not " + ino);
+            }
+            if (w.version() > chunk.version()) {
+                throw new CairnException(Status.BAD_REQUEST, "chunk " + w.chunkId() + " is at v" + chunk.version() + "; v" + w.version() + " was never leased");
+            }
+            if (w.version() < chunk.version()) {
+                // a later lease may have moved copies on that never received this write: it is not durable
+                // everywhere a reader may look, so it cannot be acknowledged
+                throw new CairnException(Status.STALE, "chunk " + w.chunkId() + " was leased again (v" + chunk.version() + ") after this write at v"
+                        + w.version() + "; write it again");
+            }
+            if (w.version() > chunk.dataVersion()) raised.add(chunk.withDataVersion(w.version()));
+        }
+        for (ChunkRecord r : raised) batch.put(chunkKey(r.chunkId()), Codec.encodeRecord(r));
         // a commit says "at least this much is durable": a late or repeated one must never shrink the file
         // (shrinking is a truncate, a different command)
         InodeRecord next = rec.withSize(Math.max(rec.size(), length), mtime);

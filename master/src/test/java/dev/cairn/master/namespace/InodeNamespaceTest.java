@@ -108,7 +108,7 @@ class InodeNamespaceTest extends NamespaceFixture {
     @Test void setAttrChangesModeOwnerTimesAndTruncatesChunks() {
         FileAttr f = create(ROOT, "f", FileType.FILE);
         for (int i = 0; i < 3; i++) submit(new MetaCommand.AllocChunk(f.inode(), i));
-        submit(new MetaCommand.SetLength(f.inode(), 3L * f.chunkSize(), ++now));
+        submit(new MetaCommand.SetLength(f.inode(), 3L * f.chunkSize(), ++now, List.of()));
         var r = submit(new MetaCommand.SetAttr(f.inode(), new AttrChange(0600, 5, 6, f.chunkSize() + 1, 7, 8), ++now));
         assertThat(r.freedChunks()).hasSize(1);
         assertThat(r.attr().size()).isEqualTo(f.chunkSize() + 1);

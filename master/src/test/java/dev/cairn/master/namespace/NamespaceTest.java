@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
@@ -85,7 +86,7 @@ class NamespaceTest extends NamespaceFixture {
 
     @Test void lengthCommitsAndEverythingSurvivesAReopen() {
         FileAttr f = submit(new MetaCommand.CreateFile("/f", 0, StorageClass.DEFAULT, 5));
-        submit(new MetaCommand.SetLength(f.inode(), 12345, 9));
+        submit(new MetaCommand.SetLength(f.inode(), 12345, 9, List.of()));
         Namespace reopened = new Namespace(kv, 3);
         assertThat(reopened.isEmpty()).isFalse();
         assertThat(reopened.resolve("/f").size()).isEqualTo(12345);
@@ -97,5 +98,38 @@ class NamespaceTest extends NamespaceFixture {
         submit(new MetaCommand.Mkdir("/d", 0));
         submit(new MetaCommand.CreateFile("/d/f", 0, StorageClass.DEFAULT, 0));
         assertThat(kv.syncedWrites()).isEqualTo(before + 2);
+    }
+
+    @Test void aCommitRaisesTheDataVersionOfTheChunksItWrote() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
+        FileAttr g = submit(new MetaCommand.CreateFile("/g", 65536, StorageClass.replicated(2), 0));
+        ChunkRecord c = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        assertThat(c.dataVersion()).isEqualTo(1);
+        submit(new MetaCommand.BumpVersion(c.chunkId()));
+        submit(new MetaCommand.BumpVersion(c.chunkId())); // v3: the lease a writer writes under
+        ChunkRecord v3 = new Namespace(kv, 3).chunk(c.chunkId());
+        // until something is committed at v3, copies at v1 and v2 still hold every acknowledged byte
+        assertThat(v3.current(1, false)).isTrue();
+        assertThat(v3.current(2, false)).isTrue();
+        assertThat(v3.current(2, true)).as("an erasure-coded part must be at the version exactly").isFalse();
+        submit(new MetaCommand.SetLength(f.inode(), 100, 1, List.of(new Types.ChunkVersion(c.chunkId(), 3))));
+        ChunkRecord committed = new Namespace(kv, 3).chunk(c.chunkId());
+        assertThat(committed.dataVersion()).isEqualTo(3);
+        assertThat(committed.current(2, false)).isFalse();
+        assertThat(committed.current(3, false)).isTrue();
+        // a write under an older lease cannot be acknowledged once the chunk was leased again
+        submit(new MetaCommand.BumpVersion(c.chunkId()));
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(f.inode(), 200, 2, List.of(new Types.ChunkVersion(c.chunkId(), 3))))))
+                .isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).resolve("/f").size()).as("a refused commit changes nothing").isEqualTo(100);
+        // a version never leased, or another file's chunk: refused
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(f.inode(), 200, 2, List.of(new Types.ChunkVersion(c.chunkId(), 9))))))
+                .isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(g.inode(), 200, 2, List.of(new Types.ChunkVersion(c.chunkId(), 4))))))
+                .isEqualTo(Status.BAD_REQUEST);
+        // a chunk dropped meanwhile (a truncate) is no longer the file's: skipped
+        submit(new MetaCommand.SetLength(f.inode(), 300, 3, List.of(new Types.ChunkVersion(c.chunkId(), 4), new Types.ChunkVersion(999, 1))));
+        assertThat(new Namespace(kv, 3).chunk(c.chunkId()).dataVersion()).isEqualTo(4);
+        assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(300);
     }
 }

@@ -123,8 +123,16 @@ public sealed interface MasterProtocol extends Message {
         @Override public boolean isReply() { return true; }
     }
 
-    /** Sets the file's length after its data is durable on every copy. Answered with Ack. */
-    record CommitLength(long rid, long inode, long length) implements MasterProtocol {}
+    /**
+     * Sets the file's length after its data is durable on every copy, and records the lease version each
+     * listed chunk was written at since the last commit: from then on a copy of that chunk at an older
+     * version no longer holds every acknowledged byte. Refused (STALE) when a listed chunk has been leased
+     * again since: the later lease may have moved copies on without this data. Answered with Ack.
+     */
+    record CommitLength(long rid, long inode, long length, List<Types.ChunkVersion> chunks) implements MasterProtocol {
+        /** Chunks one commit may list; a writer with more sends several. */
+        public static final int MAX_CHUNKS = 4096;
+    }
 
     record GetChunks(long rid, long inode, int fromIndex, int count) implements MasterProtocol {}
 

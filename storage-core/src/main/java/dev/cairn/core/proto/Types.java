@@ -113,9 +113,13 @@ public final class Types {
         public AttrChange withSize(long s) { return new AttrChange(mode, uid, gid, s, atimeMillis, mtimeMillis); }
     }
 
+    /** A chunk and the lease version a writer wrote it at. */
+    public record ChunkVersion(long chunkId, long version) {}
+
     /**
-     * One chunk of a file with its current version and the live servers holding that version; for an
-     * erasure-coded chunk {@code parts.get(i)} is the part that {@code servers.get(i)} holds.
+     * One chunk of a file: the version to read it at and the live servers holding a current copy at that
+     * version (the newest such version); for an erasure-coded chunk {@code parts.get(i)} is the part that
+     * {@code servers.get(i)} holds.
      */
     public record ChunkLocation(int index, long chunkId, long version, java.util.List<ServerRef> servers, java.util.List<Integer> parts) {}
 }
