@@ -85,8 +85,9 @@ final class AdminCommands {
                     if (copies.length() > 0) copies.append(", ");
                     copies.append(copy.serverId());
                     if (a.storageClass().isEc() && copy.current()) copies.append(" part ").append(copy.part());
-                    if (!copy.current()) copies.append(" (stale)");
-                    else current++;
+                    if (!copy.current()) copies.append(" (stale v").append(copy.version()).append(')');
+                    else if (copy.version() != ch.version()) copies.append(" (v").append(copy.version()).append(", nothing committed since)");
+                    if (copy.current()) current++;
                 }
                 int goal = a.storageClass().parts();
                 String state = current == 0 ? "NO COPY" : current < goal ? "under goal" : current > goal ? "over goal" : "ok";

@@ -209,14 +209,15 @@ public final class CairnClient implements Node, MessageHandler {
      * Records that {@code length} bytes of the file are durable on every copy (the size never shrinks by
      * this), together with the versions of the chunks written since the file's last commit: the master
      * then counts older copies of those chunks as outdated. If the commit fails the versions are kept for
-     * the next one.
+     * the next one, unless it failed {@code STALE}: a chunk was leased again since it was written here (by
+     * another writer), so that write can never be acknowledged; the caller must report it lost.
      */
     public Promise<Void> commitLength(long inode, long length) {
         Map<Long, Long> pending = uncommitted.remove(inode);
         List<ChunkVersion> chunks = new ArrayList<>();
         if (pending != null) for (Map.Entry<Long, Long> e : pending.entrySet()) chunks.add(new ChunkVersion(e.getKey(), e.getValue()));
         return commitFrom(inode, length, chunks, 0).onFailure(e -> {
-            if (pending != null) pending.forEach((chunk, version) -> written(inode, chunk, version));
+            if (pending != null && CairnException.statusOf(e) != Status.STALE) pending.forEach((chunk, version) -> written(inode, chunk, version));
         });
     }
 

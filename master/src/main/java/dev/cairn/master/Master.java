@@ -936,8 +936,10 @@ public final class Master implements Node, MessageHandler {
         if (f.type() == FileType.FILE) {
             for (ChunkRecord c : namespace.chunks(f.inode(), 0, 4096)) {
                 List<MasterProtocol.CopyInfo> copies = new ArrayList<>();
-                for (Holder h : registry.holders(c.chunkId())) copies.add(new MasterProtocol.CopyInfo(h.server().id, h.part(), true));
-                for (Server s : registry.staleHolders(c.chunkId())) copies.add(new MasterProtocol.CopyInfo(s.id, 0, false));
+                for (Holder h : registry.holders(c.chunkId())) copies.add(new MasterProtocol.CopyInfo(h.server().id, h.part(), h.version(), true));
+                for (Server s : registry.staleHolders(c.chunkId())) {
+                    copies.add(new MasterProtocol.CopyInfo(s.id, 0, s.staleChunks.getOrDefault(c.chunkId(), 0L), false));
+                }
                 out.add(new MasterProtocol.ChunkInfo(c.index(), c.chunkId(), c.version(), copies));
             }
         }

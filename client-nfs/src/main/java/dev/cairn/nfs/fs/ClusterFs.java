@@ -309,7 +309,13 @@ public final class ClusterFs {
             if (e.getValue().dirty) return upload(f, e.getKey(), e.getValue()).flatMap(v -> flush(f));
         }
         if (f.size == f.base.size() && f.localChanges == 0) return Promise.completed(null);
-        return client.commitLength(f.inode, f.size).flatMap(v -> client.getAttr(f.inode)).map(a -> {
+        return client.commitLength(f.inode, f.size).<Void>then((v, e) -> {
+            if (e == null) return Promise.completed(null);
+            // another writer leased a chunk after this gateway wrote it: those WRITEs are not durable, and a
+            // retried COMMIT must not acknowledge them (STALE would map to DELAY, and the retry would succeed)
+            if (CairnException.statusOf(e) == Status.STALE) return Promise.failed(new CairnException(Status.IO, CairnException.detailOf(e)));
+            return Promise.failed(e);
+        }).flatMap(v -> client.getAttr(f.inode)).map(a -> {
             f.rebase(a);
             while (f.images.size() > 1) f.images.pollFirstEntry();
             return null;

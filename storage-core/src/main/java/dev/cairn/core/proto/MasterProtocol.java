@@ -195,8 +195,11 @@ public sealed interface MasterProtocol extends Message {
     /** Every chunk of a file with its version and where its copies are. */
     record FileInfo(long rid, String path) implements MasterProtocol {}
 
-    /** One copy of a chunk: {@code current} false for an outdated copy awaiting deletion. */
-    record CopyInfo(String serverId, int part, boolean current) {}
+    /**
+     * One copy of a chunk at {@code version}: {@code current} false for an outdated copy awaiting deletion (a
+     * current copy may be a version behind the chunk's: left out of a lease under which nothing was committed).
+     */
+    record CopyInfo(String serverId, int part, long version, boolean current) {}
 
     record ChunkInfo(int index, long chunkId, long version, List<CopyInfo> copies) {}
 

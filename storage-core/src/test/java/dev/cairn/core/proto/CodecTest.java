@@ -69,7 +69,7 @@ class CodecTest {
                         List.of(new MasterProtocol.ServerStatus("cs1", CS.address(), Types.Topology.of("cs1"), true, false, 1, 2, 3, 4, List.of()))),
                 new MasterProtocol.FileInfo(30, "/a/f"),
                 new MasterProtocol.FileInfoReply(31, Status.OK, "", ATTR,
-                        List.of(new MasterProtocol.ChunkInfo(0, 100, 3, List.of(new MasterProtocol.CopyInfo("cs1", 0, true))))),
+                        List.of(new MasterProtocol.ChunkInfo(0, 100, 3, List.of(new MasterProtocol.CopyInfo("cs1", 0, 3, true))))),
                 new MasterProtocol.Drain(32, "cs1", true),
                 new MasterProtocol.SetClass(33, "/a", StorageClass.parse("ec(4,2,domain=rack)")),
                 new MasterProtocol.ConvertChunk(34, 100, 3, 5000, 200, 2, 4, 2, List.of(CS, CS)),
