@@ -254,4 +254,17 @@ class NfsGatewaySimTest extends ClusterScenario {
         for (Throwable t = e; t != null; t = t.getCause()) if (t instanceof Nfs4Client.NfsException n) return n.status;
         throw new AssertionError("not an NFS error", e);
     }
+
+    @Test void aNameThatIsNotUtf8IsInvalForItsOperationNotBadXdr() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        byte[] notUtf8 = {(byte) 0xff, (byte) 0xfe}; // RFC 8881 §14.4, RFC 7530 §12.7: INVAL
+        for (int op : new int[] {Op.LOOKUP, Op.REMOVE}) {
+            assertThat(nfs(() -> c.statusOf(b -> b.putFh(root).op(op, a -> a.writeOpaque(notUtf8))))).as("op " + op).isEqualTo(Nfs4Status.INVAL);
+        }
+        assertThat(nfs(() -> c.statusOf(b -> b.putFh(root).op(Op.SAVEFH, a -> { }).op(Op.RENAME, a -> a.writeOpaque(notUtf8).writeString("b")))))
+                .isEqualTo(Nfs4Status.INVAL);
+        // the XDR layer still refuses such a string where no operation status covers it
+        assertThat(new dev.cairn.nfs.xdr.XdrDecoder(new dev.cairn.nfs.xdr.XdrEncoder().writeOpaque(notUtf8).toByteArray()).readUtf8OrNull(16)).isNull();
+    }
 }

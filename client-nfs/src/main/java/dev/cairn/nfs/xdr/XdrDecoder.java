@@ -81,6 +81,13 @@ public final class XdrDecoder {
 
     /** A UTF-8 string of at most {@code max} bytes; invalid UTF-8 is bad XDR for NFSv4 (utf8str_cs). */
     public String readString(int max) {
+        String s = readUtf8OrNull(max);
+        if (s == null) throw new XdrException("string is not valid UTF-8");
+        return s;
+    }
+
+    /** Like {@link #readString}, but invalid UTF-8 is read past and answered null (for fields whose own status covers it). */
+    public String readUtf8OrNull(int max) {
         byte[] b = readOpaque(max);
         try {
             return StandardCharsets.UTF_8.newDecoder()
@@ -88,7 +95,7 @@ public final class XdrDecoder {
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(b)).toString();
         } catch (CharacterCodingException e) {
-            throw new XdrException("string is not valid UTF-8");
+            return null;
         }
     }
 

@@ -51,9 +51,12 @@ final class Files {
         return p.then((v, e) -> Promise.completed(e == null ? then.apply(v) : status(e)));
     }
 
-    /** A component4 naming something to create: INVAL if empty, NAMETOOLONG, BADNAME for "." "..", '/' or NUL; null if fine. */
+    /**
+     * A component4 naming something to create: INVAL if empty or not UTF-8, NAMETOOLONG, BADNAME for "." "..",
+     * '/' or NUL; null if fine.
+     */
     static Integer badName(String name) {
-        if (name.isEmpty()) return Nfs4Status.INVAL;
+        if (name.isEmpty() || name == NOT_UTF8) return Nfs4Status.INVAL;
         if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) return Nfs4Status.NAMETOOLONG;
         if (isDots(name) || name.indexOf('/') >= 0 || name.indexOf('\0') >= 0) return Nfs4Status.BADNAME;
         return null;
@@ -66,8 +69,22 @@ final class Files {
 
     private static boolean isDots(String name) { return name.equals(".") || name.equals(".."); }
 
-    /** Reads a component4; names longer than the limit are read (so the status is NAMETOOLONG, not BADXDR). */
-    static String readName(XdrDecoder d) { return d.readString(64 * 1024); }
+    /**
+     * Stands for a component4 that is not valid UTF-8, which {@link #badName} answers INVAL: RFC 8881 §14.4 and
+     * RFC 7530 §12.7 give the operation that error (the COMPOUND's XDR is fine). Compared by identity: no
+     * decoded name is this instance.
+     */
+    @SuppressWarnings("StringOperationCanBeSimplified")
+    private static final String NOT_UTF8 = new String("\uFFFD");
+
+    /**
+     * Reads a component4; names longer than the limit are read (so the status is NAMETOOLONG, not BADXDR),
+     * and one that is not UTF-8 comes back as {@link #NOT_UTF8}.
+     */
+    static String readName(XdrDecoder d) {
+        String name = d.readUtf8OrNull(64 * 1024);
+        return name == null ? NOT_UTF8 : name;
+    }
 
     /** The permission bits (rwx as 4/2/1) the caller has on a file, POSIX style: owner, else group, else other; root has all but x without any x bit. */
     static int permissions(Credentials c, FileAttr a) {
