@@ -35,7 +35,13 @@ class PlannerTest {
     static final String[] LABELS = {"", "ssd", "hdd"};
 
     /** A random cluster and its chunks. */
-    record Cluster(List<Server> servers, List<ChunkState> chunks, Map<String, Integer> busy, Limits limits) {}
+    record Cluster(List<Server> servers, List<ChunkState> chunks, Map<String, Integer> busy, Limits limits) {
+        Map<Long, ChunkState> byId() {
+            Map<Long, ChunkState> out = new TreeMap<>();
+            for (ChunkState s : chunks) out.put(s.chunkId(), s);
+            return out;
+        }
+    }
 
     static Cluster random(long seed, int extraEmptyServers) {
         SplittableRandom r = new SplittableRandom(seed);
@@ -138,8 +144,7 @@ class PlannerTest {
         qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
             Cluster c = random(seed, 0);
             Plan plan = plan(c, true);
-            Map<Long, ChunkState> byId = new TreeMap<>();
-            for (ChunkState s : c.chunks()) byId.put(s.chunkId(), s);
+            Map<Long, ChunkState> byId = c.byId();
             Map<Long, Set<String>> domains = new HashMap<>();
             for (Action a : plan.actions()) {
                 if (!(a instanceof Copy copy)) continue;
@@ -269,8 +274,7 @@ class PlannerTest {
         qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
             Cluster c = random(seed, 0);
             Plan plan = plan(c, true);
-            Map<Long, ChunkState> byId = new TreeMap<>();
-            for (ChunkState s : c.chunks()) byId.put(s.chunkId(), s);
+            Map<Long, ChunkState> byId = c.byId();
             Map<Long, Set<String>> dropped = new HashMap<>();
             for (Action a : plan.actions()) {
                 if (a instanceof Copy copy) {
