@@ -12,6 +12,8 @@ import java.util.Locale;
  * master, five chunkservers and a client per workload profile (steady: a small file every 100 ms; sweep:
  * the heavy load the sweeps use) reports simulated seconds per wall second after a warm-up run; then a
  * short sweep with the full fault catalog reports seeds per minute on one thread.
+ *
+ * <p>Arguments: {@code [SECONDS [SEEDS [PROFILE]]]}; PROFILE runs one workload only (for a profiler).
  */
 public final class SimSpeed {
     private SimSpeed() {}
@@ -19,8 +21,10 @@ public final class SimSpeed {
     public static void main(String[] args) {
         long seconds = args.length > 0 ? Long.parseLong(args[0]) : 600;
         int seeds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+        String only = args.length > 2 ? args[2].toUpperCase(Locale.ROOT) : null; // one workload profile, e.g. steady
         System.out.printf(Locale.ROOT, "%-8s %10s %10s %10s %12s %10s%n", "workload", "virtual s", "wall s", "ratio", "events/s", "files");
         for (Workload.Profile p : Workload.Profile.values()) {
+            if (only != null && !p.name().equals(only)) continue;
             SimOptions o = SimOptions.defaults(1).withFaults(EnumSet.noneOf(SimOptions.Fault.class)).withWorkload(p);
             SimRun.run(o.withDuration(30_000_000_000L)); // warm-up: JIT
             SimResult r = SimRun.run(o.withDuration(seconds * 1_000_000_000L));

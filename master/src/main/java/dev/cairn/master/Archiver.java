@@ -65,6 +65,10 @@ final class Archiver {
     private final Set<Long> rewriting = new HashSet<>();
     private final Set<Long> running = new HashSet<>();
     private final Map<Long, Long> retryAfter = new HashMap<>();
+    /** Files with an archive rule -> when (wall-clock millis) they are old enough to rewrite. */
+    private final Map<Long, Long> due = new java.util.TreeMap<>();
+    /** Inodes written since the last pass: their rule and age are read again. */
+    private final Set<Long> recheck = new java.util.TreeSet<>();
     private long filesArchived;
 
     Archiver(Env env, Rpc rpc, ChunkRegistry registry, Log log, Placement placement, Namespace namespace, MetaLog metaLog) {
@@ -84,22 +88,49 @@ final class Archiver {
     long filesArchived() { return filesArchived; }
 
     /**
-     * One planner pass: starts rewriting an idle file if none is being rewritten.
+     * Files seen by a full planner pass: those with an archive rule become candidates (and the planner's full
+     * pass is the safety net for {@link #inodeChanged}).
+     */
+    void consider(Iterable<InodeRecord> files) {
+        for (InodeRecord f : files) track(f);
+    }
+
+    /** An inode record was written or deleted: looked at again in the next pass. */
+    void inodeChanged(long inode) { recheck.add(inode); }
+
+    private void track(InodeRecord f) {
+        StorageClass cls = f.storageClass();
+        if (f.type() != FileType.FILE || cls.archiveClass() == null) due.remove(f.inode());
+        else due.put(f.inode(), f.mtimeMillis() + cls.archiveAfterSeconds() * 1000);
+    }
+
+    /**
+     * One planner pass: starts rewriting an idle file whose time has come, if none is being rewritten.
      *
-     * @param files every file the pass saw
      * @param busyChunks chunks with a lease open or a planner action under way (their file is not idle)
      */
-    void pass(Iterable<InodeRecord> files, Set<Long> busyChunks) {
+    void pass(Set<Long> busyChunks) {
+        for (long ino : recheck) {
+            InodeRecord f = namespace.inodeOrNull(ino);
+            if (f == null) due.remove(ino);
+            else track(f);
+        }
+        recheck.clear();
         if (running.size() >= MAX_FILES_AT_ONCE) return;
         long nowNanos = env.clock().nanoTime();
         retryAfter.values().removeIf(t -> t - nowNanos <= 0);
+        // the master's own wall clock against stamps it wrote itself: a step only moves the rewrite earlier or later
         long wall = env.clock().wallMillis();
-        for (InodeRecord f : files) {
-            StorageClass cls = f.storageClass();
-            if (f.type() != FileType.FILE || cls.archiveClass() == null || running.contains(f.inode()) || retryAfter.containsKey(f.inode())) continue;
-            // the master's own wall clock against stamps it wrote itself: a step only moves the rewrite earlier or later
-            if (wall - f.mtimeMillis() < cls.archiveAfterSeconds() * 1000) continue;
-            List<ChunkRecord> chunks = namespace.chunks(f.inode(), 0, Namespace.MAX_CHUNKS_PER_REWRITE + 1);
+        for (var it = due.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<Long, Long> e = it.next();
+            long ino = e.getKey();
+            if (e.getValue() > wall || running.contains(ino) || retryAfter.containsKey(ino)) continue;
+            InodeRecord f = namespace.inode(ino);
+            List<ChunkRecord> chunks = namespace.chunks(ino, 0, Namespace.MAX_CHUNKS_PER_REWRITE + 1);
+            if (chunks.isEmpty()) {
+                it.remove(); // nothing to rewrite; its first write changes the inode, which brings it back
+                continue;
+            }
             if (chunks.size() > Namespace.MAX_CHUNKS_PER_REWRITE || !readable(chunks, busyChunks)) continue;
             start(f, chunks);
             return;

@@ -95,13 +95,18 @@ final class ChunkRegistry {
     private record Held(int part, long version) {}
 
     private final TreeMap<String, Server> servers = new TreeMap<>();
+    /** Told of every chunk whose copies change (the planner looks again at those). */
+    private final java.util.function.LongConsumer changed;
     /** chunk id -> (id of a live server holding a current copy -> part and version). Long keys hash deterministically. */
     private final Map<Long, TreeMap<String, Held>> locations = new HashMap<>();
+
+    ChunkRegistry(java.util.function.LongConsumer changed) { this.changed = changed; }
+
+    ChunkRegistry() { this(id -> {}); }
 
     /** A (re)registering server: forgets whatever it was thought to hold. */
     Server register(String id, Address address, long incarnation, long nowNanos) {
         Server s = servers.computeIfAbsent(id, Server::new);
-        s.staleChunks.clear();
         dropLocations(s);
         s.address = address;
         s.incarnation = incarnation;
@@ -160,11 +165,14 @@ final class ChunkRegistry {
 
     /** Records that {@code s} holds an outdated copy of a chunk (at {@code version}). */
     void addStale(long chunkId, Server s, long version) {
-        removeLocation(chunkId, s.id);
-        s.staleChunks.put(chunkId, version);
+        boolean moved = forgetLocation(chunkId, s.id);
+        Long before = s.staleChunks.put(chunkId, version);
+        if (moved || before == null || before != version) changed.accept(chunkId);
     }
 
-    void removeStale(long chunkId, Server s) { s.staleChunks.remove(chunkId); }
+    void removeStale(long chunkId, Server s) {
+        if (s.staleChunks.remove(chunkId) != null) changed.accept(chunkId);
+    }
 
     /** Live servers holding an outdated copy of the chunk, in id order. */
     List<Server> staleHolders(long chunkId) {
@@ -173,21 +181,37 @@ final class ChunkRegistry {
         return out;
     }
 
+    /** Tells the watcher that every chunk {@code s} holds (current or stale) needs a new look: the server itself changed. */
+    void touch(Server s) {
+        for (long c : s.chunks) changed.accept(c);
+        for (long c : s.staleChunks.keySet()) changed.accept(c);
+    }
+
+    /**
+     * Records a current copy on {@code s}. Only a change tells the watcher: inventories repeat every copy a
+     * server holds, and the planner must not look at them all each time.
+     */
     void addLocation(long chunkId, Server s, int part, long version) {
         assert s.alive;
-        s.staleChunks.remove(chunkId);
-        locations.computeIfAbsent(chunkId, k -> new TreeMap<>()).put(s.id, new Held(part, version));
+        boolean wasStale = s.staleChunks.remove(chunkId) != null;
+        Held now = new Held(part, version);
+        Held before = locations.computeIfAbsent(chunkId, k -> new TreeMap<>()).put(s.id, now);
         s.chunks.add(chunkId);
+        if (wasStale || !now.equals(before)) changed.accept(chunkId);
     }
 
     void removeLocation(long chunkId, String serverId) {
+        if (forgetLocation(chunkId, serverId)) changed.accept(chunkId);
+    }
+
+    /** Drops the current copy on one server, if there is one; true if there was. */
+    private boolean forgetLocation(long chunkId, String serverId) {
         TreeMap<String, Held> set = locations.get(chunkId);
-        if (set != null) {
-            set.remove(serverId);
-            if (set.isEmpty()) locations.remove(chunkId);
-        }
+        boolean had = set != null && set.remove(serverId) != null;
+        if (set != null && set.isEmpty()) locations.remove(chunkId);
         Server s = servers.get(serverId);
         if (s != null) s.chunks.remove(chunkId);
+        return had;
     }
 
     /** Forgets a chunk entirely (its file was removed); returns who held it. */
@@ -204,6 +228,7 @@ final class ChunkRegistry {
         for (Server s : servers.values()) {
             if (s.staleChunks.remove(chunkId) != null && s.alive && (set == null || !set.containsKey(s.id))) out.add(s);
         }
+        changed.accept(chunkId);
         return out;
     }
 
@@ -216,8 +241,10 @@ final class ChunkRegistry {
     }
 
     private void dropLocations(Server s) {
+        for (long c : s.staleChunks.keySet()) changed.accept(c);
         s.staleChunks.clear();
         for (long c : s.chunks) {
+            changed.accept(c);
             TreeMap<String, Held> set = locations.get(c);
             if (set != null) {
                 set.remove(s.id);

@@ -67,8 +67,14 @@ public final class Master implements Node, MessageHandler {
     static final long LIVENESS_CHECK_NANOS = 1_000_000_000L;
     /** Time allowed for a chunkserver to answer a create, bump or delete. */
     static final long CHUNKSERVER_CALL_NANOS = 5_000_000_000L;
-    /** How often the planner looks at every chunk. */
+    /** How often the planner looks at the chunks that changed (see {@link #changed}). */
     static final long PLAN_INTERVAL_NANOS = 1_000_000_000L;
+    /**
+     * How often the planner looks at every chunk instead. Only a safety net: every change a plan depends on
+     * marks its chunk, so a full pass finds nothing new (asserted), and a master with millions of chunks does
+     * not read every record each second.
+     */
+    static final long FULL_PASS_NANOS = 60_000_000_000L;
     /**
      * While chunks are under goal, a finished planner action brings the next pass forward to this long after
      * it (passes coalesce): repair then runs at the speed the servers' action slots allow, not one batch of
@@ -91,7 +97,16 @@ public final class Master implements Node, MessageHandler {
     private final MasterConfig config;
     private final Log log;
     private final Rpc rpc;
-    private final ChunkRegistry registry = new ChunkRegistry();
+    /**
+     * Chunks whose record, copies or servers changed since the planner last found them settled (at goal,
+     * nothing extra, nothing stale, nothing under way): the only ones a pass between full passes looks at.
+     */
+    private final TreeSet<Long> changed = new TreeSet<>();
+    private final ChunkRegistry registry = new ChunkRegistry(changed::add);
+    /** Chunk records in the namespace: counted by each full pass, kept up to date between them. */
+    private long chunkTotal;
+    private long lastFullPassNanos;
+    private boolean fullPassDue = true;
     /** Chunk slots (inode:index) with a lease being set up; a second request gets BUSY. */
     private final Set<String> leasing = new HashSet<>();
     /** Chunk id -> instant (master clock) until which a lease granted on it may still see writes. */
@@ -129,6 +144,14 @@ public final class Master implements Node, MessageHandler {
         namespace = new Namespace(env.kv(), config.defaultGoal());
         metaLog = new LocalMetaLog(env.kv(), namespace);
         archiver = new Archiver(env, rpc, registry, log, this::choose, namespace, metaLog);
+        namespace.watch(new Namespace.Watcher() {
+            @Override public void chunkChanged(long chunkId, int delta) {
+                changed.add(chunkId);
+                chunkTotal += delta;
+            }
+
+            @Override public void inodeChanged(long inode) { archiver.inodeChanged(inode); }
+        });
         if (!namespace.isEmpty()) namespace.checkFormat();
         Promise<Void> formatted = namespace.isEmpty()
                 ? env.kv().write(namespace.formatBatch(env.clock().wallMillis()), true)
@@ -238,7 +261,11 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof MasterProtocol.FileInfo r) return Promise.completed(fileInfo(r));
         if (m instanceof MasterProtocol.Drain r) return drain(r);
         if (m instanceof MasterProtocol.SetClass r) {
-            return metaLog.submit(new MetaCommand.SetClass(r.path(), r.storageClass())).map(a -> new AttrReply(r.rid(), Status.OK, "", a));
+            return metaLog.submit(new MetaCommand.SetClass(r.path(), r.storageClass())).map(a -> {
+                // the goal of every chunk of the file changed: the planner looks at them all again
+                if (a.type() == FileType.FILE) for (ChunkRecord c : namespace.chunks(a.inode(), 0, Integer.MAX_VALUE)) changed.add(c.chunkId());
+                return new AttrReply(r.rid(), Status.OK, "", a);
+            });
         }
         throw new CairnException(Status.BAD_REQUEST, "master does not serve " + m.getClass().getSimpleName());
     }
@@ -285,22 +312,25 @@ public final class Master implements Node, MessageHandler {
         List<Long> delete = new ArrayList<>();
         long nextChunk = namespace.nextChunkId();
         int current = 0, stale = 0;
+        Map<Long, InodeRecord> files = new java.util.HashMap<>();
         for (ChunkReport c : r.chunks()) {
             ChunkRecord rec = namespace.chunk(c.chunkId());
-            if (rec == null) {
+            switch (judge(c, rec, files)) {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
-                if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId())) delete.add(c.chunkId());
-            } else if (holdsData(rec, c)) {
-                registry.addLocation(c.chunkId(), s, c.part(), c.version());
-                current++;
-            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad()
-                    && !namespace.inode(rec.inode()).storageClass().isEc()) {
-                if (!busyChunks().contains(c.chunkId())) adopt(s, c); // a bump under way records it itself
-                current++;
-            } else {
-                stale++; // missed a write lease: never served; repaired and removed by the planner
-                registry.addStale(c.chunkId(), s, c.version());
+                case GONE -> { if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId())) delete.add(c.chunkId()); }
+                case CURRENT -> {
+                    registry.addLocation(c.chunkId(), s, c.part(), c.version());
+                    current++;
+                }
+                case AHEAD -> {
+                    if (!busyChunks().contains(c.chunkId())) adopt(s, c); // a bump under way records it itself
+                    current++;
+                }
+                case OUTDATED -> {
+                    stale++; // missed a write lease: never served; repaired and removed by the planner
+                    registry.addStale(c.chunkId(), s, c.version());
+                }
             }
         }
         log.info("chunkserver {} registered from {} with {} chunks ({} current, {} stale, {} to delete)",
@@ -323,21 +353,27 @@ public final class Master implements Node, MessageHandler {
         long nextChunk = namespace.nextChunkId();
         Set<Long> reported = new HashSet<>();
         int found = 0, outdated = 0;
+        Map<Long, InodeRecord> files = new java.util.HashMap<>();
         for (ChunkReport c : r.chunks()) {
             reported.add(c.chunkId());
             if (busy.contains(c.chunkId()) || archiver.isRewriting(c.chunkId())) continue;
             ChunkRecord rec = namespace.chunk(c.chunkId());
-            if (rec == null) {
-                if (c.chunkId() < nextChunk) delete.add(c.chunkId());
-            } else if (holdsData(rec, c)) {
-                if (!s.chunks.contains(c.chunkId())) found++;
-                registry.addLocation(c.chunkId(), s, c.part(), c.version()); // the version as reported
-            } else if (c.version() > rec.version() && c.length() >= committedLength(rec, c.part()) && !c.bad() && !namespace.inode(rec.inode()).storageClass().isEc()) {
-                adopt(s, c);
-                found++;
-            } else if (!s.staleChunks.containsKey(c.chunkId())) {
-                registry.addStale(c.chunkId(), s, c.version());
-                outdated++;
+            switch (judge(c, rec, files)) {
+                case GONE -> { if (c.chunkId() < nextChunk) delete.add(c.chunkId()); }
+                case CURRENT -> {
+                    if (!s.chunks.contains(c.chunkId())) found++;
+                    registry.addLocation(c.chunkId(), s, c.part(), c.version()); // the version as reported
+                }
+                case AHEAD -> {
+                    adopt(s, c);
+                    found++;
+                }
+                case OUTDATED -> {
+                    if (!s.staleChunks.containsKey(c.chunkId())) {
+                        registry.addStale(c.chunkId(), s, c.version());
+                        outdated++;
+                    }
+                }
             }
         }
         int forgotten = 0;
@@ -347,7 +383,9 @@ public final class Master implements Node, MessageHandler {
                 forgotten++;
             }
         }
-        s.staleChunks.keySet().removeIf(id -> !reported.contains(id) && !busy.contains(id));
+        for (Long id : new ArrayList<>(s.staleChunks.keySet())) {
+            if (!reported.contains(id) && !busy.contains(id)) registry.removeStale(id, s);
+        }
         if (found + outdated + forgotten + delete.size() > 0) {
             log.info("inventory of {}: {} copies found again, {} outdated, {} gone, {} to delete", s.id, found, outdated, forgotten, delete.size());
         }
@@ -365,12 +403,30 @@ public final class Master implements Node, MessageHandler {
         return busy;
     }
 
-    /**
-     * A reported copy holds every acknowledged byte of its chunk: a version that is current for the file's
-     * class ({@link ChunkRecord#current}), at least the committed length, and not known to be corrupt.
-     */
-    private boolean holdsData(ChunkRecord rec, ChunkReport c) {
-        return rec.current(c.version(), namespace.inode(rec.inode()).storageClass().isEc()) && c.length() >= committedLength(rec, c.part()) && !c.bad();
+    /** What a reported copy is, against the metadata. */
+    private enum Verdict {
+        /** No file has the chunk. */
+        GONE,
+        /**
+         * Holds every acknowledged byte: a version current for the file's class ({@link ChunkRecord#current}),
+         * at least the committed length, not known to be corrupt.
+         */
+        CURRENT,
+        /** A replica past the record's version (a bump the master lost), long enough and sound: the record adopts it. */
+        AHEAD,
+        /** Missed a write, too short, or corrupt: never served. */
+        OUTDATED
+    }
+
+    /** Judges one reported copy; {@code files} caches inode records across one report (many chunks share a file). */
+    private Verdict judge(ChunkReport c, ChunkRecord rec, Map<Long, InodeRecord> files) {
+        if (rec == null) return Verdict.GONE;
+        InodeRecord f = files.computeIfAbsent(rec.inode(), namespace::inode);
+        boolean ec = f.storageClass().isEc();
+        boolean whole = c.length() >= committedLength(rec, f) && !c.bad();
+        if (whole && rec.current(c.version(), ec)) return Verdict.CURRENT;
+        if (whole && c.version() > rec.version() && !ec) return Verdict.AHEAD;
+        return Verdict.OUTDATED;
     }
 
     /**
@@ -378,8 +434,7 @@ public final class Master implements Node, MessageHandler {
      * an erasure-coded part one cell per stripe of it. A copy at the right version but shorter than this
      * (created, then left out of the write) is not current.
      */
-    private long committedLength(ChunkRecord rec, int part) {
-        InodeRecord f = namespace.inode(rec.inode());
+    private static long committedLength(ChunkRecord rec, InodeRecord f) {
         long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) rec.index() * f.chunkSize()));
         StorageClass cls = f.storageClass();
         if (!cls.isEc() || inChunk == 0) return inChunk;
@@ -803,17 +858,19 @@ public final class Master implements Node, MessageHandler {
 
     /** One periodic pass: the planner, then the archiver. */
     void planOnce() {
-        Map<Long, InodeRecord> files = plan();
-        if (files != null) archiver.pass(files.values(), skipped);
+        if (plan()) archiver.pass(skipped);
     }
 
-    /** Snapshots every chunk's copies, asks the {@link Planner}, starts what it says; null during the grace window. */
-    private Map<Long, InodeRecord> plan() {
+    /**
+     * Asks the {@link Planner} about the chunks that changed (every chunk, each {@link #FULL_PASS_NANOS}) and
+     * starts what it says; false during the grace window.
+     */
+    private boolean plan() {
         long now = env.clock().nanoTime();
         if (grace) {
             int reported = 0;
             for (String id : knownServers) if (registry.server(id) != null && registry.server(id).alive) reported++;
-            if (reported < knownServers.size() && now - startNanos < GRACE_MAX_NANOS) return null;
+            if (reported < knownServers.size() && now - startNanos < GRACE_MAX_NANOS) return false;
             grace = false;
             log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
         }
@@ -823,32 +880,99 @@ public final class Master implements Node, MessageHandler {
         skip.addAll(leaseUntil.keySet());
         Set<Long> leasingInodes = new HashSet<>();
         for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
+        boolean full = fullPassDue || now - lastFullPassNanos >= FULL_PASS_NANOS;
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
         List<Planner.ChunkState> states = new ArrayList<>();
-        namespace.forEachChunk(c -> {
-            InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
-            if (leasingInodes.contains(c.inode())) skip.add(c.chunkId());
-            if (c.isNew() && registry.holders(c.chunkId()).isEmpty()) return true; // allocated, never written
-            List<Holder> holders = registry.holders(c.chunkId());
-            List<Server> staleHolders = registry.staleHolders(c.chunkId());
-            if (env.planted(Plant.DELETE_UNCHECKED) && !f.storageClass().isEc() && !staleHolders.isEmpty()) {
-                // the planted bug: every copy counts as current (at the chunk's version, unchecked), so tidying may
-                // keep a stale one and drop a current one
-                holders = new ArrayList<>(holders);
-                for (Server s : staleHolders) holders.add(new Holder(s, 0, c.version()));
-                staleHolders = List.of();
+        // a full pass after an earlier one: chunks not marked changed since must all turn out settled
+        Set<Long> unmarked = new HashSet<>();
+        boolean check = full && !fullPassDue;
+        if (full) {
+            fullPassDue = false;
+            lastFullPassNanos = now;
+            long[] total = {0};
+            namespace.forEachChunk(c -> {
+                total[0]++;
+                if (check && !changed.contains(c.chunkId())) unmarked.add(c.chunkId());
+                Planner.ChunkState st = chunkState(c, files, leasingInodes, skip);
+                if (st != null) states.add(st);
+                return true;
+            });
+            chunkTotal = total[0];
+            archiver.consider(files.values());
+        } else {
+            for (Long id : new ArrayList<>(changed)) {
+                ChunkRecord c = namespace.chunk(id);
+                Planner.ChunkState st = c == null ? null : chunkState(c, files, leasingInodes, skip);
+                if (st != null) states.add(st);
+                else changed.remove(id); // gone, or allocated and never written: nothing to plan
             }
-            states.add(new Planner.ChunkState(c.chunkId(), c.version(), f.storageClass(), holders, staleHolders));
-            return true;
-        });
-        Planner.Plan plan = Planner.plan(registry.live(), states, busy, skip, Planner.Limits.DEFAULT, true);
-        counts = plan.counts();
+        }
+        Planner.Plan plan = Planner.plan(registry.live(), states, busy, skip, Planner.Limits.DEFAULT, true,
+                server -> balanceCandidates(server, leasingInodes, skip));
+        Planner.Counts c = plan.counts();
+        counts = new Planner.Counts(chunkTotal, c.underGoal(), c.overGoal(), c.endangered(), c.lost(), c.stale());
+        List<Long> missed = new ArrayList<>();
+        for (Planner.ChunkState st : states) {
+            if (skip.contains(st.chunkId())) {
+                changed.add(st.chunkId()); // looked at again once the lease or action is over
+            } else if (Planner.settled(st)) {
+                changed.remove(st.chunkId());
+            } else {
+                if (unmarked.contains(st.chunkId())) missed.add(st.chunkId());
+                changed.add(st.chunkId());
+            }
+        }
+        if (!missed.isEmpty()) log.warn("planner: full pass found {} chunks needing work that no change marked: {}", missed.size(), missed);
+        assert missed.isEmpty() : "chunks needing the planner were never marked changed: " + missed;
         for (Planner.Action a : plan.actions()) {
-            if (a instanceof Planner.Copy c) startCopy(c);
+            if (a instanceof Planner.Copy cp) startCopy(cp);
             else if (a instanceof Planner.Drop d) startDrop(d);
         }
         skipped = skip;
-        return files;
+        return true;
+    }
+
+    /** What the planner is told of one chunk; null for a chunk allocated and never written (nothing to plan). */
+    private Planner.ChunkState chunkState(ChunkRecord c, Map<Long, InodeRecord> files, Set<Long> leasingInodes, Set<Long> skip) {
+        InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
+        if (leasingInodes.contains(c.inode())) skip.add(c.chunkId());
+        List<Holder> holders = registry.holders(c.chunkId());
+        if (c.isNew() && holders.isEmpty()) return null;
+        List<Server> staleHolders = registry.staleHolders(c.chunkId());
+        if (env.planted(Plant.DELETE_UNCHECKED) && !f.storageClass().isEc() && !staleHolders.isEmpty()) {
+            // the planted bug: every copy counts as current (at the chunk's version, unchecked), so tidying may
+            // keep a stale one and drop a current one
+            holders = new ArrayList<>(holders);
+            for (Server s : staleHolders) holders.add(new Holder(s, 0, c.version()));
+            staleHolders = List.of();
+        }
+        return new Planner.ChunkState(c.chunkId(), c.version(), f.storageClass(), holders, staleHolders);
+    }
+
+    /** Balance candidates on {@code server}, made as the planner asks for them: chunks it holds, nothing under way. */
+    private Iterable<Planner.ChunkState> balanceCandidates(Server server, Set<Long> leasingInodes, Set<Long> skip) {
+        List<Long> ids = new ArrayList<>(server.chunks);
+        Map<Long, InodeRecord> files = new java.util.HashMap<>();
+        return () -> new java.util.Iterator<>() {
+            int i;
+            Planner.ChunkState next;
+
+            @Override public boolean hasNext() {
+                while (next == null && i < ids.size()) {
+                    long id = ids.get(i++);
+                    ChunkRecord c = skip.contains(id) ? null : namespace.chunk(id);
+                    if (c != null && !leasingInodes.contains(c.inode())) next = chunkState(c, files, leasingInodes, skip);
+                }
+                return next != null;
+            }
+
+            @Override public Planner.ChunkState next() {
+                if (!hasNext()) throw new java.util.NoSuchElementException();
+                Planner.ChunkState out = next;
+                next = null;
+                return out;
+            }
+        };
     }
 
     private void startCopy(Planner.Copy c) {
@@ -957,6 +1081,7 @@ public final class Master implements Node, MessageHandler {
             if (r.drain()) drainingServers.add(s.id);
             else drainingServers.remove(s.id);
             s.draining = r.drain();
+            registry.touch(s); // its copies count as leaving now, or no longer
             log.info("chunkserver {} {}", s.id, r.drain() ? "draining: its chunks move elsewhere" : "back in service");
             return Ack.ok(r.rid());
         });

@@ -70,6 +70,23 @@ final class Planner {
      * @param deletes false during the master's start-up grace window: plan no deletions at all
      */
     static Plan plan(List<Server> live, List<ChunkState> chunks, Map<String, Integer> busy, Set<Long> skip, Limits limits, boolean deletes) {
+        return plan(live, chunks, busy, skip, limits, deletes, null);
+    }
+
+    /**
+     * Chunks a balancing move may take from {@code server}: those it holds, nothing under way on them. The
+     * master makes them as asked (a pass only looks at chunks that changed; balance moves settled ones).
+     */
+    interface BalancePool {
+        Iterable<ChunkState> on(Server server);
+    }
+
+    /**
+     * As above, with balance moves drawn from {@code pool}; null: from {@code chunks} (then every chunk).
+     * Chunks not in {@code chunks} must be {@link #settled}: they count for nothing and need nothing.
+     */
+    static Plan plan(List<Server> live, List<ChunkState> chunks, Map<String, Integer> busy, Set<Long> skip, Limits limits, boolean deletes,
+                     BalancePool pool) {
         Map<String, Integer> load = new HashMap<>(busy);
         List<Action> actions = new ArrayList<>();
         long under = 0, over = 0, endangered = 0, lost = 0, stale = 0;
@@ -99,7 +116,7 @@ final class Planner {
                 planTidy(c, load, limits, actions);
             }
         }
-        if (deletes && repair.isEmpty() && actions.isEmpty()) planBalance(live, tidy, load, limits, actions);
+        if (deletes && repair.isEmpty() && actions.isEmpty()) planBalance(live, pool != null ? pool : server -> tidy, load, limits, actions);
         return new Plan(actions, new Counts(chunks.size(), under, over, endangered, lost, stale));
     }
 
@@ -131,6 +148,14 @@ final class Planner {
             if (!seen) n++;
         }
         return n;
+    }
+
+    /**
+     * Nothing to do for this chunk: its full goal of good copies, nothing extra or leaving, nothing stale.
+     * A plan of settled chunks is empty (balance aside); only a change to the chunk unsettles it.
+     */
+    static boolean settled(ChunkState c) {
+        return c.stale().isEmpty() && missing(c) == 0 && extraCopies(c) == 0;
     }
 
     static int missing(ChunkState c) { return Math.max(0, c.cls().parts() - goodCount(c)); }
@@ -307,7 +332,7 @@ final class Planner {
      * Copies a chunk from the fullest server to the emptiest one when their used fractions differ by
      * more than the spread; the next plan sees the chunk over goal and drops the copy on the fuller server.
      */
-    private static void planBalance(List<Server> live, List<ChunkState> chunks, Map<String, Integer> load, Limits limits, List<Action> actions) {
+    private static void planBalance(List<Server> live, BalancePool pool, Map<String, Integer> load, Limits limits, List<Action> actions) {
         Server full = null, empty = null;
         for (Server s : live) {
             if (s.draining) continue;
@@ -315,7 +340,7 @@ final class Planner {
             if (s.acceptsChunks(limits.fullFraction()) && (empty == null || s.usedFraction() < empty.usedFraction())) empty = s;
         }
         if (full == null || empty == null || full == empty || full.usedFraction() - empty.usedFraction() <= limits.spread()) return;
-        for (ChunkState c : chunks) {
+        for (ChunkState c : pool.on(full)) {
             if (actions.size() >= limits.perServer() || !free(full, load, limits) || !free(empty, load, limits)) return;
             if (c.current().size() != c.cls().parts() || !c.stale().isEmpty()) continue;
             Holder from = null;

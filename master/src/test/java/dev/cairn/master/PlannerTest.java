@@ -318,4 +318,34 @@ class PlannerTest {
             assertThat(c.version()).isEqualTo(5);
         });
     }
+
+    /**
+     * The master plans only chunks that changed since they were last found settled: a settled chunk must need
+     * nothing (balance aside), whatever the servers around it, so leaving it out changes no plan.
+     */
+    @Test void aSettledChunkNeedsNothing() {
+        qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
+            Cluster c = random(seed, 0);
+            Limits noBalance = new Limits(c.limits().perServer(), c.limits().maxActions(), 1.0, c.limits().fullFraction());
+            for (ChunkState chunk : c.chunks()) {
+                if (!Planner.settled(chunk)) continue;
+                Plan p = Planner.plan(c.servers(), List.of(chunk), Map.of(), Set.of(), noBalance, true);
+                assertThat(p.actions()).as("settled chunk %s", chunk).isEmpty();
+                assertThat(p.counts().underGoal() + p.counts().overGoal() + p.counts().stale() + p.counts().lost()).isZero();
+            }
+        });
+    }
+
+    @Test void balanceMovesComeFromThePoolTheMasterOffers() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 4; i++) s.add(server("cs" + i, "h" + i, "r" + i, "", i == 0 ? 0.9 : i == 3 ? 0.0 : 0.5, false));
+        ChunkState onFull = new ChunkState(7, 2, StorageClass.replicated(2), List.of(new Holder(s.get(0), 0, 2), new Holder(s.get(1), 0, 2)), List.of());
+        // the pass looked at no chunk (nothing changed); the balance move still finds one on the fullest server
+        Plan p = Planner.plan(s, List.of(), Map.of(), Set.of(), Limits.DEFAULT, true, server -> server == s.get(0) ? List.of(onFull) : List.of());
+        assertThat(p.actions()).singleElement().satisfies(a -> {
+            assertThat(a).isInstanceOf(Copy.class);
+            assertThat(((Copy) a).target().id).isEqualTo("cs3");
+            assertThat(((Copy) a).sources()).extracting(h -> h.server().id).containsExactly("cs0");
+        });
+    }
 }

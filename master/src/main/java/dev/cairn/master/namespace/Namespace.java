@@ -63,13 +63,33 @@ public final class Namespace {
     private static final byte[] NEXT_CHUNK = "Mnext-chunk".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NEXT_ENTRY = "Mnext-entry".getBytes(StandardCharsets.UTF_8);
 
+    /**
+     * Told of every chunk and inode record a command writes, as the command is applied (the store shows the
+     * change from then on): the master's planner looks again only at what changed, not at every chunk.
+     */
+    public interface Watcher {
+        /** A chunk record was written: {@code delta} +1 created, -1 deleted, 0 changed. */
+        void chunkChanged(long chunkId, int delta);
+
+        /** An inode record was written or deleted. */
+        void inodeChanged(long inode);
+
+        Watcher NONE = new Watcher() {
+            @Override public void chunkChanged(long chunkId, int delta) {}
+            @Override public void inodeChanged(long inode) {}
+        };
+    }
+
     private final KvStore kv;
     private final int defaultGoal;
+    private Watcher watcher = Watcher.NONE;
 
     public Namespace(KvStore kv, int defaultGoal) {
         this.kv = kv;
         this.defaultGoal = defaultGoal;
     }
+
+    public void watch(Watcher w) { this.watcher = w; }
 
     /** True if the store has never held a namespace (the root is created by {@link #formatBatch}). */
     public boolean isEmpty() { return kv.get(inodeKey(ROOT)) == null; }
@@ -108,6 +128,12 @@ public final class Namespace {
             ino = ByteBuffer.wrap(child).getLong();
         }
         return inode(ino);
+    }
+
+    /** The inode's record, or null if there is none. */
+    public InodeRecord inodeOrNull(long ino) {
+        byte[] b = kv.get(inodeKey(ino));
+        return b == null ? null : decode(b, InodeRecord.class);
     }
 
     public InodeRecord inode(long ino) {
@@ -195,8 +221,30 @@ public final class Namespace {
     // ---------------------------------------------------------------- mutations
 
     /** Applies a command, adding its writes to {@code batch}; throws (writing nothing) if it is refused. */
-    @SuppressWarnings("unchecked")
     public <R> R apply(MetaCommand<R> command, KvBatch batch) {
+        R result = applyCommand(command, batch);
+        notifyWatcher(batch);
+        return result;
+    }
+
+    /** Reports the batch's chunk and inode writes; the store does not show the batch yet, so it tells new from changed. */
+    private void notifyWatcher(KvBatch batch) {
+        if (watcher == Watcher.NONE) return;
+        for (KvBatch.Op op : batch.ops()) {
+            byte[] k = op.key();
+            if (k.length != 9) continue;
+            long id = ByteBuffer.wrap(k, 1, 8).getLong();
+            if (k[0] == 'K') {
+                boolean existed = kv.get(k) != null;
+                watcher.chunkChanged(id, op.value() == null ? (existed ? -1 : 0) : (existed ? 0 : 1));
+            } else if (k[0] == 'I') {
+                watcher.inodeChanged(id);
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <R> R applyCommand(MetaCommand<R> command, KvBatch batch) {
         Writes w = new Writes(batch);
         if (command instanceof MetaCommand.Mkdir c) {
             Parent p = parentOf(c.path());

@@ -132,4 +132,30 @@ class NamespaceTest extends NamespaceFixture {
         assertThat(new Namespace(kv, 3).chunk(c.chunkId()).dataVersion()).isEqualTo(4);
         assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(300);
     }
+
+    @Test void theWatcherHearsOfEveryChunkAndInodeACommandWrites() {
+        List<String> heard = new java.util.ArrayList<>();
+        ns.watch(new Namespace.Watcher() {
+            @Override public void chunkChanged(long chunkId, int delta) { heard.add("K" + chunkId + (delta > 0 ? "+" : delta < 0 ? "-" : "")); }
+            @Override public void inodeChanged(long inode) { heard.add("I" + inode); }
+        });
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
+        assertThat(heard).contains("I" + f.inode()).noneMatch(h -> h.startsWith("K"));
+        heard.clear();
+        ChunkRecord c = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        assertThat(heard).containsExactly("K" + c.chunkId() + "+");
+        heard.clear();
+        submit(new MetaCommand.AllocChunk(f.inode(), 0)); // already there: nothing written
+        assertThat(heard).isEmpty();
+        submit(new MetaCommand.BumpVersion(c.chunkId()));
+        assertThat(heard).containsExactly("K" + c.chunkId());
+        heard.clear();
+        submit(new MetaCommand.SetLength(f.inode(), 10, 1, List.of(new Types.ChunkVersion(c.chunkId(), 2))));
+        assertThat(heard).containsExactlyInAnyOrder("K" + c.chunkId(), "I" + f.inode());
+        heard.clear();
+        statusOf(() -> submit(new MetaCommand.BumpVersion(999)));
+        assertThat(heard).as("a refused command writes nothing").isEmpty();
+        submit(new MetaCommand.Remove("/f"));
+        assertThat(heard).contains("K" + c.chunkId() + "-", "I" + f.inode());
+    }
 }
