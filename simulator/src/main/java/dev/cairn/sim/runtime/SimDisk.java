@@ -26,17 +26,41 @@ public final class SimDisk {
     /** The unit a power loss tears writes at. */
     public static final int SECTOR = 4096;
 
-    /** One file's bytes: the first {@code length} of {@code current} (volatile; spare capacity beyond), and durable. */
+    /**
+     * One file's bytes: the first {@code length} of {@code current} (volatile; spare capacity beyond), and the
+     * first {@code durableLength} of {@code durable}. A sync shares the array instead of copying it (most
+     * chunk files are written, synced and then only read): the next write copies first.
+     */
     static final class SimFile {
-        byte[] current = new byte[0];
+        private static final byte[] EMPTY = new byte[0];
+        byte[] current = EMPTY;
         int length;
-        byte[] durable = new byte[0];
+        byte[] durable = EMPTY;
+        int durableLength;
+        /** {@code current} is {@code durable}: synced and not written since. */
+        boolean shared;
 
         byte[] currentCopy() { return Arrays.copyOf(current, length); }
 
-        void setCurrent(byte[] b) {
-            current = b;
-            length = b.length;
+        /** Makes {@code current} writable up to {@code end}: its own array (not the durable one), large enough. */
+        void prepareWrite(int end) {
+            if (!shared && end <= current.length) return;
+            int capacity = end <= current.length ? current.length : Math.max(end, Math.min(2 * current.length, end + (1 << 20)));
+            current = Arrays.copyOf(current, capacity);
+            shared = false;
+        }
+
+        /** The volatile view is the durable one again (a power loss, or a failed fsync dropping dirty pages). */
+        void revert() {
+            current = durable;
+            length = durableLength;
+            shared = true;
+        }
+
+        void sync() {
+            durable = current;
+            durableLength = length;
+            shared = true;
         }
     }
 
@@ -184,7 +208,7 @@ public final class SimDisk {
             names.put(file, f);
             dirtyNames.put(file, f);
         }
-        if (end > f.current.length) f.current = Arrays.copyOf(f.current, Math.max(end, Math.min(2 * f.current.length, end + (1 << 20))));
+        f.prepareWrite(end);
         if (end > f.length) {
             usedBytes += end - f.length;
             f.length = end;
@@ -212,11 +236,11 @@ public final class SimDisk {
         if (f == null) return false;
         if (failingSyncs > 0) {
             failingSyncs--;
-            usedBytes += f.durable.length - f.length;
-            f.setCurrent(f.durable.clone()); // the kernel dropped the dirty pages it could not write back
+            usedBytes += f.durableLength - f.length;
+            f.revert(); // the kernel dropped the dirty pages it could not write back
             throw new Volume.DiskError(name, "fsync " + file + ": input/output error", null);
         }
-        f.durable = f.currentCopy();
+        f.sync();
         return true;
     }
 
@@ -266,7 +290,7 @@ public final class SimDisk {
         SimFile f = names.get(file);
         if (f == null) throw new IllegalArgumentException("no file " + file + " on " + name);
         if (offset < f.length) f.current[(int) offset] ^= (byte) (1 << bit);
-        if (offset < f.durable.length) f.durable[(int) offset] ^= (byte) (1 << bit);
+        if (!f.shared && offset < f.durableLength) f.durable[(int) offset] ^= (byte) (1 << bit); // shared: flipped above
     }
 
     /**
@@ -276,14 +300,17 @@ public final class SimDisk {
     void powerLoss() {
         SplittableRandom rnd = host.random();
         if (tornWrites) {
-            for (SimFile f : names.values()) f.durable = tear(f, rnd);
+            for (SimFile f : names.values()) {
+                f.durable = tear(f, rnd);
+                f.durableLength = f.durable.length;
+            }
         }
         names.clear();
         names.putAll(durableNames);
         dirtyNames.clear();
         usedBytes = 0;
         for (SimFile f : names.values()) {
-            f.setCurrent(f.durable.clone());
+            f.revert();
             usedBytes += f.length;
         }
         busyUntil = host.sim().now();
@@ -292,15 +319,17 @@ public final class SimDisk {
     /** What reached the platter of a file's unsynced writes: per sector old, new or garbage; the length old or new. */
     private static byte[] tear(SimFile f, SplittableRandom rnd) {
         byte[] old = f.durable;
-        int len = rnd.nextBoolean() ? f.length : old.length;
+        int oldLength = f.durableLength;
+        int len = rnd.nextBoolean() ? f.length : oldLength;
         byte[] out = Arrays.copyOf(old, len);
+        if (len > oldLength) Arrays.fill(out, oldLength, Math.min(len, old.length), (byte) 0); // past the old end: zeros, not spare capacity
         for (int s = 0; s < len; s += SECTOR) {
             int e = Math.min(len, s + SECTOR);
-            boolean changed = e > old.length || e > f.length || !Arrays.equals(old, s, e, f.current, s, e);
+            boolean changed = e > oldLength || e > f.length || !Arrays.equals(old, s, e, f.current, s, e);
             if (!changed) continue;
             // a sector is written whole (old or new); only space the file grew into may hold garbage (blocks
             // allocated and sized before their data landed, as with ext4's writeback mode)
-            int dice = rnd.nextInt(s >= old.length ? 3 : 2);
+            int dice = rnd.nextInt(s >= oldLength ? 3 : 2);
             if (dice == 0) continue; // old bytes (zeros past the old end)
             for (int i = s; i < e; i++) out[i] = dice == 1 ? (i < f.length ? f.current[i] : 0) : (byte) rnd.nextInt(256);
         }

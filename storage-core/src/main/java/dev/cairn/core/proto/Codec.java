@@ -19,7 +19,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The binary wire (and metadata) format: a message is its type tag (one byte) followed by its record
@@ -91,7 +90,9 @@ public final class Codec {
         assert TAGS.size() < 256 : "tags are one byte";
     }
 
-    private static final Map<Class<?>, RecordShape> SHAPES = new ConcurrentHashMap<>();
+    private static final ClassValue<RecordShape> SHAPES = new ClassValue<>() {
+        @Override protected RecordShape computeValue(Class<?> type) { return RecordShape.of(type); }
+    };
 
     private Codec() {}
 
@@ -141,83 +142,106 @@ public final class Codec {
 
     // ---------------------------------------------------------------------------------------------
 
-    /**
-     * A record type's components, their generic types, and handles typed {@code (Object)Object} for the
-     * accessors and {@code (Object[])Object} for the canonical constructor, so each call is an exact
-     * invocation (a plain {@code invokeWithArguments} builds a spreader per call: most of a decode's cost).
-     */
-    private record RecordShape(Type[] types, MethodHandle[] getters, MethodHandle ctor) {}
+    /** What a component is on the wire. */
+    private enum Kind { LONG, INT, BOOL, STRING, BYTES, ENUM, LIST, RECORD, UNSUPPORTED }
 
-    private static RecordShape shape(Class<?> type) {
-        return SHAPES.computeIfAbsent(type, t -> {
+    /**
+     * A component's type, classified once per record type: encoding and decoding switch on the kind rather
+     * than asking reflection about the class of every value (which showed up in simulator profiles).
+     */
+    private record Field(Kind kind, Type type, Class<?> raw, Field element, Object[] constants) {
+        static Field of(Type t) {
+            Class<?> raw = t instanceof Class<?> c ? c : t instanceof ParameterizedType p ? (Class<?>) p.getRawType() : null;
+            if (raw == null) return new Field(Kind.UNSUPPORTED, t, null, null, null);
+            if (raw == long.class || raw == Long.class) return new Field(Kind.LONG, t, raw, null, null);
+            if (raw == int.class || raw == Integer.class) return new Field(Kind.INT, t, raw, null, null);
+            if (raw == boolean.class || raw == Boolean.class) return new Field(Kind.BOOL, t, raw, null, null);
+            if (raw == String.class) return new Field(Kind.STRING, t, raw, null, null);
+            if (raw == byte[].class) return new Field(Kind.BYTES, t, raw, null, null);
+            if (raw.isEnum()) return new Field(Kind.ENUM, t, raw, null, raw.getEnumConstants());
+            if (raw == List.class && t instanceof ParameterizedType p) return new Field(Kind.LIST, t, raw, of(p.getActualTypeArguments()[0]), null);
+            if (raw.isRecord()) return new Field(Kind.RECORD, t, raw, null, null); // its shape is looked up when used (types may nest)
+            return new Field(Kind.UNSUPPORTED, t, raw, null, null);
+        }
+    }
+
+    /**
+     * A record type's components, classified, and handles typed {@code (Object)Object} for the accessors
+     * and {@code (Object[])Object} for the canonical constructor, so each call is an exact invocation (a
+     * plain {@code invokeWithArguments} builds a spreader per call: most of a decode's cost).
+     */
+    private record RecordShape(Field[] fields, MethodHandle[] getters, MethodHandle ctor) {
+        static RecordShape of(Class<?> t) {
             if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
             RecordComponent[] cs = t.getRecordComponents();
             MethodHandle[] getters = new MethodHandle[cs.length];
             Class<?>[] classes = new Class<?>[cs.length];
-            Type[] types = new Type[cs.length];
+            Field[] fields = new Field[cs.length];
             MethodHandles.Lookup lookup = MethodHandles.publicLookup();
             try {
                 for (int i = 0; i < cs.length; i++) {
                     getters[i] = lookup.unreflect(cs[i].getAccessor()).asType(MethodType.methodType(Object.class, Object.class));
                     classes[i] = cs[i].getType();
-                    types[i] = cs[i].getGenericType();
+                    fields[i] = Field.of(cs[i].getGenericType());
                 }
                 MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(classes))
                         .asSpreader(Object[].class, cs.length)
                         .asType(MethodType.methodType(Object.class, Object[].class));
-                return new RecordShape(types, getters, ctor);
+                return new RecordShape(fields, getters, ctor);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
             }
-        });
+        }
     }
+
+    private static RecordShape shape(Class<?> type) { return SHAPES.get(type); }
 
     private static void writeRecord(Out out, Object r) {
         RecordShape s = shape(r.getClass());
-        for (int i = 0; i < s.types.length; i++) {
+        for (int i = 0; i < s.fields.length; i++) {
             Object v;
             try {
                 v = (Object) s.getters[i].invokeExact(r);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }
-            writeValue(out, s.types[i], v);
+            writeValue(out, s.fields[i], v);
         }
     }
 
-    private static void writeValue(Out out, Type type, Object v) {
-        Class<?> raw = rawClass(type);
-        if (raw == long.class || raw == Long.class) out.long8((Long) requireNonNull(v, type));
-        else if (raw == int.class || raw == Integer.class) out.int4((Integer) requireNonNull(v, type));
-        else if (raw == boolean.class || raw == Boolean.class) out.byte1((Boolean) requireNonNull(v, type) ? 1 : 0);
-        else if (raw == String.class) {
-            byte[] b = utf8((String) requireNonNull(v, type));
-            if (b.length > MAX_STRING_BYTES) throw new IllegalArgumentException("string over " + MAX_STRING_BYTES + " bytes");
-            out.int4(b.length);
-            out.bytes(b);
-        } else if (raw == byte[].class) {
-            byte[] b = (byte[]) requireNonNull(v, type);
-            out.int4(b.length);
-            out.bytes(b);
-        } else if (raw.isEnum()) {
-            out.byte1(((Enum<?>) requireNonNull(v, type)).ordinal());
-        } else if (raw == List.class) {
-            List<?> list = (List<?>) requireNonNull(v, type);
-            if (list.size() > MAX_LIST_ELEMENTS) throw new IllegalArgumentException("list over " + MAX_LIST_ELEMENTS);
-            Type elem = ((ParameterizedType) type).getActualTypeArguments()[0];
-            out.int4(list.size());
-            for (Object e : list) writeValue(out, elem, e);
-        } else if (raw.isRecord()) {
-            writeRecord(out, requireNonNull(v, type));
-        } else {
-            throw new IllegalArgumentException("unsupported field type " + type);
+    private static void writeValue(Out out, Field f, Object v) {
+        if (v == null) throw new IllegalArgumentException("null " + f.type().getTypeName() + " cannot be encoded");
+        switch (f.kind()) {
+            case LONG -> out.long8((Long) v);
+            case INT -> out.int4((Integer) v);
+            case BOOL -> out.byte1((Boolean) v ? 1 : 0);
+            case STRING -> {
+                byte[] b = utf8((String) v);
+                if (b.length > MAX_STRING_BYTES) throw new IllegalArgumentException("string over " + MAX_STRING_BYTES + " bytes");
+                out.int4(b.length);
+                out.bytes(b);
+            }
+            case BYTES -> {
+                byte[] b = (byte[]) v;
+                out.int4(b.length);
+                out.bytes(b);
+            }
+            case ENUM -> out.byte1(((Enum<?>) v).ordinal());
+            case LIST -> {
+                List<?> list = (List<?>) v;
+                if (list.size() > MAX_LIST_ELEMENTS) throw new IllegalArgumentException("list over " + MAX_LIST_ELEMENTS);
+                out.int4(list.size());
+                for (Object e : list) writeValue(out, f.element(), e);
+            }
+            case RECORD -> writeRecord(out, v);
+            case UNSUPPORTED -> throw new IllegalArgumentException("unsupported field type " + f.type());
         }
     }
 
     private static Object readRecord(ByteBuffer in, Class<?> type) throws CodecException {
         RecordShape s = shape(type);
-        Object[] args = new Object[s.types.length];
-        for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.types[i]);
+        Object[] args = new Object[s.fields.length];
+        for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.fields[i]);
         try {
             return (Object) s.ctor.invokeExact(args);
         } catch (IllegalArgumentException e) {
@@ -227,55 +251,55 @@ public final class Codec {
         }
     }
 
-    private static Object readValue(ByteBuffer in, Type type) throws CodecException {
-        Class<?> raw = rawClass(type);
-        if (raw == long.class || raw == Long.class) return in.getLong();
-        if (raw == int.class || raw == Integer.class) return in.getInt();
-        if (raw == boolean.class || raw == Boolean.class) {
-            int b = in.get();
-            if (b != 0 && b != 1) throw new CodecException("bad boolean " + b);
-            return b == 1;
-        }
-        if (raw == String.class) {
-            int n = length(in, MAX_STRING_BYTES, "string");
-            if (ascii(in, n)) { // the common case: no decoder needed, and ASCII is always valid UTF-8
+    private static Object readValue(ByteBuffer in, Field f) throws CodecException {
+        switch (f.kind()) {
+            case LONG: return in.getLong();
+            case INT: return in.getInt();
+            case BOOL: {
+                int b = in.get();
+                if (b != 0 && b != 1) throw new CodecException("bad boolean " + b);
+                return b == 1;
+            }
+            case STRING: {
+                int n = length(in, MAX_STRING_BYTES, "string");
+                if (ascii(in, n)) { // the common case: no decoder needed, and ASCII is always valid UTF-8
+                    byte[] b = new byte[n];
+                    in.get(b);
+                    return new String(b, StandardCharsets.ISO_8859_1);
+                }
+                ByteBuffer slice = in.slice().limit(n);
+                in.position(in.position() + n);
+                try {
+                    return StandardCharsets.UTF_8.newDecoder()
+                            .onMalformedInput(CodingErrorAction.REPORT)
+                            .onUnmappableCharacter(CodingErrorAction.REPORT)
+                            .decode(slice).toString();
+                } catch (CharacterCodingException e) {
+                    throw new CodecException("string is not valid UTF-8", e);
+                }
+            }
+            case BYTES: {
+                int n = length(in, Integer.MAX_VALUE, "byte array");
                 byte[] b = new byte[n];
                 in.get(b);
-                return new String(b, StandardCharsets.ISO_8859_1);
+                return b;
             }
-            ByteBuffer slice = in.slice().limit(n);
-            in.position(in.position() + n);
-            try {
-                return StandardCharsets.UTF_8.newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT)
-                        .decode(slice).toString();
-            } catch (CharacterCodingException e) {
-                throw new CodecException("string is not valid UTF-8", e);
+            case ENUM: {
+                int ord = in.get() & 0xff;
+                Object[] values = f.constants();
+                if (ord >= values.length) throw new CodecException("bad " + f.raw().getSimpleName() + " ordinal " + ord);
+                return values[ord];
             }
+            case LIST: {
+                // every element takes at least one byte, so the remaining bytes bound the count
+                int n = length(in, MAX_LIST_ELEMENTS, "list");
+                List<Object> list = new ArrayList<>(n); // n is bounded by the bytes left in the frame
+                for (int i = 0; i < n; i++) list.add(readValue(in, f.element()));
+                return Collections.unmodifiableList(list); // no copy: nothing else holds the list
+            }
+            case RECORD: return readRecord(in, f.raw());
+            default: throw new CodecException("unsupported field type " + f.type());
         }
-        if (raw == byte[].class) {
-            int n = length(in, Integer.MAX_VALUE, "byte array");
-            byte[] b = new byte[n];
-            in.get(b);
-            return b;
-        }
-        if (raw.isEnum()) {
-            int ord = in.get() & 0xff;
-            Object[] values = raw.getEnumConstants();
-            if (ord >= values.length) throw new CodecException("bad " + raw.getSimpleName() + " ordinal " + ord);
-            return values[ord];
-        }
-        if (raw == List.class) {
-            // every element takes at least one byte, so the remaining bytes bound the count
-            int n = length(in, MAX_LIST_ELEMENTS, "list");
-            Type elem = ((ParameterizedType) type).getActualTypeArguments()[0];
-            List<Object> list = new ArrayList<>(n); // n is bounded by the bytes left in the frame
-            for (int i = 0; i < n; i++) list.add(readValue(in, elem));
-            return Collections.unmodifiableList(list); // no copy: nothing else holds the list
-        }
-        if (raw.isRecord()) return readRecord(in, raw);
-        throw new CodecException("unsupported field type " + type);
     }
 
     private static int length(ByteBuffer in, int max, String what) throws CodecException {
@@ -306,17 +330,6 @@ public final class Codec {
         } catch (CharacterCodingException e) {
             throw new IllegalArgumentException("string is not valid Unicode", e);
         }
-    }
-
-    private static Class<?> rawClass(Type t) {
-        if (t instanceof Class<?> c) return c;
-        if (t instanceof ParameterizedType p) return (Class<?>) p.getRawType();
-        throw new IllegalArgumentException("unsupported type " + t);
-    }
-
-    private static Object requireNonNull(Object v, Type type) {
-        if (v == null) throw new IllegalArgumentException("null " + type.getTypeName() + " cannot be encoded");
-        return v;
     }
 
     /**
