@@ -80,9 +80,30 @@ public final class Namespace {
         };
     }
 
+    /**
+     * Decoded inode and chunk records most recently read, by id. The planner, registrations and inventories
+     * read the same records over and over; decoding them each time was most of a master's work. Records are
+     * immutable, and every write through {@link #apply} drops its entry.
+     */
+    public static final int CACHED_RECORDS = 8192;
+
     private final KvStore kv;
     private final int defaultGoal;
     private Watcher watcher = Watcher.NONE;
+    private final RecordCache<InodeRecord> inodes = new RecordCache<>(CACHED_RECORDS);
+    private final RecordCache<ChunkRecord> chunkRecords = new RecordCache<>(CACHED_RECORDS);
+
+    /** A bounded least-recently-used map of decoded records. */
+    private static final class RecordCache<T> extends java.util.LinkedHashMap<Long, T> {
+        private final int max;
+
+        RecordCache(int max) {
+            super(256, 0.75f, true);
+            this.max = max;
+        }
+
+        @Override protected boolean removeEldestEntry(java.util.Map.Entry<Long, T> eldest) { return size() > max; }
+    }
 
     public Namespace(KvStore kv, int defaultGoal) {
         this.kv = kv;
@@ -132,14 +153,19 @@ public final class Namespace {
 
     /** The inode's record, or null if there is none. */
     public InodeRecord inodeOrNull(long ino) {
+        InodeRecord r = inodes.get(ino);
+        if (r != null) return r;
         byte[] b = kv.get(inodeKey(ino));
-        return b == null ? null : decode(b, InodeRecord.class);
+        if (b == null) return null;
+        r = decode(b, InodeRecord.class);
+        inodes.put(ino, r);
+        return r;
     }
 
     public InodeRecord inode(long ino) {
-        byte[] b = kv.get(inodeKey(ino));
-        if (b == null) throw new CairnException(Status.NOT_FOUND, "inode " + ino);
-        return decode(b, InodeRecord.class);
+        InodeRecord r = inodeOrNull(ino);
+        if (r == null) throw new CairnException(Status.NOT_FOUND, "inode " + ino);
+        return r;
     }
 
     /** The inode {@code name} names in directory {@code dir}; ".." is the directory's parent, "." itself. */
@@ -206,8 +232,13 @@ public final class Namespace {
 
     /** The record of a chunk, or null if no file has it. */
     public ChunkRecord chunk(long chunkId) {
+        ChunkRecord r = chunkRecords.get(chunkId);
+        if (r != null) return r;
         byte[] b = kv.get(chunkKey(chunkId));
-        return b == null ? null : decode(b, ChunkRecord.class);
+        if (b == null) return null;
+        r = decode(b, ChunkRecord.class);
+        chunkRecords.put(chunkId, r);
+        return r;
     }
 
     /** Visits every chunk record in chunk id order while the visitor returns true. */
@@ -223,21 +254,26 @@ public final class Namespace {
     /** Applies a command, adding its writes to {@code batch}; throws (writing nothing) if it is refused. */
     public <R> R apply(MetaCommand<R> command, KvBatch batch) {
         R result = applyCommand(command, batch);
-        notifyWatcher(batch);
+        written(batch);
         return result;
     }
 
-    /** Reports the batch's chunk and inode writes; the store does not show the batch yet, so it tells new from changed. */
-    private void notifyWatcher(KvBatch batch) {
-        if (watcher == Watcher.NONE) return;
+    /**
+     * Drops the batch's chunk and inode records from the caches and reports them to the watcher; the store
+     * does not show the batch yet, so it tells new from changed.
+     */
+    private void written(KvBatch batch) {
         for (KvBatch.Op op : batch.ops()) {
             byte[] k = op.key();
-            if (k.length != 9) continue;
+            if (k.length != 9 || (k[0] != 'K' && k[0] != 'I')) continue;
             long id = ByteBuffer.wrap(k, 1, 8).getLong();
             if (k[0] == 'K') {
+                chunkRecords.remove(id);
+                if (watcher == Watcher.NONE) continue;
                 boolean existed = kv.get(k) != null;
                 watcher.chunkChanged(id, op.value() == null ? (existed ? -1 : 0) : (existed ? 0 : 1));
-            } else if (k[0] == 'I') {
+            } else {
+                inodes.remove(id);
                 watcher.inodeChanged(id);
             }
         }

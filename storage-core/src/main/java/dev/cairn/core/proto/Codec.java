@@ -216,6 +216,7 @@ public final class Codec {
             case INT -> out.int4((Integer) v);
             case BOOL -> out.byte1((Boolean) v ? 1 : 0);
             case STRING -> {
+                if (out.ascii((String) v)) return; // the common case, written straight into the buffer
                 byte[] b = utf8((String) v);
                 if (b.length > MAX_STRING_BYTES) throw new IllegalArgumentException("string over " + MAX_STRING_BYTES + " bytes");
                 out.int4(b.length);
@@ -359,6 +360,22 @@ public final class Codec {
             ensure(8);
             LONG.set(buf, pos, v);
             pos += 8;
+        }
+
+        /** Writes {@code s} length-prefixed if it is ASCII (then its UTF-8 bytes are its chars); false, writing nothing, if not. */
+        boolean ascii(String s) {
+            int n = s.length();
+            if (n > MAX_STRING_BYTES) return false;
+            ensure(4 + n);
+            int at = pos + 4;
+            for (int i = 0; i < n; i++) {
+                char c = s.charAt(i);
+                if (c >= 0x80) return false;
+                buf[at + i] = (byte) c;
+            }
+            INT.set(buf, pos, n);
+            pos = at + n;
+            return true;
         }
 
         void bytes(byte[] b) {
