@@ -2,7 +2,6 @@ package dev.cairn.sim.runtime;
 
 import dev.cairn.core.env.Volume;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -25,44 +24,6 @@ public final class SimDisk {
     static final long SYNC_SPREAD_NANOS = 2_500_000;
     /** The unit a power loss tears writes at. */
     public static final int SECTOR = 4096;
-
-    /**
-     * One file's bytes: the first {@code length} of {@code current} (volatile; spare capacity beyond), and the
-     * first {@code durableLength} of {@code durable}. A sync shares the array instead of copying it (most
-     * chunk files are written, synced and then only read): the next write copies first.
-     */
-    static final class SimFile {
-        private static final byte[] EMPTY = new byte[0];
-        byte[] current = EMPTY;
-        int length;
-        byte[] durable = EMPTY;
-        int durableLength;
-        /** {@code current} is {@code durable}: synced and not written since. */
-        boolean shared;
-
-        byte[] currentCopy() { return Arrays.copyOf(current, length); }
-
-        /** Makes {@code current} writable up to {@code end}: its own array (not the durable one), large enough. */
-        void prepareWrite(int end) {
-            if (!shared && end <= current.length) return;
-            int capacity = end <= current.length ? current.length : Math.max(end, Math.min(2 * current.length, end + (1 << 20)));
-            current = Arrays.copyOf(current, capacity);
-            shared = false;
-        }
-
-        /** The volatile view is the durable one again (a power loss, or a failed fsync dropping dirty pages). */
-        void revert() {
-            current = durable;
-            length = durableLength;
-            shared = true;
-        }
-
-        void sync() {
-            durable = current;
-            durableLength = length;
-            shared = true;
-        }
-    }
 
     private final SimHost host;
     private final String name;
@@ -200,7 +161,7 @@ public final class SimDisk {
         }
         SimFile existing = names.get(file);
         int end = Math.toIntExact(offset + data.length);
-        long growth = end - (existing == null ? 0 : existing.length);
+        long growth = end - (existing == null ? 0 : existing.length());
         if (growth > 0 && usedBytes + growth > capacityBytes) throw new Volume.NoSpace(name);
         SimFile f = existing;
         if (f == null) {
@@ -208,12 +169,8 @@ public final class SimDisk {
             names.put(file, f);
             dirtyNames.put(file, f);
         }
-        f.prepareWrite(end);
-        if (end > f.length) {
-            usedBytes += end - f.length;
-            f.length = end;
-        }
-        System.arraycopy(data, 0, f.current, (int) offset, data.length);
+        if (end > f.length()) usedBytes += end - f.length();
+        f.write(offset, data);
         bytesWritten += data.length;
     }
 
@@ -226,8 +183,7 @@ public final class SimDisk {
         }
         SimFile f = names.get(file);
         if (f == null) return null;
-        if (offset >= f.length) return new byte[0];
-        return Arrays.copyOfRange(f.current, (int) offset, (int) Math.min(f.length, offset + length));
+        return f.read(offset, length);
     }
 
     boolean sync(String file) {
@@ -236,7 +192,7 @@ public final class SimDisk {
         if (f == null) return false;
         if (failingSyncs > 0) {
             failingSyncs--;
-            usedBytes += f.durableLength - f.length;
+            usedBytes += f.durableLength() - f.length();
             f.revert(); // the kernel dropped the dirty pages it could not write back
             throw new Volume.DiskError(name, "fsync " + file + ": input/output error", null);
         }
@@ -257,7 +213,7 @@ public final class SimDisk {
         SimFile f = names.remove(from);
         if (f == null) return false;
         SimFile replaced = names.put(to, f);
-        if (replaced != null) usedBytes -= replaced.length;
+        if (replaced != null) usedBytes -= replaced.length();
         dirtyNames.put(from, null);
         dirtyNames.put(to, f);
         return true;
@@ -267,7 +223,7 @@ public final class SimDisk {
         check("unlink", file);
         SimFile f = names.remove(file);
         if (f != null) {
-            usedBytes -= f.length;
+            usedBytes -= f.length();
             dirtyNames.put(file, null);
         }
     }
@@ -289,8 +245,7 @@ public final class SimDisk {
     void flipBit(String file, long offset, int bit) {
         SimFile f = names.get(file);
         if (f == null) throw new IllegalArgumentException("no file " + file + " on " + name);
-        if (offset < f.length) f.current[(int) offset] ^= (byte) (1 << bit);
-        if (!f.shared && offset < f.durableLength) f.durable[(int) offset] ^= (byte) (1 << bit); // shared: flipped above
+        f.flipBit(offset, bit);
     }
 
     /**
@@ -300,10 +255,7 @@ public final class SimDisk {
     void powerLoss() {
         SplittableRandom rnd = host.random();
         if (tornWrites) {
-            for (SimFile f : names.values()) {
-                f.durable = tear(f, rnd);
-                f.durableLength = f.durable.length;
-            }
+            for (SimFile f : names.values()) f.tear(rnd);
         }
         names.clear();
         names.putAll(durableNames);
@@ -311,29 +263,9 @@ public final class SimDisk {
         usedBytes = 0;
         for (SimFile f : names.values()) {
             f.revert();
-            usedBytes += f.length;
+            usedBytes += f.length();
         }
         busyUntil = host.sim().now();
-    }
-
-    /** What reached the platter of a file's unsynced writes: per sector old, new or garbage; the length old or new. */
-    private static byte[] tear(SimFile f, SplittableRandom rnd) {
-        byte[] old = f.durable;
-        int oldLength = f.durableLength;
-        int len = rnd.nextBoolean() ? f.length : oldLength;
-        byte[] out = Arrays.copyOf(old, len);
-        if (len > oldLength) Arrays.fill(out, oldLength, Math.min(len, old.length), (byte) 0); // past the old end: zeros, not spare capacity
-        for (int s = 0; s < len; s += SECTOR) {
-            int e = Math.min(len, s + SECTOR);
-            boolean changed = e > oldLength || e > f.length || !Arrays.equals(old, s, e, f.current, s, e);
-            if (!changed) continue;
-            // a sector is written whole (old or new); only space the file grew into may hold garbage (blocks
-            // allocated and sized before their data landed, as with ext4's writeback mode)
-            int dice = rnd.nextInt(s >= oldLength ? 3 : 2);
-            if (dice == 0) continue; // old bytes (zeros past the old end)
-            for (int i = s; i < e; i++) out[i] = dice == 1 ? (i < f.length ? f.current[i] : 0) : (byte) rnd.nextInt(256);
-        }
-        return out;
     }
 
     long bytesWritten() { return bytesWritten; }

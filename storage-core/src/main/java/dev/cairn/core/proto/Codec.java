@@ -99,9 +99,12 @@ public final class Codec {
     public static byte[] encode(Message m) {
         Integer tag = TAG_OF.get(m.getClass());
         if (tag == null) throw new IllegalArgumentException("no wire tag for " + m.getClass().getName());
-        Out out = new Out();
+        // a message carrying data is sized exactly first, so its frame is allocated once and never copied
+        boolean sized = shape(m.getClass()).carriesBytes;
+        Out out = new Out(sized ? 1 + size(m) : Out.INITIAL);
         out.byte1(tag);
         writeRecord(out, m);
+        assert !sized || out.pos == out.buf.length : "size() disagrees with the encoding of " + m.getClass().getSimpleName();
         return out.bytes();
     }
 
@@ -170,7 +173,7 @@ public final class Codec {
      * and {@code (Object[])Object} for the canonical constructor, so each call is an exact invocation (a
      * plain {@code invokeWithArguments} builds a spreader per call: most of a decode's cost).
      */
-    private record RecordShape(Field[] fields, MethodHandle[] getters, MethodHandle ctor) {
+    private record RecordShape(Field[] fields, MethodHandle[] getters, MethodHandle ctor, boolean carriesBytes) {
         static RecordShape of(Class<?> t) {
             if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
             RecordComponent[] cs = t.getRecordComponents();
@@ -187,7 +190,9 @@ public final class Codec {
                 MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(classes))
                         .asSpreader(Object[].class, cs.length)
                         .asType(MethodType.methodType(Object.class, Object[].class));
-                return new RecordShape(fields, getters, ctor);
+                boolean carriesBytes = false;
+                for (Field f : fields) carriesBytes |= f.kind() == Kind.BYTES;
+                return new RecordShape(fields, getters, ctor, carriesBytes);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
             }
@@ -207,6 +212,45 @@ public final class Codec {
             }
             writeValue(out, s.fields[i], v);
         }
+    }
+
+    /** Bytes {@code r} encodes to (without a tag); agrees with {@link #writeRecord}, which checks the limits. */
+    private static int size(Object r) {
+        RecordShape s = shape(r.getClass());
+        int n = 0;
+        for (int i = 0; i < s.fields.length; i++) {
+            Object v;
+            try {
+                v = (Object) s.getters[i].invokeExact(r);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            n += size(s.fields[i], v);
+        }
+        return n;
+    }
+
+    private static int size(Field f, Object v) {
+        if (v == null) return 0; // writeValue refuses it
+        return switch (f.kind()) {
+            case LONG -> 8;
+            case INT -> 4;
+            case BOOL, ENUM -> 1;
+            case STRING -> {
+                String str = (String) v;
+                boolean ascii = true;
+                for (int i = 0; i < str.length() && ascii; i++) ascii = str.charAt(i) < 0x80;
+                yield 4 + (ascii ? str.length() : str.getBytes(StandardCharsets.UTF_8).length);
+            }
+            case BYTES -> 4 + ((byte[]) v).length;
+            case LIST -> {
+                int n = 4;
+                for (Object e : (List<?>) v) n += size(f.element(), e);
+                yield n;
+            }
+            case RECORD -> size(v);
+            case UNSUPPORTED -> 0;
+        };
     }
 
     private static void writeValue(Out out, Field f, Object v) {
@@ -338,8 +382,13 @@ public final class Codec {
      * after it), so a message carrying a chunk's data is copied once into the buffer and once out of it.
      */
     private static final class Out {
-        private byte[] buf = new byte[128];
+        static final int INITIAL = 128;
+        private byte[] buf;
         private int pos;
+
+        Out(int capacity) { buf = new byte[capacity]; }
+
+        Out() { this(INITIAL); }
 
         private void ensure(int n) {
             if (pos + n > buf.length) buf = Arrays.copyOf(buf, Math.max(2 * buf.length, pos + n + 256));

@@ -1,0 +1,153 @@
+package dev.cairn.sim.runtime;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * One simulated file: the volatile view (what the page cache shows, {@code length} bytes) and the durable
+ * one (what survives power loss, {@code durableLength} bytes), both as pages of {@link #PAGE} bytes.
+ *
+ * <p>A sync shares the pages instead of copying them; a page is shared while both views hold the same
+ * array, and a write copies it first. So a sync costs a table of references, a write the pages it touches,
+ * and a file that grows is never copied whole. A missing page reads as zeros. Bytes of a page past its
+ * view's length are always zeros (a view only shrinks by taking the other view's pages).
+ */
+final class SimFile {
+    /** A multiple of the sector, so a torn write's sectors never straddle pages. */
+    static final int PAGE = 16 << 10;
+    private static final byte[][] NO_PAGES = new byte[0][];
+
+    private byte[][] current = NO_PAGES;
+    private int length;
+    private byte[][] durable = NO_PAGES;
+    private int durableLength;
+
+    static {
+        assert PAGE % SimDisk.SECTOR == 0;
+    }
+
+    int length() { return length; }
+
+    int durableLength() { return durableLength; }
+
+    void write(long offset, byte[] data) {
+        int end = Math.toIntExact(offset + data.length);
+        int pages = pagesFor(end);
+        if (pages > current.length) current = Arrays.copyOf(current, Math.max(pages, Math.min(2 * current.length, pages + 64)));
+        int pos = 0;
+        while (pos < data.length) {
+            long at = offset + pos;
+            int page = (int) (at / PAGE), in = (int) (at % PAGE);
+            int n = Math.min(PAGE - in, data.length - pos);
+            System.arraycopy(data, pos, writable(page), in, n);
+            pos += n;
+        }
+        if (end > length) length = end;
+    }
+
+    /** Page {@code i} of the volatile view, its own (copied if shared with the durable view), allocated if missing. */
+    private byte[] writable(int i) {
+        byte[] p = current[i];
+        if (p == null) return current[i] = new byte[PAGE];
+        if (i < durable.length && durable[i] == p) return current[i] = p.clone();
+        return p;
+    }
+
+    /** Bytes {@code [offset, min(length, offset + n))} of the volatile view. */
+    byte[] read(long offset, int n) {
+        if (offset >= length) return new byte[0];
+        return copy(current, (int) offset, (int) Math.min(length, offset + n));
+    }
+
+    byte[] currentCopy() { return copy(current, 0, length); }
+
+    byte[] durableCopy() { return copy(durable, 0, durableLength); }
+
+    private static byte[] copy(byte[][] pages, int from, int to) {
+        byte[] out = new byte[to - from];
+        for (int at = from; at < to; ) {
+            int page = at / PAGE, in = at % PAGE, n = Math.min(PAGE - in, to - at);
+            if (page < pages.length && pages[page] != null) System.arraycopy(pages[page], in, out, at - from, n);
+            at += n;
+        }
+        return out;
+    }
+
+    /** The volatile view becomes durable. */
+    void sync() {
+        durable = Arrays.copyOf(current, pagesFor(length));
+        durableLength = length;
+    }
+
+    /** The volatile view is the durable one again (a power loss, or a failed fsync dropping dirty pages). */
+    void revert() {
+        current = Arrays.copyOf(durable, durable.length);
+        length = durableLength;
+    }
+
+    /** A bit flips on the platter: both views see it where they hold the byte. */
+    void flipBit(long offset, int bit) {
+        int page = (int) (offset / PAGE), in = (int) (offset % PAGE);
+        byte mask = (byte) (1 << bit);
+        boolean shared = page < current.length && page < durable.length && current[page] != null && current[page] == durable[page];
+        if (offset < length) {
+            if (current[page] == null) current[page] = new byte[PAGE];
+            current[page][in] ^= mask;
+        }
+        if (!shared && offset < durableLength) {
+            if (durable[page] == null) durable[page] = new byte[PAGE];
+            durable[page][in] ^= mask;
+        }
+    }
+
+    /**
+     * Power loss with torn writes: what reached the platter of the unsynced writes becomes the durable view.
+     * Per sector old, new or (only where the file grew) garbage; the length old or new.
+     */
+    void tear(SplittableRandom rnd) {
+        int oldLength = durableLength;
+        int len = rnd.nextBoolean() ? length : oldLength;
+        byte[] out = copy(durable, 0, Math.min(len, oldLength));
+        out = Arrays.copyOf(out, len); // past the old end: zeros
+        for (int s = 0; s < len; s += SimDisk.SECTOR) {
+            int e = Math.min(len, s + SimDisk.SECTOR);
+            if (!(e > oldLength || e > length || !sameSector(s, e))) continue;
+            // a sector is written whole (old or new); only space the file grew into may hold garbage (blocks
+            // allocated and sized before their data landed, as with ext4's writeback mode)
+            int dice = rnd.nextInt(s >= oldLength ? 3 : 2);
+            if (dice == 0) continue; // old bytes (zeros past the old end)
+            for (int i = s; i < e; i++) out[i] = dice == 1 ? (i < length ? byteAt(current, i) : 0) : (byte) rnd.nextInt(256);
+        }
+        durable = pagesOf(out);
+        durableLength = len;
+    }
+
+    /** Both views hold the same bytes in {@code [s, e)} (within one page). */
+    private boolean sameSector(int s, int e) {
+        int page = s / PAGE;
+        byte[] a = page < durable.length ? durable[page] : null, b = page < current.length ? current[page] : null;
+        if (a == b) return true;
+        int in = s % PAGE, n = e - s;
+        if (a == null) return isZero(b, in, n);
+        if (b == null) return isZero(a, in, n);
+        return Arrays.equals(a, in, in + n, b, in, in + n);
+    }
+
+    private static boolean isZero(byte[] p, int from, int n) {
+        for (int i = from; i < from + n; i++) if (p[i] != 0) return false;
+        return true;
+    }
+
+    private static byte byteAt(byte[][] pages, int at) {
+        int page = at / PAGE;
+        return page < pages.length && pages[page] != null ? pages[page][at % PAGE] : 0;
+    }
+
+    private static byte[][] pagesOf(byte[] flat) {
+        byte[][] pages = new byte[pagesFor(flat.length)][];
+        for (int i = 0; i < pages.length; i++) pages[i] = Arrays.copyOf(Arrays.copyOfRange(flat, i * PAGE, Math.min(flat.length, (i + 1) * PAGE)), PAGE);
+        return pages;
+    }
+
+    private static int pagesFor(int bytes) { return (bytes + PAGE - 1) / PAGE; }
+}
