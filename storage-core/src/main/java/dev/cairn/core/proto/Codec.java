@@ -201,32 +201,25 @@ public final class Codec {
 
     private static RecordShape shape(Class<?> type) { return SHAPES.get(type); }
 
+    /** Component {@code i} of record {@code r}. */
+    private static Object component(RecordShape s, int i, Object r) {
+        try {
+            return (Object) s.getters[i].invokeExact(r);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     private static void writeRecord(Out out, Object r) {
         RecordShape s = shape(r.getClass());
-        for (int i = 0; i < s.fields.length; i++) {
-            Object v;
-            try {
-                v = (Object) s.getters[i].invokeExact(r);
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
-            writeValue(out, s.fields[i], v);
-        }
+        for (int i = 0; i < s.fields.length; i++) writeValue(out, s.fields[i], component(s, i, r));
     }
 
     /** Bytes {@code r} encodes to (without a tag); agrees with {@link #writeRecord}, which checks the limits. */
     private static int size(Object r) {
         RecordShape s = shape(r.getClass());
         int n = 0;
-        for (int i = 0; i < s.fields.length; i++) {
-            Object v;
-            try {
-                v = (Object) s.getters[i].invokeExact(r);
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
-            n += size(s.fields[i], v);
-        }
+        for (int i = 0; i < s.fields.length; i++) n += size(s.fields[i], component(s, i, r));
         return n;
     }
 
