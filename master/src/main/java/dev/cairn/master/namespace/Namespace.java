@@ -24,8 +24,8 @@ import java.util.List;
 
 /**
  * The namespace and chunk records, kept in the key-value store (the heap does not grow with the number
- * of files). Reads go straight to the store; mutations happen only through {@link #apply}, called by the
- * metadata log in log order.
+ * of files). Reads go to the store, through a bounded cache of decoded inode and chunk records; mutations
+ * happen only through {@link #apply}, called by the metadata log in log order.
  *
  * <pre>
  *   M format                         -> layout version (4 bytes)
