@@ -34,10 +34,6 @@ public final class SimNetwork {
     private long lossPpm, delayPpm, dupPpm;
     /** Blocked directions, "from|to" by host name. */
     private final java.util.TreeSet<String> blocked = new java.util.TreeSet<>();
-    /** Connections broken but not yet noticed by their ends ("from|to" of both directions). */
-    private final java.util.TreeSet<String> broken = new java.util.TreeSet<>();
-    /** Incremented when a connection breaks: deliveries sent on an earlier epoch are lost. */
-    private final Map<String, Integer> epochs = new HashMap<>();
     private long lost, delayed, duplicated;
     /** One-way latency floor and spread, and link speed (bytes per second). */
     static final long MIN_LATENCY_NANOS = 50_000;
@@ -46,13 +42,34 @@ public final class SimNetwork {
 
     private record Conn(SimHost a, int aInc, SimHost b, int bInc) {}
 
+    /**
+     * One direction between two hosts, made once, so a send reads its state without building keys: the
+     * connection open on it (mirrored in {@link #conns}, whose key order fault draws and crash
+     * notifications follow), whether it broke unnoticed, the break count, and the last delivery time.
+     */
+    private static final class Link {
+        /** "from|to" by address: the key in {@link #conns}, and the digest of a break's event. */
+        final String key;
+        Conn conn;
+        /** Broken but not yet noticed by its ends: sends vanish. */
+        boolean broken;
+        /** Incremented when the connection breaks: deliveries sent on an earlier epoch are lost. */
+        int epoch;
+        /** Last delivery time scheduled, to keep the connection FIFO (valid once {@code delivered}). */
+        long lastDelivery;
+        boolean delivered;
+
+        Link(SimHost from, SimHost to) { this.key = from.address() + "|" + to.address(); }
+    }
+
     private final Simulation sim;
-    private final Map<Address, SimTransport> listening = new TreeMap<>();
-    /** Open connections keyed "from|to", with the incarnations at both ends when they connected. */
+    private final Map<Address, SimTransport> listening = new HashMap<>();
+    /** Open connections keyed "from|to" (both directions of each): the deterministic order to walk them in. */
     private final Map<String, Conn> conns = new TreeMap<>();
-    /** Last delivery time per ordered pair, to keep each connection FIFO. */
-    private final Map<String, Long> lastDelivery = new HashMap<>();
-    private final Map<Address, SimHost> hostAt = new TreeMap<>();
+    private final Map<Address, SimHost> hostAt = new HashMap<>();
+    /** Links by (from, to) host index, grown as hosts join. */
+    private Link[][] links = new Link[0][];
+    private final CRC32C crc = new CRC32C();
 
     SimNetwork(Simulation sim) { this.sim = sim; }
 
@@ -98,18 +115,17 @@ public final class SimNetwork {
      * vanish, and after {@code detectNanos} both ends hear of it and may connect afresh.
      */
     private void breakConnection(SimHost a, SimHost b, long detectNanos) {
-        String ab = a.address() + "|" + b.address(), ba = b.address() + "|" + a.address();
-        if (!broken.add(ab)) return;
-        broken.add(ba);
-        epochs.merge(ab, 1, Integer::sum);
-        epochs.merge(ba, 1, Integer::sum);
-        Conn c = conns.get(ab);
+        Link ab = link(a, b), ba = link(b, a);
+        if (ab.broken) return;
+        ab.broken = ba.broken = true;
+        ab.epoch++;
+        ba.epoch++;
+        Conn c = ab.conn;
         int aInc = c != null ? c.aInc : a.incarnation(), bInc = c != null ? c.bInc : b.incarnation();
-        sim.at(detectNanos, null, Simulation.Kind.DISCONNECT, ab.hashCode(), () -> {
-            broken.remove(ab);
-            broken.remove(ba);
-            if (conns.get(ab) == c) conns.remove(ab);
-            if (c != null && conns.get(ba) != null && conns.get(ba).a == b) conns.remove(ba);
+        sim.at(detectNanos, null, Simulation.Kind.DISCONNECT, ab.key.hashCode(), () -> {
+            ab.broken = ba.broken = false;
+            if (ab.conn == c) setConn(ab, null);
+            if (c != null && ba.conn != null && ba.conn.a == b) setConn(ba, null);
             notifyBreak(a, aInc, b.address());
             notifyBreak(b, bInc, a.address());
         });
@@ -123,30 +139,48 @@ public final class SimNetwork {
 
     void addHost(SimHost h) { hostAt.put(h.address(), h); }
 
+    private Link link(SimHost from, SimHost to) {
+        int n = Math.max(from.index(), to.index()) + 1;
+        if (n > links.length) {
+            Link[][] grown = new Link[n][n];
+            for (int i = 0; i < links.length; i++) System.arraycopy(links[i], 0, grown[i], 0, links.length);
+            links = grown;
+        }
+        Link l = links[from.index()][to.index()];
+        return l != null ? l : (links[from.index()][to.index()] = new Link(from, to));
+    }
+
+    private void setConn(Link l, Conn c) {
+        l.conn = c;
+        if (c == null) conns.remove(l.key);
+        else conns.put(l.key, c);
+    }
+
     void listen(SimTransport t) { listening.put(t.host().address(), t); }
 
     void send(SimTransport from, Address to, Message m) {
         SimHost src = from.host();
         SimHost dst = hostAt.get(to);
         SimTransport target = listening.get(to);
-        String key = src.address() + "|" + to;
-        Conn conn = conns.get(key);
+        Link l = dst == null ? null : link(src, dst);
+        Conn conn = l == null ? null : l.conn;
         if (dst == null || !dst.isUp() || target == null || target.incarnation() != dst.incarnation()
                 || (conn != null && (conn.bInc != dst.incarnation() || conn.aInc != src.incarnation()))) {
             // refused, or the connection this message would travel on died with a crash
-            conns.remove(key);
-            conns.remove(to + "|" + src.address());
+            if (l != null) {
+                setConn(l, null);
+                setConn(link(dst, src), null);
+            }
             SimTransport self = from;
             sim.at(latency(0), src, Simulation.Kind.DISCONNECT, to.hashCode(), () -> self.disconnected(to));
             return;
         }
         if (conn == null) {
-            Conn c = new Conn(src, src.incarnation(), dst, dst.incarnation());
-            conns.put(key, c);
-            conns.put(to + "|" + src.address(), new Conn(dst, dst.incarnation(), src, src.incarnation()));
+            setConn(l, new Conn(src, src.incarnation(), dst, dst.incarnation()));
+            setConn(link(dst, src), new Conn(dst, dst.incarnation(), src, src.incarnation()));
         }
-        if (broken.contains(key)) return; // the connection died; the sender has not heard yet
-        if (blocked.contains(src.name() + "|" + dst.name())) {
+        if (l.broken) return; // the connection died; the sender has not heard yet
+        if (!blocked.isEmpty() && blocked.contains(src.name() + "|" + dst.name())) {
             lost++;
             breakConnection(src, dst, BLACKHOLE_DETECT_NANOS);
             return;
@@ -157,7 +191,7 @@ public final class SimNetwork {
             return;
         }
         byte[] bytes = Codec.encode(m);
-        CRC32C crc = new CRC32C();
+        crc.reset();
         crc.update(bytes);
         long digest = crc.getValue() << 32 | bytes.length;
         long at = sim.now() + latency(bytes.length);
@@ -165,11 +199,11 @@ public final class SimNetwork {
             delayed++;
             at += sim.random().nextLong(MAX_SPIKE_NANOS);
         }
-        Long last = lastDelivery.get(key);
-        if (last != null && at <= last) at = last + 1;
-        lastDelivery.put(key, at);
+        if (l.delivered && at <= l.lastDelivery) at = l.lastDelivery + 1;
+        l.lastDelivery = at;
+        l.delivered = true;
         int srcInc = src.incarnation();
-        int epoch = epochs.getOrDefault(key, 0);
+        int epoch = l.epoch;
         Address fromAddr = src.address();
         if (roll(dupPpm)) {
             duplicated++;
@@ -181,7 +215,7 @@ public final class SimNetwork {
         }
         sim.at(at - sim.now(), dst, Simulation.Kind.DELIVER, digest, () -> {
             if (src.incarnation() != srcInc) return; // the sender crashed: its connection and data died with it
-            if (epochs.getOrDefault(key, 0) != epoch) return; // the connection broke while this was in flight
+            if (l.epoch != epoch) return; // the connection broke while this was in flight
             deliver(bytes, m, target, fromAddr);
         });
     }
@@ -206,7 +240,8 @@ public final class SimNetwork {
             if (c.a == h || c.b == h) gone.add(e.getKey());
         }
         for (String k : gone) {
-            Conn c = conns.remove(k);
+            Conn c = conns.get(k);
+            setConn(link(c.a, c.b), null);
             if (c.a == h && c.b.isUp() && c.b.incarnation() == c.bInc) {
                 SimTransport peer = listening.get(c.b.address());
                 if (peer != null && peer.incarnation() == c.bInc) {

@@ -3,7 +3,6 @@ package dev.cairn.sim.runtime;
 import dev.cairn.core.env.Cancellable;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 
@@ -16,7 +15,7 @@ public final class Simulation {
     /** Event kinds folded into the trace. */
     public enum Kind { TASK, TIMER, DELIVER, DISCONNECT, DISK, KV, FAULT, CHECK }
 
-    private static final class Event implements Comparable<Event>, Cancellable {
+    private static final class Event implements Cancellable {
         final long time;
         final long seq;
         final SimHost host;
@@ -36,11 +35,6 @@ public final class Simulation {
             this.action = action;
         }
 
-        @Override public int compareTo(Event o) {
-            int c = Long.compare(time, o.time);
-            return c != 0 ? c : Long.compare(seq, o.seq);
-        }
-
         @Override public void cancel() { cancelled = true; }
     }
 
@@ -49,7 +43,7 @@ public final class Simulation {
 
     private final long seed;
     private final SplittableRandom random;
-    private final PriorityQueue<Event> queue = new PriorityQueue<>();
+    private final EventQueue<Event> queue = new EventQueue<>();
     private final TraceHash trace = new TraceHash();
     private final List<SimHost> hosts = new ArrayList<>();
     private final List<String> violations = new ArrayList<>();
@@ -114,16 +108,15 @@ public final class Simulation {
     public Cancellable at(long delay, SimHost host, Kind kind, long digest, Runnable action) {
         if (delay < 0) throw new IllegalArgumentException("negative delay");
         Event e = new Event(now + delay, seq++, host, kind, digest, action);
-        queue.add(e);
+        queue.add(e.time, e.seq, e);
         return e;
     }
 
     /** Runs events until the queue is empty, {@link #stop()} is called, or virtual time passes {@code until}. */
     public void runUntil(long until) {
         while (!stopped) {
-            Event e = queue.peek();
-            if (e == null || e.time > until) break;
-            queue.poll();
+            if (queue.size() == 0 || queue.firstTime() > until) break;
+            Event e = queue.poll();
             if (e.cancelled) continue;
             // a host's events die with its incarnation: a crash loses every pending task and completion
             if (e.host != null && (e.incarnation != e.host.incarnation() || !e.host.isUp())) continue;

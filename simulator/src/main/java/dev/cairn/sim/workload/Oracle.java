@@ -46,6 +46,21 @@ public final class Oracle {
         return b;
     }
 
+    /**
+     * Offset of the first byte where {@code got} differs from {@code content(seed, got.length)}, or -1 if
+     * none: the check of every read, without making the expected bytes.
+     */
+    public static int mismatch(long seed, byte[] got) {
+        SplittableRandom r = new SplittableRandom(seed);
+        int i = 0;
+        for (int words = got.length >> 3; words-- > 0; i += 8) {
+            long want = r.nextLong();
+            if ((long) WORD.get(got, i) != want) return i + Long.numberOfTrailingZeros((long) WORD.get(got, i) ^ want) / Byte.SIZE;
+        }
+        if (i < got.length) for (long rnd = r.nextLong(); i < got.length; rnd >>>= Byte.SIZE, i++) if (got[i] != (byte) rnd) return i;
+        return -1;
+    }
+
     private static final VarHandle WORD = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     /** A sync or close acknowledged {@code length} bytes of {@code path}. */

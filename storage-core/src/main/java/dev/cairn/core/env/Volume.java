@@ -12,7 +12,11 @@ import java.util.List;
 public interface Volume {
     String name();
 
-    /** Writes at {@code offset}, creating the file if it does not exist. */
+    /**
+     * Writes at {@code offset}, creating the file if it does not exist. The bytes may be taken from
+     * {@code data} at any time until the write completes (an I/O thread, a submission queue): the caller
+     * must not change the array before then.
+     */
     Promise<Void> write(String file, long offset, byte[] data);
 
     /** Reads up to {@code length} bytes; fewer at end of file; fails with NoSuchFile if the file is absent. */

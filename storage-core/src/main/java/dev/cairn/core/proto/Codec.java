@@ -1,5 +1,7 @@
 package dev.cairn.core.proto;
 
+import java.lang.invoke.LambdaConversionException;
+import java.lang.invoke.LambdaMetafactory;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -19,6 +21,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The binary wire (and metadata) format: a message is its type tag (one byte) followed by its record
@@ -169,21 +172,23 @@ public final class Codec {
     }
 
     /**
-     * A record type's components, classified, and handles typed {@code (Object)Object} for the accessors
-     * and {@code (Object[])Object} for the canonical constructor, so each call is an exact invocation (a
-     * plain {@code invokeWithArguments} builds a spreader per call: most of a decode's cost).
+     * A record type's components, classified; a generated accessor function per component (a plain
+     * interface call: invoking a method handle that is not a constant costs several hidden frames per
+     * field, which showed up in simulator profiles); and the canonical constructor as a handle typed
+     * {@code (Object[])Object}, so each decode is one exact invocation (a plain {@code invokeWithArguments}
+     * builds a spreader per call).
      */
-    private record RecordShape(Field[] fields, MethodHandle[] getters, MethodHandle ctor, boolean carriesBytes) {
+    private record RecordShape(Field[] fields, Function<Object, Object>[] getters, MethodHandle ctor, boolean carriesBytes) {
         static RecordShape of(Class<?> t) {
             if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
             RecordComponent[] cs = t.getRecordComponents();
-            MethodHandle[] getters = new MethodHandle[cs.length];
+            @SuppressWarnings("unchecked") Function<Object, Object>[] getters = new Function[cs.length];
             Class<?>[] classes = new Class<?>[cs.length];
             Field[] fields = new Field[cs.length];
-            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
             try {
                 for (int i = 0; i < cs.length; i++) {
-                    getters[i] = lookup.unreflect(cs[i].getAccessor()).asType(MethodType.methodType(Object.class, Object.class));
+                    getters[i] = getter(lookup, t, cs[i]);
                     classes[i] = cs[i].getType();
                     fields[i] = Field.of(cs[i].getGenericType());
                 }
@@ -197,18 +202,28 @@ public final class Codec {
                 throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
             }
         }
+
+        /** A function calling the accessor of {@code c} (a primitive comes boxed). */
+        @SuppressWarnings("unchecked")
+        private static Function<Object, Object> getter(MethodHandles.Lookup lookup, Class<?> t, RecordComponent c) throws ReflectiveOperationException {
+            MethodHandle accessor = lookup.unreflect(c.getAccessor());
+            Class<?> type = c.getType();
+            Class<?> boxed = type.isPrimitive() ? MethodType.methodType(type).wrap().returnType() : type;
+            try {
+                return (Function<Object, Object>) LambdaMetafactory.metafactory(lookup, "apply", MethodType.methodType(Function.class),
+                        MethodType.methodType(Object.class, Object.class), accessor, MethodType.methodType(boxed, t)).getTarget().invokeExact();
+            } catch (LambdaConversionException e) {
+                throw new IllegalAccessException("cannot generate an accessor for " + t.getName() + "." + c.getName() + ": " + e.getMessage());
+            } catch (Throwable e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     private static RecordShape shape(Class<?> type) { return SHAPES.get(type); }
 
     /** Component {@code i} of record {@code r}. */
-    private static Object component(RecordShape s, int i, Object r) {
-        try {
-            return (Object) s.getters[i].invokeExact(r);
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
+    private static Object component(RecordShape s, int i, Object r) { return s.getters[i].apply(r); }
 
     private static void writeRecord(Out out, Object r) {
         RecordShape s = shape(r.getClass());
