@@ -82,7 +82,7 @@ public final class ChunkServer implements Node, MessageHandler {
         this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
         store.plantAckBeforeFsync(env.planted(dev.cairn.core.env.Plant.ACK_BEFORE_FSYNC));
         this.incarnation = env.random().nextLong();
-        this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), this::reportBad, this::leaseClock, this::removeAbandoned);
+        this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), config.scrubIntervalNanos(), this::reportBad, this::leaseClock, this::removeAbandoned);
         this.converter = new Converter(store, rpc, codecs);
     }
 
@@ -207,9 +207,9 @@ public final class ChunkServer implements Node, MessageHandler {
 
     @Override public void onDisconnect(Address peer) { rpc.onDisconnect(peer); }
 
-    /** A copy created and never synced, left so for a scrubber round: it goes (see {@link ChunkStore#abandoned}). */
+    /** A copy created and never synced, left so between two of the scrubber's searches: it goes (see {@link ChunkStore#abandoned}). */
     private void removeAbandoned(long id, long version) {
-        log.info("chunk {} v{} was never synced and nothing has written it for a scrubber round: removing it", id, version);
+        log.info("chunk {} v{} was never synced and nothing has written it since the last search: removing it", id, version);
         store.delete(id, version);
     }
 

@@ -13,15 +13,20 @@ import java.util.List;
  * @param volumes names of this host's data directories (disks)
  * @param capacityBytes advertised capacity
  * @param topology host, rack and disk label, for failure domains and placement
- * @param scrubBytesPerSecond how fast the scrubber re-reads and verifies stored chunks (0: never)
+ * @param scrubBytesPerSecond most the scrubber re-reads and verifies of stored chunks per second (0: never)
+ * @param scrubIntervalNanos shortest time the scrubber takes to re-read every chunk once: rounds are spread
+ *                           over it (0: back to back at the full rate)
  */
 public record ChunkServerConfig(String serverId, Address listen, Address master, List<String> volumes, long capacityBytes, Topology topology,
-                                long scrubBytesPerSecond) {
-    /** Background verification rate: a small fraction of one disk's bandwidth. */
+                                long scrubBytesPerSecond, long scrubIntervalNanos) {
+    /** Background verification rate cap: a small fraction of one disk's bandwidth. */
     public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = 16L << 20;
+    /** Every chunk verified about once a week (Ceph's deep-scrub interval); a disk too big for that at the cap takes longer. */
+    public static final long DEFAULT_SCRUB_INTERVAL_NANOS = 7 * 24 * 3600 * 1_000_000_000L;
 
     public ChunkServerConfig {
         if (scrubBytesPerSecond < 0) throw new IllegalArgumentException("negative scrub rate");
+        if (scrubIntervalNanos < 0) throw new IllegalArgumentException("negative scrub interval");
         if (serverId == null || serverId.isEmpty()) throw new IllegalArgumentException("empty server id");
         if (volumes.isEmpty()) throw new IllegalArgumentException("a chunkserver needs at least one volume");
         volumes = List.copyOf(volumes);
@@ -29,6 +34,6 @@ public record ChunkServerConfig(String serverId, Address listen, Address master,
 
     /** A server that is its own host, in the default rack, with unlabelled disks. */
     public ChunkServerConfig(String serverId, Address listen, Address master, List<String> volumes, long capacityBytes) {
-        this(serverId, listen, master, volumes, capacityBytes, Topology.of(serverId), DEFAULT_SCRUB_BYTES_PER_SECOND);
+        this(serverId, listen, master, volumes, capacityBytes, Topology.of(serverId), DEFAULT_SCRUB_BYTES_PER_SECOND, DEFAULT_SCRUB_INTERVAL_NANOS);
     }
 }

@@ -205,6 +205,9 @@ final class ChunkStore {
         return out;
     }
 
+    /** Bytes of chunk data held (without the headers): what a scrub round reads. */
+    long dataBytes() { return usedBytes() - (long) DATA_OFFSET * count(); }
+
     long usedBytes() {
         long used = 0;
         for (Disk d : volumes) used += d.chunkBytes();
@@ -256,12 +259,15 @@ final class ChunkStore {
     }
 
     /**
-     * Starts a copy the planner asked for: any copy here at this version or older (stale, bad, or a
-     * leftover of an earlier attempt) gives way. Filled with {@link #writeCopy}, then {@link #sync}ed.
+     * Starts a copy the planner asked for: any copy here at this version or older (stale, or a leftover of
+     * an earlier attempt) gives way, and so does a copy marked bad at any version (it can never be served,
+     * and the master asks only for a version that holds every acknowledged byte). A good copy at a newer
+     * version stays: the master may not have heard of its version yet. Filled with {@link #writeCopy},
+     * then {@link #sync}ed.
      */
     Promise<Void> createCopy(long id, long version, int part) {
         Chunk existing = chunks.get(id);
-        if (existing != null && existing.version > version) {
+        if (existing != null && existing.version > version && !existing.bad) {
             return Promise.failed(new CairnException(Status.STALE, "chunk " + id + " is here at v" + existing.version + ", newer than v" + version));
         }
         Promise<Void> cleared = existing == null ? Promise.completed(null) : delete(id, existing.version);
@@ -289,7 +295,7 @@ final class ChunkStore {
      * acknowledgement needs a sync, which makes a header durable), yet the master counts a copy it was told
      * of at the current version and length, and a power loss would take it away without anyone noticing.
      * The first call that finds it so (no write window open on {@code nowNanos}, the lease clock) marks it;
-     * a second with no create, write or sync in between (a scrubber round later) answers true, and the
+     * a second with no create, write or sync in between (the scrubber's next search) answers true, and the
      * caller deletes it so the master's next inventory has it copied elsewhere.
      */
     boolean abandoned(long id, long nowNanos) {
@@ -301,6 +307,13 @@ final class ChunkStore {
         if (c.seenIdleUnsynced) return true;
         c.seenIdleUnsynced = true;
         return false;
+    }
+
+    /** {id, version} of every copy {@link #abandoned(long, long)} finds abandoned at {@code nowNanos} (marking those seen so the first time). */
+    List<long[]> abandoned(long nowNanos) {
+        List<long[]> out = new ArrayList<>();
+        for (Chunk c : chunks.values()) if (abandoned(c.id, nowNanos)) out.add(new long[] {c.id, c.version});
+        return out;
     }
 
     /**
@@ -402,7 +415,8 @@ final class ChunkStore {
                         throw new CairnException(Status.CORRUPT, "chunk " + id + " block " + blk + " fails its checksum");
                     }
                 }
-                return Arrays.copyOfRange(full, (int) (offset - from), (int) (end - from));
+                // a block-aligned read (the scrubber's, most clients') is the bytes read: no second copy
+                return offset == from && end == to ? full : Arrays.copyOfRange(full, (int) (offset - from), (int) (end - from));
             });
         });
     }
@@ -445,9 +459,11 @@ final class ChunkStore {
         c.seenIdleUnsynced = false;
         return old.flatMap(oldBytes -> {
             if (c.deleted) throw new CairnException(Status.NOT_FOUND, "chunk " + c.id + " deleted");
-            byte[] region = new byte[(int) (to - from)];
-            System.arraycopy(oldBytes, 0, region, 0, Math.min(oldBytes.length, region.length));
-            System.arraycopy(data, 0, region, (int) (offset - from), data.length);
+            byte[] region = from == offset && to == end ? data : new byte[(int) (to - from)]; // whole blocks: as given
+            if (region != data) {
+                System.arraycopy(oldBytes, 0, region, 0, Math.min(oldBytes.length, region.length));
+                System.arraycopy(data, 0, region, (int) (offset - from), data.length);
+            }
             return c.volume.write(c.file, DATA_OFFSET + from, region).map(v -> {
                 if (!c.deleted) c.volume.account(0, newLength - c.length);
                 c.length = newLength;

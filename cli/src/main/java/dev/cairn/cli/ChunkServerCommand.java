@@ -44,8 +44,14 @@ final class ChunkServerCommand implements Callable<Integer> {
     @Option(names = "--disk-label", defaultValue = "", description = "Label of this server's disks, e.g. ssd or hdd (classes may require one).")
     String diskLabel;
 
+    /** Limits of the scrub options (a disk's bandwidth; a year). */
+    static final long MAX_SCRUB_MB = 1 << 20, MAX_SCRUB_HOURS = 24 * 366;
+
     @Option(names = "--scrub-mb-per-second", defaultValue = "16", description = "Background checksum verification rate, 0 to disable (default: ${DEFAULT-VALUE}).")
     long scrubMb;
+
+    @Option(names = "--scrub-interval-hours", defaultValue = "168", description = "Each scrub round (every chunk re-read once) is spread over at least this long, 0 for back to back (default: ${DEFAULT-VALUE}).")
+    long scrubHours;
 
     @Override public Integer call() throws Exception {
         java.util.Map<String, Path> dirs = new java.util.TreeMap<>();
@@ -58,8 +64,10 @@ final class ChunkServerCommand implements Callable<Integer> {
             names.add(name);
             if (eq >= 0) dirs.put(name, Path.of(v.substring(eq + 1)).toAbsolutePath());
         }
+        if (scrubMb < 0 || scrubMb > MAX_SCRUB_MB) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scrub-mb-per-second must be 0.." + MAX_SCRUB_MB);
+        if (scrubHours < 0 || scrubHours > MAX_SCRUB_HOURS) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scrub-interval-hours must be 0.." + MAX_SCRUB_HOURS);
         ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parse(master), names, capacityGb << 30,
-                new Topology(host == null ? id : host, rack, diskLabel), scrubMb << 20);
+                new Topology(host == null ? id : host, rack, diskLabel), scrubMb << 20, scrubHours * 3_600_000_000_000L);
         RealRuntime rt = new RealRuntime();
         rt.start(id, data.toAbsolutePath(), c.listen(), c.volumes(), dirs, env -> new ChunkServer(env, c));
         return MasterCommand.waitForSignal(rt);

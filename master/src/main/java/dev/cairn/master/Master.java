@@ -88,6 +88,8 @@ public final class Master implements Node, MessageHandler {
     static final long GRACE_MAX_NANOS = 60_000_000_000L;
     /** Time a chunkserver gets to make one copy for the planner (64 MiB read from peers, written, synced). */
     static final long COPY_CALL_NANOS = 300_000_000_000L;
+    /** After a copy fails, its chunk waits this long before the planner looks at it again. */
+    static final long COPY_RETRY_NANOS = 5_000_000_000L;
     /** KV prefix of the durable list of chunkservers this master has known (for the start-up grace window). */
     private static final byte[] KNOWN_SERVER = "S".getBytes(java.nio.charset.StandardCharsets.UTF_8);
     /** KV prefix of the chunkservers an operator marked for removal (drain survives a master restart). */
@@ -113,6 +115,8 @@ public final class Master implements Node, MessageHandler {
     private final java.util.Map<Long, Long> leaseUntil = new java.util.HashMap<>();
     /** Chunks with a planner action under way, and actions per server. */
     private final Set<Long> moving = new HashSet<>();
+    /** Chunk id -> instant (master's monotonic clock) before which a chunk whose copy failed is not planned again. */
+    private final java.util.Map<Long, Long> retryAt = new java.util.HashMap<>();
     private final java.util.Map<String, Integer> busy = new java.util.TreeMap<>();
     private final Set<String> knownServers = new TreeSet<>();
     private final Set<String> drainingServers = new TreeSet<>();
@@ -878,6 +882,8 @@ public final class Master implements Node, MessageHandler {
         leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
         Set<Long> skip = new HashSet<>(moving);
         skip.addAll(leaseUntil.keySet());
+        retryAt.values().removeIf(at -> at - now <= 0);
+        skip.addAll(retryAt.keySet());
         Set<Long> leasingInodes = new HashSet<>();
         for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
         boolean full = fullPassDue || now - lastFullPassNanos >= FULL_PASS_NANOS;
@@ -998,6 +1004,9 @@ public final class Master implements Node, MessageHandler {
                     kickPlanner();
                     if (e != null || ack.status() != Status.OK) {
                         log.info("planner: copy of chunk {} to {} failed: {}", c.chunkId(), target.id, e != null ? e.getMessage() : ack.detail());
+                        // not again at once: a copy that fails for a reason that lasts would otherwise be
+                        // retried a round trip apart, forever
+                        retryAt.put(c.chunkId(), env.clock().nanoTime() + COPY_RETRY_NANOS);
                         return;
                     }
                     ChunkRecord rec = namespace.chunk(c.chunkId());

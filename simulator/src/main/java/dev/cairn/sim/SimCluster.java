@@ -21,6 +21,11 @@ public final class SimCluster {
     static final long CAPACITY_BYTES = 1L << 40;
     /** Chunkservers a sweep never goes below: the widest class the workload writes (ec(2,2), ec(3,1)) needs four. */
     static final int MIN_LIVE_CHUNKSERVERS = 4;
+    /**
+     * A scrub round a minute rather than the production week: a simulated disk holds megabytes, and a bit
+     * flip must be found (in at most two rounds) and repaired well within the convergence limit.
+     */
+    static final long SCRUB_INTERVAL_NANOS = 60_000_000_000L;
 
     private final SimWorld world;
     private final Address masterAddr = new Address("master", MASTER_PORT);
@@ -70,7 +75,7 @@ public final class SimCluster {
         Address a = new Address(id, CHUNK_PORT);
         Topology topology = new Topology(id, "rack" + (i % racks), i < diskLabels.size() ? diskLabels.get(i) : "");
         SimHost h = world.addHost(id, a, skew(), env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, volumes, capacityBytes,
-                topology, ChunkServerConfig.DEFAULT_SCRUB_BYTES_PER_SECOND)));
+                topology, ChunkServerConfig.DEFAULT_SCRUB_BYTES_PER_SECOND, SCRUB_INTERVAL_NANOS)));
         chunkservers.add(h);
         return h;
     }

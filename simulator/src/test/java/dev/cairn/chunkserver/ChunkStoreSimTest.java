@@ -187,6 +187,24 @@ class ChunkStoreSimTest {
         assertThat(failure(s -> s.writeCopy(15, 3, 0, new byte[10]))).isEqualTo(Status.OK);
     }
 
+    /**
+     * A planner copy at an older version (a replica current a version behind) replaces a copy here that is
+     * marked bad, whatever its version; a good newer one stays. (Sweep seed 181: a bad v6 copy refused
+     * the v2 repair copy meant to replace it, and the master retried it a round trip apart for 200 s.)
+     */
+    @Test void aPlannerCopyReplacesABadCopyOfAnyVersionButNotAGoodNewerOne() {
+        run(s -> s.create(17, 6, 0, Long.MAX_VALUE));
+        run(s -> s.write(17, 6, 0, bytes(1000, 7), 0L));
+        run(s -> s.sync(17, 6, 1000));
+        assertThat(failure(s -> s.createCopy(17, 2, 0))).as("good and newer").isEqualTo(Status.STALE);
+        store().markBad(17, 6);
+        run(s -> s.createCopy(17, 2, 0));
+        run(s -> s.writeCopy(17, 2, 0, bytes(800, 8)));
+        run(s -> s.sync(17, 2, 800));
+        assertThat(store().report()).contains(new ChunkReport(17, 2, 800, 0));
+        assertThat(read(17, 2, 0, 800)).isEqualTo(bytes(800, 8));
+    }
+
     @Test void aCopyMarkedBadIsNeverServedAndDeletesMatchTheVersion() {
         run(s -> s.create(16, 4, 0, Long.MAX_VALUE));
         run(s -> s.write(16, 4, 0, bytes(1000, 7), 0L));
