@@ -115,6 +115,8 @@ public final class Master implements Node, MessageHandler {
     private final java.util.Map<Long, Long> leaseUntil = new java.util.HashMap<>();
     /** Chunks with a planner action under way, and actions per server. */
     private final Set<Long> moving = new HashSet<>();
+    /** Registration reports of copies ahead of the record while their chunk was busy ({@link #judgeDeferred}). */
+    private final List<Deferred> deferred = new ArrayList<>();
     /** Chunk id -> instant (master's monotonic clock) before which a chunk whose copy failed is not planned again. */
     private final java.util.Map<Long, Long> retryAt = new java.util.HashMap<>();
     private final java.util.Map<String, Integer> busy = new java.util.TreeMap<>();
@@ -328,7 +330,10 @@ public final class Master implements Node, MessageHandler {
                     current++;
                 }
                 case AHEAD -> {
-                    if (!busyChunks().contains(c.chunkId())) adopt(s, c); // a bump under way records it itself
+                    // while a lease or bump is under way the copy may be the bump's own doing: judged again
+                    // once it is over (an inventory would skip it for as long as a lease hold lasts)
+                    if (!busyChunks().contains(c.chunkId())) adopt(s, c);
+                    else deferred.add(new Deferred(s.id, s.incarnation, c));
                     current++;
                 }
                 case OUTDATED -> {
@@ -394,6 +399,34 @@ public final class Master implements Node, MessageHandler {
             log.info("inventory of {}: {} copies found again, {} outdated, {} gone, {} to delete", s.id, found, outdated, forgotten, delete.size());
         }
         return new RegisterReply(r.rid(), Status.OK, delete);
+    }
+
+    /** A registered server's report of a copy ahead of the record, left for when its chunk is no longer busy. */
+    private record Deferred(String serverId, long incarnation, ChunkReport report) {}
+
+    /**
+     * Judges again the deferred reports whose chunk is no longer busy, as a registration would have; a
+     * server that went away or registered again since drops its own (its new report counts).
+     * (Sweep seed 383: a copy that took a bump whose reply was lost re-registered during the lease hold,
+     * and went unrecorded for 60 s, the file unreadable with the copy intact.)
+     */
+    private void judgeDeferred() {
+        if (deferred.isEmpty()) return;
+        Set<Long> busy = busyChunks();
+        Map<Long, InodeRecord> files = new java.util.HashMap<>();
+        deferred.removeIf(d -> {
+            Server s = registry.server(d.serverId());
+            if (s == null || !s.alive || s.incarnation != d.incarnation()) return true;
+            ChunkReport c = d.report();
+            if (busy.contains(c.chunkId())) return false;
+            switch (judge(c, namespace.chunk(c.chunkId()), files)) {
+                case GONE -> { } // the next inventory has it deleted
+                case CURRENT -> registry.addLocation(c.chunkId(), s, c.part(), c.version());
+                case AHEAD -> adopt(s, c);
+                case OUTDATED -> registry.addStale(c.chunkId(), s, c.version());
+            }
+            return true;
+        });
     }
 
     /** Chunks with something under way: a planner action, an open lease hold, or a lease being set up on their file. */
@@ -871,6 +904,9 @@ public final class Master implements Node, MessageHandler {
      */
     private boolean plan() {
         long now = env.clock().nanoTime();
+        long leaseNow = leaseClock();
+        leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
+        judgeDeferred(); // recording copies needs no grace: registrations do it all along
         if (grace) {
             int reported = 0;
             for (String id : knownServers) if (registry.server(id) != null && registry.server(id).alive) reported++;
@@ -878,8 +914,6 @@ public final class Master implements Node, MessageHandler {
             grace = false;
             log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
         }
-        long leaseNow = leaseClock();
-        leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
         Set<Long> skip = new HashSet<>(moving);
         skip.addAll(leaseUntil.keySet());
         retryAt.values().removeIf(at -> at - now <= 0);
