@@ -408,7 +408,7 @@ public final class Master implements Node, MessageHandler {
      * Judges again the deferred reports whose chunk is no longer busy, as a registration would have; a
      * server that went away or registered again since drops its own (its new report counts).
      * (Sweep seed 383: a copy that took a bump whose reply was lost re-registered during the lease hold,
-     * and went unrecorded for 60 s, the file unreadable with the copy intact.)
+     * and went unrecorded for 50 s through the start-up grace, the file unreadable with the copy intact.)
      */
     private void judgeDeferred() {
         if (deferred.isEmpty()) return;
