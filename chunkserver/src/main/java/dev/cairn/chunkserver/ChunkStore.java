@@ -408,17 +408,47 @@ final class ChunkStore {
             long to = Math.min(alignUp(end), c.length);
             return c.volume.read(c.file, DATA_OFFSET + from, (int) (to - from)).map(bytes -> {
                 byte[] full = bytes.length == to - from ? bytes : Arrays.copyOf(bytes, (int) (to - from));
-                for (long b = from; b < to; b += BLOCK_SIZE) {
-                    int n = (int) Math.min(BLOCK_SIZE, to - b);
-                    int blk = (int) (b / BLOCK_SIZE);
-                    if (ChunkFormat.crc(full, (int) (b - from), n) != c.crcs[blk]) {
-                        throw new CairnException(Status.CORRUPT, "chunk " + id + " block " + blk + " fails its checksum");
-                    }
-                }
-                // a block-aligned read (the scrubber's, most clients') is the bytes read: no second copy
+                checkBlocks(c, full, 0, from, to);
+                // a block-aligned read (most clients') is the bytes read: no second copy
                 return offset == from && end == to ? full : Arrays.copyOfRange(full, (int) (offset - from), (int) (end - from));
             });
         });
+    }
+
+    /**
+     * Checks the blocks of {@code [offset, offset + length)} against their checksums, reading them into
+     * {@code scratch} (at least the range rounded out to whole blocks, left alone until this completes):
+     * the scrubber's read, which keeps no bytes and so allocates none. Fails as {@link #read} does.
+     */
+    Promise<Void> verify(long id, long version, long offset, int length, byte[] scratch) {
+        Chunk c = find(id);
+        return c.ops.submit(() -> {
+            checkVersion(c, version);
+            if (c.bad) throw new CairnException(Status.CORRUPT, "chunk " + id + " v" + version + " is marked corrupt here");
+            if (offset < 0 || length < 0) throw new CairnException(Status.BAD_REQUEST, "negative offset or length");
+            long end = Math.min(c.length, offset + length);
+            if (offset >= end) return Promise.completed(null);
+            long from = alignDown(offset);
+            long to = Math.min(alignUp(end), c.length);
+            int want = (int) (to - from);
+            if (want > scratch.length) throw new IllegalArgumentException("scratch of " + scratch.length + " bytes for a read of " + want);
+            return c.volume.readInto(c.file, DATA_OFFSET + from, scratch, 0, want).map(n -> {
+                Arrays.fill(scratch, n, want, (byte) 0); // a short file reads as zeros past its end, as in read
+                checkBlocks(c, scratch, 0, from, to);
+                return null;
+            });
+        });
+    }
+
+    /** Fails CORRUPT unless every block of chunk bytes {@code [from, to)}, held in {@code buf} from {@code at}, matches its checksum. */
+    private static void checkBlocks(Chunk c, byte[] buf, int at, long from, long to) {
+        for (long b = from; b < to; b += BLOCK_SIZE) {
+            int n = (int) Math.min(BLOCK_SIZE, to - b);
+            int blk = (int) (b / BLOCK_SIZE);
+            if (ChunkFormat.crc(buf, at + (int) (b - from), n) != c.crcs[blk]) {
+                throw new CairnException(Status.CORRUPT, "chunk " + c.id + " block " + blk + " fails its checksum");
+            }
+        }
     }
 
     /** Deletes the copy if it is at {@code version} (any version for {@code DeleteChunk.ANY_VERSION}); done if there is none. */

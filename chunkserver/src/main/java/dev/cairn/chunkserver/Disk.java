@@ -120,6 +120,10 @@ final class Disk implements Volume {
 
     @Override public Promise<byte[]> read(String file, long offset, int length) { return timed(() -> volume.read(file, offset, length)); }
 
+    @Override public Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length) {
+        return timed(() -> volume.readInto(file, offset, into, at, length));
+    }
+
     @Override public Promise<Void> sync(String file) { return timed(() -> volume.sync(file)); }
 
     @Override public Promise<Void> syncDirectory() { return timed(volume::syncDirectory); }

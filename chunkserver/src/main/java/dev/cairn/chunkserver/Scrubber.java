@@ -44,6 +44,8 @@ final class Scrubber {
     private final CorruptionSink onCorrupt;
     private final java.util.function.LongSupplier leaseClock;
     private final AbandonedSink onAbandoned;
+    /** What each scrub read lands in (one read is under way at a time): scrubbing allocates nothing per read. */
+    private final byte[] scratch = new byte[PIECE];
     private long cursor = -1;
     private long offset;
     /** The round under way: when it started (monotonic), and what it has read. */
@@ -134,7 +136,7 @@ final class Scrubber {
             return step(budget - 1, reads, due);
         }
         long at = offset;
-        return store.read(id, version, at, n).then((data, e) -> {
+        return store.verify(id, version, at, n, scratch).then((v, e) -> {
             if (e != null && CairnException.statusOf(e) == Status.CORRUPT) onCorrupt.report(id, version, "scrubber: " + e.getMessage());
             verifiedBytes += n;
             doneBytes += n;

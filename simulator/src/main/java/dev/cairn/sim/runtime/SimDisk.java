@@ -176,14 +176,24 @@ public final class SimDisk {
 
     /** Null if the file does not exist. */
     byte[] read(String file, long offset, int length) {
+        SimFile f = reading(file, offset);
+        return f == null ? null : f.read(offset, length);
+    }
+
+    /** Like {@link #read}, into the caller's array: how many bytes, or -1 if there is no such file. */
+    int readInto(String file, long offset, byte[] into, int at, int length) {
+        SimFile f = reading(file, offset);
+        return f == null ? -1 : f.readInto(offset, into, at, length);
+    }
+
+    /** The file a read is from (null: none), after the read faults have had their say. */
+    private SimFile reading(String file, long offset) {
         check("read", file);
         if (failingReads > 0) {
             failingReads--;
             throw new Volume.DiskError(name, "read " + file + " at " + offset + ": input/output error", null);
         }
-        SimFile f = names.get(file);
-        if (f == null) return null;
-        return f.read(offset, length);
+        return names.get(file);
     }
 
     boolean sync(String file) {

@@ -16,6 +16,7 @@ final class SimFile {
     /** A multiple of the sector, so a torn write's sectors never straddle pages. */
     static final int PAGE = 16 << 10;
     private static final byte[][] NO_PAGES = new byte[0][];
+    private static final byte[] ZEROS = new byte[PAGE];
 
     private byte[][] current = NO_PAGES;
     private int length;
@@ -39,7 +40,9 @@ final class SimFile {
             long at = offset + pos;
             int page = (int) (at / PAGE), in = (int) (at % PAGE);
             int n = Math.min(PAGE - in, data.length - pos);
-            System.arraycopy(data, pos, writable(page), in, n);
+            // zeros over a missing page change nothing (it reads as zeros): no page is made for them, as a
+            // file system keeps a hole (zero-padded erasure-coded cells, preallocated tails)
+            if (current[page] != null || Arrays.mismatch(data, pos, pos + n, ZEROS, 0, n) >= 0) System.arraycopy(data, pos, writable(page), in, n);
             pos += n;
         }
         if (end > length) length = end;
@@ -59,18 +62,33 @@ final class SimFile {
         return copy(current, (int) offset, (int) Math.min(length, offset + n));
     }
 
+    /** Like {@link #read}, into {@code out} from index {@code at}: how many bytes. */
+    int readInto(long offset, byte[] out, int at, int n) {
+        if (offset >= length) return 0;
+        int from = (int) offset, to = (int) Math.min(length, offset + n);
+        copyInto(current, from, to, out, at);
+        return to - from;
+    }
+
     byte[] currentCopy() { return copy(current, 0, length); }
 
     byte[] durableCopy() { return copy(durable, 0, durableLength); }
 
     private static byte[] copy(byte[][] pages, int from, int to) {
         byte[] out = new byte[to - from];
-        for (int at = from; at < to; ) {
-            int page = at / PAGE, in = at % PAGE, n = Math.min(PAGE - in, to - at);
-            if (page < pages.length && pages[page] != null) System.arraycopy(pages[page], in, out, at - from, n);
-            at += n;
-        }
+        copyInto(pages, from, to, out, 0);
         return out;
+    }
+
+    /** Bytes {@code [from, to)} of {@code pages} into {@code out} at {@code at} (a missing page: zeros). */
+    private static void copyInto(byte[][] pages, int from, int to, byte[] out, int at) {
+        for (int pos = from; pos < to; ) {
+            int page = pos / PAGE, in = pos % PAGE, n = Math.min(PAGE - in, to - pos);
+            int dst = at + pos - from;
+            if (page < pages.length && pages[page] != null) System.arraycopy(pages[page], in, out, dst, n);
+            else Arrays.fill(out, dst, dst + n, (byte) 0);
+            pos += n;
+        }
     }
 
     /** The volatile view becomes durable. */

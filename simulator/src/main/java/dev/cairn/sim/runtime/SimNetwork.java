@@ -4,6 +4,7 @@ import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Message;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -70,6 +71,7 @@ public final class SimNetwork {
     /** Links by (from, to) host index, grown as hosts join. */
     private Link[][] links = new Link[0][];
     private final CRC32C crc = new CRC32C();
+    private final Codec.Encoder encoder = new Codec.Encoder();
 
     SimNetwork(Simulation sim) { this.sim = sim; }
 
@@ -190,11 +192,15 @@ public final class SimNetwork {
             breakConnection(src, dst, RESET_DETECT_NANOS);
             return;
         }
-        byte[] bytes = Codec.encode(m);
+        // the frame is digested and decoded here, at send: decoding is a pure function of the bytes, so the
+        // receiver gets what it would decode on arrival, and no frame is kept (or allocated) per message
+        ByteBuffer frame = encoder.encode(m);
+        int length = frame.remaining();
         crc.reset();
-        crc.update(bytes);
-        long digest = crc.getValue() << 32 | bytes.length;
-        long at = sim.now() + latency(bytes.length);
+        crc.update(frame.array(), 0, length);
+        long digest = crc.getValue() << 32 | length;
+        Message received = decode(frame, m);
+        long at = sim.now() + latency(length);
         if (roll(delayPpm)) {
             delayed++;
             at += sim.random().nextLong(MAX_SPIKE_NANOS);
@@ -208,27 +214,31 @@ public final class SimNetwork {
         if (roll(dupPpm)) {
             duplicated++;
             long lag = 1 + sim.random().nextLong(MAX_DUP_LAG_NANOS);
+            Message copy = decode(frame.rewind(), m); // a message of its own: receivers share no objects
             sim.at(at - sim.now() + lag, dst, Simulation.Kind.DELIVER, ~digest, () -> {
                 if (src.incarnation() != srcInc) return;
-                deliver(bytes, m, target, fromAddr);
+                deliver(copy, target, fromAddr);
             });
         }
         sim.at(at - sim.now(), dst, Simulation.Kind.DELIVER, digest, () -> {
             if (src.incarnation() != srcInc) return; // the sender crashed: its connection and data died with it
             if (l.epoch != epoch) return; // the connection broke while this was in flight
-            deliver(bytes, m, target, fromAddr);
+            deliver(received, target, fromAddr);
         });
     }
 
-    private void deliver(byte[] bytes, Message m, SimTransport target, Address fromAddr) {
-        Message decoded;
+    /** The receiver's copy of {@code m}, decoded from its frame; null (and a violation) if it does not decode. */
+    private Message decode(ByteBuffer frame, Message m) {
         try {
-            decoded = Codec.decode(bytes);
+            return Codec.decode(frame);
         } catch (CodecException e) {
             sim.violation("protocol", "undecodable message " + m.getClass().getSimpleName() + ": " + e.getMessage());
-            return;
+            return null;
         }
-        target.deliver(fromAddr, decoded);
+    }
+
+    private static void deliver(Message m, SimTransport target, Address fromAddr) {
+        if (m != null) target.deliver(fromAddr, m);
     }
 
     /** A host went down: its connections break and each live peer hears so. */

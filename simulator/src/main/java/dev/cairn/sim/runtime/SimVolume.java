@@ -47,6 +47,15 @@ final class SimVolume implements Volume {
         });
     }
 
+    @Override public Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length) {
+        java.util.Objects.checkFromIndexSize(at, length, into.length);
+        return op(disk.transferNanos(length), file.hashCode() ^ offset, () -> {
+            int n = disk.readInto(file, offset, into, at, length);
+            if (n < 0) throw new NoSuchFile(file);
+            return n;
+        });
+    }
+
     @Override public Promise<Void> sync(String file) {
         return op(disk.syncNanos(), file.hashCode(), () -> {
             if (!disk.sync(file)) throw new NoSuchFile(file);

@@ -22,6 +22,14 @@ public interface Volume {
     /** Reads up to {@code length} bytes; fewer at end of file; fails with NoSuchFile if the file is absent. */
     Promise<byte[]> read(String file, long offset, int length);
 
+    /**
+     * Reads up to {@code length} bytes into {@code into} from index {@code at}; completes with how many were
+     * read (fewer at end of file). The volume may fill the array until the read completes, so the caller
+     * leaves those bytes alone until then. For a reader that reads much and keeps nothing (the scrubber):
+     * one buffer of its own instead of a new array per read.
+     */
+    Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length);
+
     Promise<Void> sync(String file);
 
     Promise<Void> syncDirectory();

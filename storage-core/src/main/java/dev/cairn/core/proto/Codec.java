@@ -100,15 +100,37 @@ public final class Codec {
     private Codec() {}
 
     public static byte[] encode(Message m) {
-        Integer tag = TAG_OF.get(m.getClass());
-        if (tag == null) throw new IllegalArgumentException("no wire tag for " + m.getClass().getName());
         // a message carrying data is sized exactly first, so its frame is allocated once and never copied
         boolean sized = shape(m.getClass()).carriesBytes;
         Out out = new Out(sized ? 1 + size(m) : Out.INITIAL);
-        out.byte1(tag);
-        writeRecord(out, m);
+        writeMessage(out, m);
         assert !sized || out.pos == out.buf.length : "size() disagrees with the encoding of " + m.getClass().getSimpleName();
         return out.bytes();
+    }
+
+    private static void writeMessage(Out out, Message m) {
+        Integer tag = TAG_OF.get(m.getClass());
+        if (tag == null) throw new IllegalArgumentException("no wire tag for " + m.getClass().getName());
+        out.byte1(tag);
+        writeRecord(out, m);
+    }
+
+    /**
+     * Encodes frames into one buffer it keeps (grown to the largest frame, at most {@link #MAX_FRAME_BYTES}
+     * and the fields around it), for a sender that is done with each frame before it encodes the next: the
+     * simulated network, which digests and decodes a frame at once, allocates no frame per message.
+     * Not thread-safe; one per sender.
+     */
+    public static final class Encoder {
+        private final Out out = new Out();
+
+        /** The frame of {@code m}, valid until the next call: a view of the kept buffer, position 0. */
+        public ByteBuffer encode(Message m) {
+            out.pos = 0;
+            writeMessage(out, m);
+            assert !shape(m.getClass()).carriesBytes || out.pos == 1 + size(m) : "size() disagrees with the encoding of " + m.getClass().getSimpleName();
+            return ByteBuffer.wrap(out.buf, 0, out.pos);
+        }
     }
 
     public static Message decode(byte[] frame) throws CodecException {

@@ -84,6 +84,21 @@ final class FileVolume implements Volume {
         });
     }
 
+    @Override public Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length) {
+        java.util.Objects.checkFromIndexSize(at, length, into.length);
+        return run(() -> {
+            FileChannel ch = channel(file, false);
+            ByteBuffer b = ByteBuffer.wrap(into, at, length);
+            long pos = offset;
+            while (b.hasRemaining()) {
+                int n = ch.read(b, pos);
+                if (n < 0) break;
+                pos += n;
+            }
+            return b.position() - at;
+        });
+    }
+
     @Override public Promise<Void> sync(String file) {
         return run(() -> {
             channel(file, false).force(true);
