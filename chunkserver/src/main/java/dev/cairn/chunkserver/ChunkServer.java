@@ -3,6 +3,7 @@ package dev.cairn.chunkserver;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.ec.CodecCache;
 import dev.cairn.core.ec.ErasureCodec;
+import dev.cairn.core.ec.Stripes;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.env.Env;
 import dev.cairn.core.env.Log;
@@ -288,7 +289,8 @@ public final class ChunkServer implements Node, MessageHandler {
      */
     private Promise<Void> replicate(ReplicateChunk r) {
         boolean rebuild = r.k() > 0 && !(r.sources().size() == 1 && r.sourceParts().get(0) == r.part());
-        if (r.sources().isEmpty() || r.sources().size() != r.sourceParts().size() || (rebuild && r.sources().size() != r.k())) {
+        if (r.sources().isEmpty() || r.sources().size() != r.sourceParts().size() || (rebuild && r.sources().size() != r.k())
+                || r.dataLength() < 0 || r.dataLength() > dev.cairn.core.chunk.ChunkFormat.MAX_CHUNK_SIZE) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "replicate chunk " + r.chunkId() + ": sources do not fit the class"));
         }
         // A copy synced here at this version (a lease's top-up copy the master hears of only at the next
@@ -328,30 +330,46 @@ public final class ChunkServer implements Node, MessageHandler {
                 });
     }
 
+    /**
+     * Rebuilds the piece of part {@code r.part()} at {@code offset}. How much of the piece each part holds
+     * follows from the chunk's committed bytes (the last stripe is stored trimmed, {@link Stripes}): a
+     * source holding less missed writes and fails the rebuild. One holding more (written padded, or an
+     * image longer than what was committed of it) holds bytes of the same coded image at this version, so
+     * all it holds is used; past that a cell is zeros, as it was coded.
+     */
     private Promise<byte[]> rebuildPiece(ReplicateChunk r, long offset) {
+        int total = r.k() + r.m();
+        int want = pieceOf(r, r.part(), offset);
+        if (want == 0) return Promise.completed(new byte[0]);
+        int span = pieceOf(r, 0, offset); // the first data part, and every parity part, is the longest
         List<Promise<byte[]>> reads = new ArrayList<>();
         for (ServerRef s : r.sources()) reads.add(readPiece(s, r.chunkId(), r.version(), offset));
         return Promise.all(reads).map(pieces -> {
-            // parts may differ in length past the committed data (an upload cut short wrote some further than
-            // others); every current part holds at least the committed length, so the shortest decides
-            int len = Integer.MAX_VALUE;
-            for (byte[] p : pieces) len = Math.min(len, p.length);
-            if (len == 0) return new byte[0];
             ErasureCodec codec = codecs.get(r.k(), r.m());
-            ByteBuffer[] parts = new ByteBuffer[r.k() + r.m()];
-            boolean[] present = new boolean[parts.length];
-            for (int i = 0; i < parts.length; i++) parts[i] = ByteBuffer.allocateDirect(len);
+            ByteBuffer[] parts = new ByteBuffer[total];
+            boolean[] present = new boolean[total];
+            for (int i = 0; i < total; i++) parts[i] = ByteBuffer.allocateDirect(span);
             for (int i = 0; i < pieces.size(); i++) {
                 int p = r.sourceParts().get(i);
-                if (p < 0 || p >= parts.length || present[p]) throw new CairnException(Status.BAD_REQUEST, "bad source part " + p);
-                parts[p].put(0, pieces.get(i), 0, len);
+                if (p < 0 || p >= total || present[p]) throw new CairnException(Status.BAD_REQUEST, "bad source part " + p);
+                int holds = pieceOf(r, p, offset);
+                if (pieces.get(i).length < holds) {
+                    throw new CairnException(Status.IO, "part " + p + " from " + r.sources().get(i).id() + " has " + pieces.get(i).length
+                            + " of the " + holds + " committed bytes at offset " + offset);
+                }
+                parts[p].put(0, pieces.get(i), 0, Math.min(span, pieces.get(i).length));
                 present[p] = true;
             }
             codec.decode(parts, present);
-            byte[] out = new byte[len];
+            byte[] out = new byte[want];
             parts[r.part()].get(0, out);
             return out;
         });
+    }
+
+    /** Bytes of part {@code part} in the copy piece at {@code offset}. */
+    private static int pieceOf(ReplicateChunk r, int part, long offset) {
+        return (int) Math.max(0, Math.min(COPY_PIECE, Stripes.partLength(r.dataLength(), r.k(), part) - offset));
     }
 
     private void ack(Address from, long rid, Promise<Void> op) {

@@ -39,6 +39,11 @@ final class ChunkStore {
         /** Part index of an erasure-coded chunk; 0 for a replica. */
         int part;
         long length;
+        /**
+         * Block checksums, at least one per block of {@code length} (grown as the chunk does, not sized for
+         * the largest chunk: a table of {@link ChunkFormat#MAX_BLOCKS} for every small chunk would be 4 KiB
+         * of heap each, gigabytes on a server with a million chunks).
+         */
         int[] crcs = new int[0];
         long seq;
         /** The slot holding the newest durable header, or -1 if none is durable yet. */
@@ -165,7 +170,7 @@ final class ChunkStore {
                 c.version = best.version();
                 c.part = best.part();
                 c.length = best.length();
-                c.crcs = Arrays.copyOf(best.crcs(), ChunkFormat.MAX_BLOCKS);
+                c.crcs = best.crcs();
                 c.seq = best.seq();
                 c.durableSlot = bestSlot;
                 c.nameDurable = true;
@@ -497,6 +502,8 @@ final class ChunkStore {
             return c.volume.write(c.file, DATA_OFFSET + from, region).map(v -> {
                 if (!c.deleted) c.volume.account(0, newLength - c.length);
                 c.length = newLength;
+                int blocks = ChunkFormat.blocks(newLength);
+                if (c.crcs.length < blocks) c.crcs = Arrays.copyOf(c.crcs, Math.min(ChunkFormat.MAX_BLOCKS, Math.max(blocks, 2 * c.crcs.length)));
                 for (long b = from; b < to; b += BLOCK_SIZE) {
                     int n = (int) Math.min(BLOCK_SIZE, to - b);
                     c.crcs[(int) (b / BLOCK_SIZE)] = ChunkFormat.crc(region, (int) (b - from), n);
@@ -512,7 +519,6 @@ final class ChunkStore {
      * the directory entry. Only after all three is the new slot the durable one.
      */
     private Promise<Void> persistHeader(Chunk c) {
-        if (c.crcs.length < ChunkFormat.MAX_BLOCKS) c.crcs = Arrays.copyOf(c.crcs, ChunkFormat.MAX_BLOCKS);
         int slot = c.nextSlot();
         c.seq++;
         c.seenIdleUnsynced = false;
@@ -529,7 +535,6 @@ final class ChunkStore {
 
     /** Writes the header without syncing (a new, empty chunk: losing it loses nothing acknowledged). */
     private Promise<Void> writeHeader(Chunk c) {
-        if (c.crcs.length < ChunkFormat.MAX_BLOCKS) c.crcs = Arrays.copyOf(c.crcs, ChunkFormat.MAX_BLOCKS);
         c.seq++;
         return c.volume.write(c.file, ChunkFormat.slotOffset(c.nextSlot()), ChunkFormat.encodeHeader(c.header()));
     }

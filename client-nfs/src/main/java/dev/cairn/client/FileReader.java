@@ -6,6 +6,7 @@ import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.MasterProtocol.ChunksReply;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.ec.ErasureCodec;
+import dev.cairn.core.ec.Stripes;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.ChunkLocation;
 import dev.cairn.core.proto.Types.FileAttr;
@@ -140,7 +141,11 @@ public final class FileReader {
         boolean[] present = new boolean[total];
         List<Integer> candidates = new ArrayList<>();
         for (int p = 0; p < total; p++) if (p != lost && holderOf(loc, p) != null) candidates.add(p);
-        return gather(loc, candidates, 0, stripe * cell, parts, present, 0, k).then((have, e) -> {
+        // how much of this stripe each part must hold follows from the chunk's bytes (the last stripe is stored trimmed)
+        long chunkBytes = Math.max(0, Math.min(file.chunkSize(), size - (long) loc.index() * file.chunkSize()));
+        int[] holds = new int[total];
+        for (int p = 0; p < total; p++) holds[p] = Stripes.cellLength(chunkBytes, k, p, stripe);
+        return gather(loc, candidates, 0, stripe * cell, holds, parts, present, 0, k).then((have, e) -> {
             if (have < k) {
                 if (mayRefresh) {
                     return location(loc.index(), true).flatMap(fresh -> sameLayout(cls)
@@ -156,18 +161,22 @@ public final class FileReader {
         });
     }
 
-    /** Reads one cell from each candidate part in turn until {@code need} are in; returns how many were. */
-    private Promise<Integer> gather(ChunkLocation loc, List<Integer> candidates, int i, long partOffset,
+    /**
+     * Reads one cell from each candidate part in turn until {@code need} are in; returns how many were. A
+     * cell shorter than the part must hold ({@code holds}) missed writes and is not used; what a cell holds
+     * past that is of the same coded image (a part written padded), and past what it holds it is zeros.
+     */
+    private Promise<Integer> gather(ChunkLocation loc, List<Integer> candidates, int i, long partOffset, int[] holds,
                                     ByteBuffer[] parts, boolean[] present, int have, int need) {
         if (have == need || i == candidates.size()) return Promise.completed(have);
         int p = candidates.get(i);
         return client.readData(holderOf(loc, p), loc.chunkId(), loc.version(), partOffset, ChunkUpload.EC_CELL).then((r, e) -> {
-            boolean ok = e == null && r.status() == Status.OK && r.data().length == ChunkUpload.EC_CELL;
+            boolean ok = e == null && r.status() == Status.OK && r.data().length >= holds[p] && r.data().length <= ChunkUpload.EC_CELL;
             if (ok) {
                 parts[p].put(0, r.data());
                 present[p] = true;
             }
-            return gather(loc, candidates, i + 1, partOffset, parts, present, ok ? have + 1 : have, need);
+            return gather(loc, candidates, i + 1, partOffset, holds, parts, present, ok ? have + 1 : have, need);
         });
     }
 

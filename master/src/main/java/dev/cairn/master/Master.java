@@ -460,22 +460,27 @@ public final class Master implements Node, MessageHandler {
         if (rec == null) return Verdict.GONE;
         InodeRecord f = files.computeIfAbsent(rec.inode(), namespace::inode);
         boolean ec = f.storageClass().isEc();
-        boolean whole = c.length() >= committedLength(rec, f) && !c.bad();
+        boolean whole = c.length() >= committedLength(rec, f, c.part()) && !c.bad();
         if (whole && rec.current(c.version(), ec)) return Verdict.CURRENT;
         if (whole && c.version() > rec.version() && !ec) return Verdict.AHEAD;
         return Verdict.OUTDATED;
     }
 
     /**
-     * Bytes a current copy (or part) of this chunk must hold: the acknowledged data of its chunk, or for
-     * an erasure-coded part one cell per stripe of it. A copy at the right version but shorter than this
-     * (created, then left out of the write) is not current.
+     * Bytes a current copy (or part {@code part}) of this chunk must hold: the acknowledged data of its
+     * chunk, or for an erasure-coded part its cells of that data ({@link Stripes#partLength}). A copy at the
+     * right version but shorter than this (created, then left out of the write) is not current.
      */
-    private static long committedLength(ChunkRecord rec, InodeRecord f) {
-        long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) rec.index() * f.chunkSize()));
+    private static long committedLength(ChunkRecord rec, InodeRecord f, int part) {
+        long inChunk = dataLength(rec, f);
         StorageClass cls = f.storageClass();
         if (!cls.isEc() || inChunk == 0) return inChunk;
-        return Stripes.partLength(inChunk, cls.k());
+        return Stripes.partLength(inChunk, cls.k(), part);
+    }
+
+    /** The committed bytes of the file that fall in this chunk. */
+    private static long dataLength(ChunkRecord rec, InodeRecord f) {
+        return Math.max(0, Math.min(f.chunkSize(), f.size() - (long) rec.index() * f.chunkSize()));
     }
 
     private HeartbeatReply heartbeat(Address from, Heartbeat h) {
@@ -1031,7 +1036,11 @@ public final class Master implements Node, MessageHandler {
         moving.add(c.chunkId());
         for (String id : involved) busy.merge(id, 1, Integer::sum);
         log.debug("planner: copy chunk {} v{} part {} to {} from {} ({})", c.chunkId(), c.version(), c.part(), target.id, parts, c.reason());
-        rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), sources, parts),
+        ChunkRecord record = namespace.chunk(c.chunkId());
+        InodeRecord file = record == null ? null : namespace.inodeOrNull(record.inode());
+        long dataLength = file == null ? 0 : dataLength(record, file);
+        rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), dataLength,
+                sources, parts),
                 Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
                     moving.remove(c.chunkId());
                     for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);

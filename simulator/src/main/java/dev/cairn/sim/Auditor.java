@@ -137,11 +137,13 @@ final class Auditor {
             checked++;
             // the committed bytes of this chunk (of each part, for EC): a current copy holds at least that
             long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) c.index() * f.chunkSize()));
-            long committed = cls.isEc() && inChunk > 0 ? dev.cairn.core.ec.Stripes.partLength(inChunk, cls.k()) : inChunk;
             // current: at the chunk's version, or for a replicated chunk at any version since the last committed
             // write (a copy left out of a lease that wrote nothing still holds every acknowledged byte)
             List<Copy> good = new ArrayList<>();
-            for (Copy k : copies) if (c.current(k.version(), cls.isEc()) && k.intact() && k.length() >= committed) good.add(k);
+            for (Copy k : copies) {
+                long committed = cls.isEc() && inChunk > 0 ? dev.cairn.core.ec.Stripes.partLength(inChunk, cls.k(), Math.max(0, k.part())) : inChunk;
+                if (c.current(k.version(), cls.isEc()) && k.intact() && k.length() >= committed) good.add(k);
+            }
             goodCopies.addAll(good);
             TreeSet<String> hosts = new TreeSet<>();
             TreeMap<Integer, List<String>> parts = new TreeMap<>();

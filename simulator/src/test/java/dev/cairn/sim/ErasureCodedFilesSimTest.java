@@ -104,6 +104,71 @@ class ErasureCodedFilesSimTest {
         assertThat(sim.violations()).isEmpty();
     }
 
+    /** The parts of every chunk on the hosts' disks, by part index (ground truth, not the master's view). */
+    static java.util.Map<Integer, List<GroundTruth.Copy>> partsOnDisk(SimCluster c, long chunkId) {
+        java.util.Map<Integer, List<GroundTruth.Copy>> out = new java.util.TreeMap<>();
+        for (SimHost h : c.chunkservers()) {
+            if (h.isLost()) continue;
+            for (GroundTruth.Copy k : GroundTruth.copies(h)) {
+                if (k.chunkId() == chunkId) out.computeIfAbsent(k.part(), p -> new java.util.ArrayList<>()).add(k);
+            }
+        }
+        return out;
+    }
+
+    static SimHost holderOf(SimCluster c, long chunkId, int part) {
+        String host = partsOnDisk(c, chunkId).get(part).get(0).host();
+        return c.chunkservers().stream().filter(h -> h.name().equals(host)).findFirst().orElseThrow();
+    }
+
+    @Test void aPartialLastStripeIsStoredTrimmedReadDegradedAndRebuiltAtItsLength() {
+        SimCluster c = cluster(7);
+        int cell = dev.cairn.core.ec.Stripes.CELL;
+        byte[] small = Oracle.content(1, 10_000); // part 0 and the parity hold 10,000 bytes; parts 1-3 nothing
+        byte[] tail = Oracle.content(2, 4 * cell + cell + 100); // a full stripe, then a cell and a bit
+        write(c, "/small", StorageClass.ec(4, 2), small);
+        write(c, "/tail", StorageClass.ec(4, 2), tail);
+        long[] ids = {1, 2};
+        int[] sizes = {small.length, tail.length};
+        for (int f = 0; f < 2; f++) {
+            var parts = partsOnDisk(c, ids[f]);
+            assertThat(parts.keySet()).containsExactly(0, 1, 2, 3, 4, 5);
+            for (var e : parts.entrySet()) {
+                GroundTruth.Copy k = e.getValue().get(0);
+                assertThat(k.length()).as("chunk " + ids[f] + " part " + e.getKey()).isEqualTo(dev.cairn.core.ec.Stripes.partLength(sizes[f], 4, e.getKey()));
+                assertThat(k.intact()).isTrue();
+            }
+        }
+        // degraded: without part 0 and the first parity, /small decodes from three empty parts and one parity part
+        SimHost p0 = holderOf(c, 1, 0), p4 = holderOf(c, 1, 4);
+        p0.crash();
+        p4.crash();
+        assertThat(read(c, "/small")).isEqualTo(small);
+        p4.start();
+        // part 0 lost for good: the planner rebuilds it elsewhere from k others, at its length
+        p0.destroy();
+        long deadline = sim.now() + 120_000_000_000L;
+        while (sim.now() < deadline && (partsOnDisk(c, 1).size() < 6 || partsOnDisk(c, 2).size() < 6)) sim.runUntil(sim.now() + 1_000_000_000L);
+        for (int f = 0; f < 2; f++) {
+            var parts = partsOnDisk(c, ids[f]);
+            assertThat(parts.keySet()).as("chunk " + ids[f] + " rebuilt").containsExactly(0, 1, 2, 3, 4, 5);
+            for (var e : parts.entrySet()) {
+                for (GroundTruth.Copy k : e.getValue()) {
+                    assertThat(k.length()).as("chunk " + ids[f] + " part " + e.getKey() + " on " + k.host())
+                            .isEqualTo(dev.cairn.core.ec.Stripes.partLength(sizes[f], 4, e.getKey()));
+                    assertThat(k.intact()).isTrue();
+                }
+            }
+        }
+        assertThat(read(c, "/small")).isEqualTo(small);
+        assertThat(read(c, "/tail")).isEqualTo(tail);
+        // and the rebuilt part serves a degraded read itself: two others down
+        holderOf(c, 2, 1).crash();
+        holderOf(c, 2, 5).crash();
+        assertThat(read(c, "/tail")).isEqualTo(tail);
+        assertThat(sim.violations()).isEmpty();
+    }
+
     @Test void tooFewServersForTheClassIsAClearRefusal() {
         SimCluster c = cluster(3);
         CairnClient client = c.client();

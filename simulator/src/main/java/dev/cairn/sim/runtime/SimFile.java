@@ -14,7 +14,7 @@ import java.util.SplittableRandom;
  */
 final class SimFile {
     /** A multiple of the sector, so a torn write's sectors never straddle pages. */
-    static final int PAGE = 16 << 10;
+    static final int PAGE = 4 << 10;
     private static final byte[][] NO_PAGES = new byte[0][];
     private static final byte[] ZEROS = new byte[PAGE];
 

@@ -158,10 +158,11 @@ public sealed interface MasterProtocol extends Message {
      * Makes a durable copy of a chunk at {@code version} on the receiving server, from {@code sources}: for a
      * replica (k = 0), or an erasure-coded part held as it is, one source holding the same thing; for a lost
      * erasure-coded part, k sources holding distinct parts ({@code sourceParts}), from which part
-     * {@code part} is rebuilt. Answered with Ack once the copy is synced.
+     * {@code part} is rebuilt. {@code dataLength} is the chunk's committed bytes, from which a rebuild knows
+     * how long each part is ({@link dev.cairn.core.ec.Stripes#partLength}). Answered with Ack once the copy is synced.
      */
-    record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, List<ServerRef> sources, List<Integer> sourceParts)
-            implements MasterProtocol {}
+    record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
+                          List<Integer> sourceParts) implements MasterProtocol {}
 
     /**
      * Rewrites a chunk in another class (a file moving to its archive class): the receiving server reads

@@ -63,7 +63,7 @@ class CodecTest {
                 new ReadData(24, 100, 2, 0, 4096),
                 new DataReply(25, Status.OK, "", new byte[] {9}),
                 new ChainReply(26, Status.IO, "cs2", "disk"),
-                new MasterProtocol.ReplicateChunk(27, 100, 3, 4, 4, 2, List.of(CS, CS), List.of(0, 5)),
+                new MasterProtocol.ReplicateChunk(27, 100, 3, 4, 4, 2, 300_000, List.of(CS, CS), List.of(0, 5)),
                 new MasterProtocol.ClusterStatus(28),
                 new MasterProtocol.StatusReply(29, Status.OK, "", true, 10, 1, 2, 3, 4, 5, 6, 7, 8,
                         List.of(new MasterProtocol.ServerStatus("cs1", CS.address(), Types.Topology.of("cs1"), true, false, 1, 2, 3, 4, List.of()))),
