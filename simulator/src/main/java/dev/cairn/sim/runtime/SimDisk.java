@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.TreeMap;
+import java.util.HashMap;
 
 /**
  * A simulated disk: a durable image (what survives power loss) and the current, volatile view (what the
@@ -27,11 +27,13 @@ public final class SimDisk {
 
     private final SimHost host;
     private final String name;
-    private final TreeMap<String, SimFile> names = new TreeMap<>();
+    // Hash maps: every operation looks its file up, and a tree of names sharing a long prefix compares
+    // many characters per level. Nothing depends on their order: listings and power loss sort first.
+    private final HashMap<String, SimFile> names = new HashMap<>();
     /** The durable directory: names as of the last directory sync. */
-    private final TreeMap<String, SimFile> durableNames = new TreeMap<>();
+    private final HashMap<String, SimFile> durableNames = new HashMap<>();
     /** Names created, renamed or deleted since the last directory sync (value null: deleted). */
-    private final TreeMap<String, SimFile> dirtyNames = new TreeMap<>();
+    private final HashMap<String, SimFile> dirtyNames = new HashMap<>();
     private long usedBytes;
     private long busyUntil;
     private long bytesWritten;
@@ -240,11 +242,17 @@ public final class SimDisk {
 
     List<String> list() {
         check("readdir", "");
-        return new ArrayList<>(names.keySet());
+        return sortedNames();
+    }
+
+    private List<String> sortedNames() {
+        List<String> out = new ArrayList<>(names.keySet());
+        java.util.Collections.sort(out);
+        return out;
     }
 
     /** Ground truth for the checkers: file names in the volatile view (no I/O, no faults). */
-    public List<String> files() { return new ArrayList<>(names.keySet()); }
+    public List<String> files() { return sortedNames(); }
 
     /** Ground truth for the checkers: a file's current bytes, or null. */
     public byte[] peek(String file) {
@@ -265,7 +273,7 @@ public final class SimDisk {
     void powerLoss() {
         SplittableRandom rnd = host.random();
         if (tornWrites) {
-            for (SimFile f : names.values()) f.tear(rnd);
+            for (String file : sortedNames()) names.get(file).tear(rnd); // in name order: the draws are the seed's
         }
         names.clear();
         names.putAll(durableNames);

@@ -19,8 +19,19 @@ final class SimKv implements KvStore {
 
     private record Pending(long seq, KvBatch batch) {}
 
+    /** A key with its hash, for point lookups (a tree of byte arrays compares a dozen keys per lookup). */
+    private record Key(byte[] bytes, int hash) {
+        Key(byte[] bytes) { this(bytes, Arrays.hashCode(bytes)); }
+
+        @Override public boolean equals(Object o) { return o instanceof Key k && k.hash == hash && Arrays.equals(k.bytes, bytes); }
+
+        @Override public int hashCode() { return hash; }
+    }
+
     private final SimHost host;
+    /** The visible state, ordered for scans, and the same entries hashed for gets. */
     private TreeMap<byte[], byte[]> current = new TreeMap<>(Arrays::compareUnsigned);
+    private final java.util.HashMap<Key, byte[]> currentIndex = new java.util.HashMap<>();
     private final TreeMap<byte[], byte[]> durable = new TreeMap<>(Arrays::compareUnsigned);
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private long seq;
@@ -28,7 +39,7 @@ final class SimKv implements KvStore {
     SimKv(SimHost host) { this.host = host; }
 
     @Override public byte[] get(byte[] key) {
-        byte[] v = current.get(key);
+        byte[] v = currentIndex.get(new Key(key));
         return v == null ? null : v.clone();
     }
 
@@ -42,6 +53,9 @@ final class SimKv implements KvStore {
 
     @Override public Promise<Void> write(KvBatch batch, boolean sync) {
         apply(current, batch);
+        for (KvBatch.Op op : batch.ops()) {
+            if (op.value() == null) currentIndex.remove(new Key(op.key())); else currentIndex.put(new Key(op.key()), op.value());
+        }
         long mySeq = ++seq;
         pending.add(new Pending(mySeq, batch));
         if (!sync) return Promise.completed(null);
@@ -59,12 +73,17 @@ final class SimKv implements KvStore {
         pending.clear();
         durable.clear();
         current = new TreeMap<>(Arrays::compareUnsigned);
+        currentIndex.clear();
     }
 
     void powerLoss() {
         pending.clear();
         current = new TreeMap<>(Arrays::compareUnsigned);
-        for (Map.Entry<byte[], byte[]> e : durable.entrySet()) current.put(e.getKey(), e.getValue());
+        currentIndex.clear();
+        for (Map.Entry<byte[], byte[]> e : durable.entrySet()) {
+            current.put(e.getKey(), e.getValue());
+            currentIndex.put(new Key(e.getKey()), e.getValue());
+        }
     }
 
     private static void apply(TreeMap<byte[], byte[]> map, KvBatch batch) {

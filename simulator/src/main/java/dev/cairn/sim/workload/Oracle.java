@@ -5,9 +5,9 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -23,11 +23,12 @@ public final class Oracle {
         public byte[] bytes() { return content(contentSeed, length); }
     }
 
-    private final TreeMap<String, Expected> committed = new TreeMap<>();
+    // hash maps (looked up on every operation); whatever is listed is sorted first, so no order depends on them
+    private final HashMap<String, Expected> committed = new HashMap<>();
     /** Bytes each writer meant to write: a commit the client saw fail may still have reached the master. */
-    private final TreeMap<String, Integer> intended = new TreeMap<>();
+    private final HashMap<String, Integer> intended = new HashMap<>();
     private final TreeSet<String> removed = new TreeSet<>();
-    private final TreeSet<String> busy = new TreeSet<>();
+    private final HashSet<String> busy = new HashSet<>();
     /**
      * Committed and not busy, in no particular (but deterministic) order, with each path's index: a
      * uniform draw in O(1). Walking the committed map per draw made the workload quadratic in its files.
@@ -131,7 +132,8 @@ public final class Oracle {
 
     public boolean isCommitted(String path) { return committed.containsKey(path) && !busy.contains(path); }
 
-    public List<String> committedPaths() { return new ArrayList<>(committed.keySet()); }
+    /** Every committed path, sorted. */
+    public List<String> committedPaths() { return new ArrayList<>(new TreeSet<>(committed.keySet())); }
 
     public List<String> removedPaths() { return new ArrayList<>(removed); }
 

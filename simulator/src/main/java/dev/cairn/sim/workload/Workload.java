@@ -73,7 +73,7 @@ public final class Workload {
     private final long endNanos;
     private final Stats stats = new Stats();
     /** Each file's storage class, for violation reports. */
-    private final java.util.TreeMap<String, StorageClass> classes = new java.util.TreeMap<>();
+    private final java.util.HashMap<String, StorageClass> classes = new java.util.HashMap<>();
     private int fileCounter;
     private int activeWorkers = -1;
     private Runnable onQuiet;
