@@ -127,7 +127,10 @@ final class ChunkUpload {
                 int len = Math.min(pieceSize, t.bytes.length - off);
                 nextOffset += len;
                 inFlight++;
-                client.writeData(t.chain, lease.chunkId(), lease.version(), off, Arrays.copyOfRange(t.bytes, off, off + len))
+                // a chunk sent in one piece goes as it is: its bytes are never changed (the writer hands over
+                // a chunk it no longer writes to), so the message may carry the array itself
+                byte[] piece = off == 0 && len == t.bytes.length ? t.bytes : Arrays.copyOfRange(t.bytes, off, off + len);
+                client.writeData(t.chain, lease.chunkId(), lease.version(), off, piece)
                         .onSuccess(this::onPiece);
             }
             if (!over && allSent() && inFlight == 0) sync();

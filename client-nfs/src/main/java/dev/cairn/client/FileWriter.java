@@ -88,9 +88,13 @@ public final class FileWriter {
                 .onFailure(e -> failed = true);
     }
 
+    /**
+     * Grows the buffer to hold {@code n} bytes: exactly that much the first time (a file written in one
+     * call is then uploaded from its buffer, not a copy), doubling after that, never past a chunk.
+     */
     private void ensureCapacity(int n) {
         if (n <= buf.length) return;
-        int cap = Math.max(n, Math.min(chunkSize, Math.max(64 << 10, buf.length * 2)));
+        int cap = buf.length == 0 ? n : Math.max(n, Math.min(chunkSize, Math.max(64 << 10, buf.length * 2)));
         buf = Arrays.copyOf(buf, cap);
     }
 }

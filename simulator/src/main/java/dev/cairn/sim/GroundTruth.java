@@ -6,7 +6,6 @@ import dev.cairn.core.proto.CodecException;
 import dev.cairn.sim.runtime.SimDisk;
 import dev.cairn.sim.runtime.SimHost;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -22,13 +21,15 @@ final class GroundTruth {
     /** Every chunk file on the host's disks (dead disks excluded: nothing can be read from them). */
     static List<Copy> copies(SimHost h) {
         List<Copy> out = new ArrayList<>();
+        // one buffer for every slot and block read (an audit reads every copy once a second while it waits)
+        byte[] buf = new byte[Math.max(ChunkFormat.SLOT_SIZE, ChunkFormat.BLOCK_SIZE)];
         for (String dn : h.diskNames()) {
             SimDisk d = h.diskOrNull(dn);
             if (d == null || d.isDead()) continue;
             for (String file : d.files()) {
                 long id = ChunkFormat.chunkIdOf(file);
                 if (id < 0) continue;
-                out.add(read(h.name(), dn, id, d.peek(file)));
+                out.add(read(h.name(), dn, id, new DiskFile(d, file), buf));
             }
         }
         return out;
@@ -46,26 +47,57 @@ final class GroundTruth {
         return out;
     }
 
-    /** A copy with version -1 has no valid header (a chunk never synced, or a torn one). */
+    /** A file's bytes as the checker reads them. */
+    interface Bytes {
+        long length();
+
+        /** Up to {@code n} bytes at {@code offset} into {@code into} from index 0; how many. */
+        int read(long offset, byte[] into, int n);
+    }
+
+    private record DiskFile(SimDisk disk, String name) implements Bytes {
+        @Override public long length() { return Math.max(0, disk.peekLength(name)); }
+
+        @Override public int read(long offset, byte[] into, int n) { return Math.max(0, disk.peekInto(name, offset, into, n)); }
+    }
+
+    /** A copy held in an array (tests). */
     static Copy read(String host, String disk, long id, byte[] bytes) {
+        Bytes b = new Bytes() {
+            @Override public long length() { return bytes.length; }
+
+            @Override public int read(long offset, byte[] into, int n) {
+                int k = (int) Math.max(0, Math.min(n, bytes.length - offset));
+                System.arraycopy(bytes, (int) offset, into, 0, k);
+                return k;
+            }
+        };
+        return read(host, disk, id, b, new byte[Math.max(ChunkFormat.SLOT_SIZE, ChunkFormat.BLOCK_SIZE)]);
+    }
+
+    /** A copy with version -1 has no valid header (a chunk never synced, or a torn one). */
+    private static Copy read(String host, String disk, long id, Bytes bytes, byte[] buf) {
+        long size = bytes.length();
         Header best = null;
         for (int slot = 0; slot < 2; slot++) {
-            int off = (int) ChunkFormat.slotOffset(slot);
-            if (bytes.length < off + ChunkFormat.SLOT_SIZE) continue;
+            long off = ChunkFormat.slotOffset(slot);
+            if (size < off + ChunkFormat.SLOT_SIZE) continue;
+            bytes.read(off, buf, ChunkFormat.SLOT_SIZE);
             try {
-                Header h = ChunkFormat.decodeHeader(Arrays.copyOfRange(bytes, off, off + ChunkFormat.SLOT_SIZE), id);
+                Header h = ChunkFormat.decodeHeader(buf, ChunkFormat.SLOT_SIZE, id);
                 if (best == null || h.seq() > best.seq()) best = h;
             } catch (CodecException e) {
                 // blank or torn slot: the other one decides
             }
         }
         if (best == null) return new Copy(host, disk, id, -1, -1, 0, false, "no valid header");
-        boolean intact = best.length() == 0 || bytes.length >= ChunkFormat.DATA_OFFSET + best.length(); // an empty chunk may end after its header
-        String note = intact ? "" : "file is " + bytes.length + " bytes, header says " + best.length() + " of data";
+        boolean intact = best.length() == 0 || size >= ChunkFormat.DATA_OFFSET + best.length(); // an empty chunk may end after its header
+        String note = intact ? "" : "file is " + size + " bytes, header says " + best.length() + " of data";
         for (int b = 0; intact && b < best.crcs().length; b++) {
             long from = (long) b * ChunkFormat.BLOCK_SIZE;
             int n = (int) Math.min(ChunkFormat.BLOCK_SIZE, best.length() - from);
-            intact = ChunkFormat.crc(bytes, (int) (ChunkFormat.DATA_OFFSET + from), n) == best.crcs()[b];
+            bytes.read(ChunkFormat.DATA_OFFSET + from, buf, n);
+            intact = ChunkFormat.crc(buf, 0, n) == best.crcs()[b];
             if (!intact) note = "block " + b + " of " + best.crcs().length + " fails its checksum (header seq " + best.seq() + ")";
         }
         return new Copy(host, disk, id, best.version(), best.part(), best.length(), intact, note);

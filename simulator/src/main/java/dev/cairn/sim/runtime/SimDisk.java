@@ -260,6 +260,18 @@ public final class SimDisk {
         return f == null ? null : f.currentCopy();
     }
 
+    /** Ground truth for the checkers: a file's current length, or -1 if there is no such file. */
+    public long peekLength(String file) {
+        SimFile f = names.get(file);
+        return f == null ? -1 : f.length();
+    }
+
+    /** Ground truth for the checkers: up to {@code n} current bytes at {@code offset} into {@code into}; how many (-1: no such file). */
+    public int peekInto(String file, long offset, byte[] into, int n) {
+        SimFile f = names.get(file);
+        return f == null ? -1 : f.readInto(offset, into, 0, n);
+    }
+
     void flipBit(String file, long offset, int bit) {
         SimFile f = names.get(file);
         if (f == null) throw new IllegalArgumentException("no file " + file + " on " + name);

@@ -67,13 +67,18 @@ public final class ChunkFormat {
 
     /** Decodes a slot, or throws if it is blank, torn or belongs to another chunk. */
     public static Header decodeHeader(byte[] slot, long expectedChunkId) throws CodecException {
-        if (slot.length < FIXED + 4) throw new CodecException("short header slot");
-        ByteBuffer b = ByteBuffer.wrap(slot);
+        return decodeHeader(slot, slot.length, expectedChunkId);
+    }
+
+    /** Decodes a slot held in the first {@code slotLength} bytes of {@code slot} (a reader's reused buffer). */
+    public static Header decodeHeader(byte[] slot, int slotLength, long expectedChunkId) throws CodecException {
+        if (slotLength < FIXED + 4 || slotLength > slot.length) throw new CodecException("short header slot");
+        ByteBuffer b = ByteBuffer.wrap(slot, 0, slotLength);
         if (b.getInt() != MAGIC) throw new CodecException("no header magic");
         long id = b.getLong(), version = b.getLong(), length = b.getLong(), seq = b.getLong();
         int part = b.getInt();
         int n = b.getInt();
-        if (n < 0 || n > MAX_BLOCKS || FIXED + 4L * n + 4 > slot.length) throw new CodecException("bad block count " + n);
+        if (n < 0 || n > MAX_BLOCKS || FIXED + 4L * n + 4 > slotLength) throw new CodecException("bad block count " + n);
         int[] crcs = new int[n];
         for (int i = 0; i < n; i++) crcs[i] = b.getInt();
         int end = b.position();
