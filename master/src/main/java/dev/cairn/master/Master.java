@@ -946,6 +946,9 @@ public final class Master implements Node, MessageHandler {
             archiver.consider(files.values());
         } else {
             for (Long id : new ArrayList<>(changed)) {
+                // held by an open write lease: nothing can be done to it, and it is being written (under goal by
+                // design); it is looked at once the hold ends, and counted by the full passes meanwhile
+                if (leaseUntil.containsKey(id)) continue;
                 ChunkRecord c = namespace.chunk(id);
                 Planner.ChunkState st = c == null ? null : chunkState(c, files, leasingInodes, skip);
                 if (st != null) states.add(st);

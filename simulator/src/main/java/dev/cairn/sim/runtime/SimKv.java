@@ -5,6 +5,8 @@ import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.env.KvStore;
 import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.BiPredicate;
@@ -12,12 +14,17 @@ import java.util.function.BiPredicate;
 /**
  * The key-value store's contract in simulation: batches are visible at once; a synced batch is durable
  * with every batch before it when its promise completes; a power loss keeps exactly the durable prefix.
+ *
+ * <p>One copy of the data is kept, the visible one. Each batch not yet durable keeps what it overwrote,
+ * and a power loss undoes those batches newest first, which leaves the durable prefix (a second, durable
+ * copy updated on every sync cost as much as the visible one).
  */
 final class SimKv implements KvStore {
     static final long MIN_SYNC_NANOS = 300_000;
     static final long SYNC_SPREAD_NANOS = 1_700_000;
 
-    private record Pending(long seq, KvBatch batch) {}
+    /** A batch not yet durable: its keys in order and the value each had before (null: absent). */
+    private record Pending(long seq, byte[][] keys, byte[][] before) {}
 
     /** A key with its hash, for point lookups (a tree of byte arrays compares a dozen keys per lookup). */
     private record Key(byte[] bytes, int hash) {
@@ -30,16 +37,15 @@ final class SimKv implements KvStore {
 
     private final SimHost host;
     /** The visible state, ordered for scans, and the same entries hashed for gets. */
-    private TreeMap<byte[], byte[]> current = new TreeMap<>(Arrays::compareUnsigned);
-    private final java.util.HashMap<Key, byte[]> currentIndex = new java.util.HashMap<>();
-    private final TreeMap<byte[], byte[]> durable = new TreeMap<>(Arrays::compareUnsigned);
+    private final TreeMap<byte[], byte[]> current = new TreeMap<>(Arrays::compareUnsigned);
+    private final HashMap<Key, byte[]> index = new HashMap<>();
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private long seq;
 
     SimKv(SimHost host) { this.host = host; }
 
     @Override public byte[] get(byte[] key) {
-        byte[] v = currentIndex.get(new Key(key));
+        byte[] v = index.get(new Key(key));
         return v == null ? null : v.clone();
     }
 
@@ -52,43 +58,47 @@ final class SimKv implements KvStore {
     }
 
     @Override public Promise<Void> write(KvBatch batch, boolean sync) {
-        apply(current, batch);
-        for (KvBatch.Op op : batch.ops()) {
-            if (op.value() == null) currentIndex.remove(new Key(op.key())); else currentIndex.put(new Key(op.key()), op.value());
+        List<KvBatch.Op> ops = batch.ops();
+        byte[][] keys = new byte[ops.size()][], before = new byte[ops.size()][];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = ops.get(i).key();
+            before[i] = set(keys[i], ops.get(i).value());
         }
         long mySeq = ++seq;
-        pending.add(new Pending(mySeq, batch));
+        pending.add(new Pending(mySeq, keys, before));
         if (!sync) return Promise.completed(null);
         Promise<Void> p = new Promise<>();
         long delay = MIN_SYNC_NANOS + host.sim().random().nextLong(SYNC_SPREAD_NANOS);
         host.sim().at(delay, host, Simulation.Kind.KV, mySeq, () -> {
-            while (!pending.isEmpty() && pending.peek().seq <= mySeq) apply(durable, pending.poll().batch);
+            while (!pending.isEmpty() && pending.peek().seq <= mySeq) pending.poll(); // durable now: nothing to undo
             p.complete(null);
         });
         return p;
     }
 
+    /** Sets (null: removes) {@code key}; returns the value it had. */
+    private byte[] set(byte[] key, byte[] value) {
+        Key k = new Key(key);
+        if (value == null) {
+            current.remove(key);
+            return index.remove(k);
+        }
+        current.put(key, value);
+        return index.put(k, value);
+    }
+
     /** The machine is gone: so is its store. */
     void destroy() {
         pending.clear();
-        durable.clear();
-        current = new TreeMap<>(Arrays::compareUnsigned);
-        currentIndex.clear();
+        current.clear();
+        index.clear();
     }
 
+    /** Everything not durable is undone, newest first: the durable prefix is what is left. */
     void powerLoss() {
-        pending.clear();
-        current = new TreeMap<>(Arrays::compareUnsigned);
-        currentIndex.clear();
-        for (Map.Entry<byte[], byte[]> e : durable.entrySet()) {
-            current.put(e.getKey(), e.getValue());
-            currentIndex.put(new Key(e.getKey()), e.getValue());
-        }
-    }
-
-    private static void apply(TreeMap<byte[], byte[]> map, KvBatch batch) {
-        for (KvBatch.Op op : batch.ops()) {
-            if (op.value() == null) map.remove(op.key()); else map.put(op.key(), op.value());
+        while (!pending.isEmpty()) {
+            Pending p = pending.pollLast();
+            for (int i = p.keys.length - 1; i >= 0; i--) set(p.keys[i], p.before[i]);
         }
     }
 }

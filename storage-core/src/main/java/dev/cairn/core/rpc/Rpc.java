@@ -28,14 +28,24 @@ public final class Rpc {
     public static final int REMEMBERED_RIDS = 1024;
     public static final int REMEMBERED_PEERS = 256;
 
-    /** The last {@link #REMEMBERED_RIDS} request ids from one sender: 8 KiB, scanned linearly (cheap next to decoding). */
+    /**
+     * The last {@link #REMEMBERED_RIDS} request ids from one sender, in a ring in arrival order (the oldest
+     * goes first). A sender numbers its requests upwards from a random start, so an id above every one in
+     * the ring is new without a look (nearly every request); only one at or below that is searched for.
+     */
     private static final class RecentRids {
         final long[] ring = new long[REMEMBERED_RIDS];
         int next, size;
+        /** The highest id in the ring (meaningful while size > 0). */
+        long max;
 
         /** Adds {@code rid}; false if it was there already. */
         boolean add(long rid) {
-            for (int i = 0; i < size; i++) if (ring[i] == rid) return false;
+            if (size == 0 || rid > max) {
+                max = rid;
+            } else {
+                for (int i = 0; i < size; i++) if (ring[i] == rid) return false;
+            }
             ring[next] = rid;
             next = (next + 1) % ring.length;
             size = Math.min(size + 1, ring.length);

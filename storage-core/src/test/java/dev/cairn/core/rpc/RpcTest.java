@@ -44,6 +44,23 @@ class RpcTest {
         assertThat(rpc.onMessage(a, Ack.ok(7))).as("a reply with no call pending is consumed, never treated as a request").isTrue();
     }
 
+    @Test void aRequestIsADuplicateExactlyWhenItIsAmongTheLastRememberedOnes() {
+        for (int seed = 0; seed < 20; seed++) {
+            java.util.SplittableRandom r = new java.util.SplittableRandom(seed);
+            Rpc rpc = new Rpc(env());
+            java.util.ArrayDeque<Long> model = new java.util.ArrayDeque<>(); // ids remembered, oldest first
+            for (int i = 0; i < 5000; i++) {
+                long rid = 1 + r.nextInt(1500); // repeats within and beyond the window
+                boolean duplicate = model.contains(rid);
+                if (!duplicate) {
+                    model.addLast(rid);
+                    if (model.size() > Rpc.REMEMBERED_RIDS) model.removeFirst();
+                }
+                assertThat(rpc.onMessage(a, new DeleteChunk(rid, 1, 1))).as("seed %d, request %d (id %d)", seed, i, rid).isEqualTo(duplicate);
+            }
+        }
+    }
+
     @Test void memoryPerSenderIsBoundedOldestForgottenFirst() {
         Rpc rpc = new Rpc(env());
         for (long rid = 1; rid <= Rpc.REMEMBERED_RIDS + 1; rid++) assertThat(rpc.onMessage(a, new DeleteChunk(rid, 1, 1))).isFalse();
