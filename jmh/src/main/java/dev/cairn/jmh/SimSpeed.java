@@ -10,7 +10,7 @@ import java.util.Locale;
 /**
  * {@code ./cairn bench sim}: how fast the simulator runs on this machine. Fault-free runs of a master, five
  * chunkservers and a client per workload profile (steady: a small file every 100 ms; sweep: the heavy load
- * the sweeps use) report simulated seconds per wall second: two warm-up runs (the JIT), then
+ * the sweeps use) report simulated seconds per wall second: {@link #WARMUPS} warm-up runs (the JIT), then
  * {@link #ITERATIONS} measured ones, of which the median and the best are printed (the machine is shared:
  * the median is the figure to quote, the best shows what the code does undisturbed). Then a short sweep
  * with the full fault catalog reports seeds per minute on one thread.
@@ -18,7 +18,8 @@ import java.util.Locale;
  * <p>Arguments: {@code [SECONDS [SEEDS [PROFILE]]]}; PROFILE runs one workload only (for a profiler).
  */
 public final class SimSpeed {
-    static final int WARMUPS = 2, ITERATIONS = 3;
+    /** Warm-up runs, then measured ones: after only two the JIT was still compiling and the measured runs kept speeding up. */
+    static final int WARMUPS = 4, ITERATIONS = 5;
 
     private SimSpeed() {}
 
