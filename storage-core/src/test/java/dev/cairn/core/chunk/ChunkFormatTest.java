@@ -44,6 +44,12 @@ class ChunkFormatTest {
         for (long id : new long[] {1, 255, Long.MAX_VALUE, -1}) {
             assertThat(ChunkFormat.chunkIdOf(ChunkFormat.fileName(id))).isEqualTo(id == -1 ? -1 : id);
         }
+        // the on-disk names are the format's: chunk_ and 16 lower-case hex digits
+        java.util.SplittableRandom r = new java.util.SplittableRandom(7);
+        for (int i = 0; i < 1000; i++) {
+            long id = i < 500 ? r.nextLong() : r.nextLong(1 << 20);
+            assertThat(ChunkFormat.fileName(id)).isEqualTo(String.format(java.util.Locale.ROOT, "chunk_%016x.ck", id));
+        }
         assertThat(ChunkFormat.chunkIdOf("chunk_zz.ck")).isEqualTo(-1);
         assertThat(ChunkFormat.chunkIdOf(".cairn-probe")).isEqualTo(-1);
     }
