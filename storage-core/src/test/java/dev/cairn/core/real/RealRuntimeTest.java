@@ -76,6 +76,13 @@ class RealRuntimeTest {
         byte[] got = await(h, n -> v.read("a", 8, 100));
         assertThat(got).hasSize(7);
         assertThat(new String(got, 2, 5, StandardCharsets.UTF_8)).isEqualTo("hello");
+        // into the caller's buffer, at an index of it: fewer bytes at the end of the file, the rest untouched
+        byte[] buf = new byte[20];
+        java.util.Arrays.fill(buf, (byte) '#');
+        int read = await(h, x -> v.readInto("a", 11, buf, 3, 10));
+        assertThat(read).isEqualTo(4);
+        assertThat(new String(buf, StandardCharsets.ISO_8859_1)).isEqualTo("###ello#############");
+        assertThatThrownBy(() -> await(h, x -> v.readInto("missing", 0, buf, 0, 1))).hasCauseInstanceOf(Volume.NoSuchFile.class);
         await(h, n -> v.rename("a", "b"));
         List<String> names = await(h, n -> v.list());
         assertThat(names).containsExactly("b");
