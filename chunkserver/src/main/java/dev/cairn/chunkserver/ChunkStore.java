@@ -123,8 +123,19 @@ final class ChunkStore {
             lost++;
         }
         log.warn("disk {} failed ({}): {} chunk copies on it are lost", d.name(), d.failure(), lost);
+        // Remembered on the other disks, for a restart that brings this one back (an operator's fix, the
+        // simulator's heal): the master has had its chunks copied elsewhere meanwhile, some perhaps onto
+        // another disk of this server, and where a chunk is then on both, the copy made since must win.
+        for (Disk o : volumes) {
+            if (o == d || o.failed()) continue;
+            o.write(FAILED_MARK + d.name(), 0, new byte[] {1}).flatMap(v -> o.sync(FAILED_MARK + d.name())).flatMap(v -> o.syncDirectory())
+                    .onFailure(e -> log.warn("could not record on {} that {} failed: {}", o.name(), d.name(), e.getMessage()));
+        }
         onDiskFailed.accept(d);
     }
+
+    /** A file on a disk naming another disk that failed while this server ran ({@code .failed-disk1}). */
+    static final String FAILED_MARK = ".failed-";
 
     // ---------------------------------------------------------------- recovery
 
@@ -133,21 +144,48 @@ final class ChunkStore {
      * that fails while being read is left out (failed); the others still recover.
      */
     Promise<Integer> recover() {
-        List<Promise<Void>> all = new ArrayList<>();
+        List<Promise<List<String>>> listed = new ArrayList<>();
         for (Disk v : volumes) {
-            // After a crash without power loss the page cache still shows names that never reached the
-            // platter: a directory sync makes every name recovery saw durable, as each copy's
-            // nameDurable says (sweep seed 467: a sync after the restart skipped the directory, and a power
-            // loss took an acknowledged chunk). It also makes recovery's removals durable.
-            all.add(v.list().flatMap(names -> recoverVolume(v, names)).flatMap(x -> v.syncDirectory()).then((x, e) -> {
-                if (e != null && !v.failed()) return Promise.failed(e);
-                return Promise.completed(null);
-            }));
+            listed.add(v.list().then((names, e) -> e == null ? Promise.completed(names)
+                    : v.failed() ? Promise.completed(List.<String>of()) : Promise.<List<String>>failed(e)));
         }
-        return Promise.all(all).map(x -> chunks.size());
+        return Promise.all(listed).flatMap(lists -> {
+            // disks that failed in an earlier run and are back: their copies lose to copies made since
+            java.util.Set<String> writtenOff = new java.util.TreeSet<>();
+            for (List<String> names : lists) for (String n : names) if (n.startsWith(FAILED_MARK)) writtenOff.add(n.substring(FAILED_MARK.length()));
+            List<Promise<Void>> all = new ArrayList<>();
+            for (int i = 0; i < volumes.size(); i++) {
+                Disk v = volumes.get(i);
+                // After a crash without power loss the page cache still shows names that never reached the
+                // platter: a directory sync makes every name recovery saw durable, as each copy's
+                // nameDurable says (sweep seed 467: a sync after the restart skipped the directory, and a
+                // power loss took an acknowledged chunk). It also makes recovery's removals durable.
+                all.add(recoverVolume(v, lists.get(i), writtenOff).flatMap(x -> v.syncDirectory()).then((x, e) -> {
+                    if (e != null && !v.failed()) return Promise.failed(e);
+                    return Promise.completed(null);
+                }));
+            }
+            return Promise.all(all).flatMap(x -> writtenOff.isEmpty() ? Promise.completed(null) : forgetFailures(lists));
+        }).map(x -> chunks.size());
     }
 
-    private Promise<Void> recoverVolume(Disk v, List<String> names) {
+    /**
+     * Once every copy on two disks is settled (the losers' removal made durable), the marks of earlier
+     * failures have done their work: removed, so a later failure is judged on its own.
+     */
+    private Promise<Void> forgetFailures(List<List<String>> lists) {
+        List<Promise<Void>> all = new ArrayList<>();
+        for (int i = 0; i < volumes.size(); i++) {
+            Disk v = volumes.get(i);
+            if (v.failed()) continue;
+            Promise<Void> p = Promise.completed(null); // recovery has synced the directory: the losers' removal is durable
+            for (String n : lists.get(i)) if (n.startsWith(FAILED_MARK)) p = p.flatMap(x -> v.delete(n));
+            all.add(p.flatMap(x -> v.syncDirectory()).then((x, e) -> Promise.completed(null))); // best effort: a failure fails that disk
+        }
+        return Promise.all(all).map(x -> null);
+    }
+
+    private Promise<Void> recoverVolume(Disk v, List<String> names, java.util.Set<String> writtenOff) {
         List<Promise<Void>> all = new ArrayList<>();
         for (String name : names) {
             long id = ChunkFormat.chunkIdOf(name);
@@ -181,8 +219,13 @@ final class ChunkStore {
                 Chunk other = chunks.get(id);
                 if (other != null) {
                     // the chunk on two disks: one was failed, and the master copied the chunk back onto another
-                    // disk of this server before it restarted. Keep the newer (then the longer) copy.
-                    boolean mine = c.version > other.version || (c.version == other.version && c.length > other.length);
+                    // disk of this server before it restarted. The copy on a disk written off as failed loses
+                    // (it was replaced; an erasure-coded chunk may even have had a different part rebuilt
+                    // here, and keeping the old part would drop the one the master counts on: simulator seed
+                    // 1897 lost a file that way); otherwise keep the newer, then the longer copy.
+                    boolean mineOff = writtenOff.contains(v.name()), otherOff = writtenOff.contains(other.volume.name());
+                    boolean mine = mineOff != otherOff ? otherOff
+                            : c.version > other.version || (c.version == other.version && c.length > other.length);
                     Chunk loser = mine ? other : c;
                     if (mine) {
                         put(c);
