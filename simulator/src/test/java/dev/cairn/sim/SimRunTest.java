@@ -74,10 +74,13 @@ class SimRunTest {
      * planner dropped a good copy) fail without the chunk's data version ({@code ChunkRecord.current}); 383
      * (durability: a copy that took a bump whose reply was lost re-registered while a lease held its chunk,
      * and stayed unrecorded through the master's start-up grace, its file unreadable) fails without
-     * {@code Master.judgeDeferred} running during the grace window.
+     * {@code Master.judgeDeferred} running during the grace window. 1897 (durability: disks failed by read
+     * errors on two servers came back at a restart and kept their old part of an erasure-coded chunk over
+     * the other parts rebuilt on those servers' other disks) fails without the failure marks of
+     * {@code ChunkStore}.
      */
     @ParameterizedTest
-    @ValueSource(longs = {383, 462, 504, 742})
+    @ValueSource(longs = {383, 462, 504, 742, 1897})
     void seedsTheLongSweepFoundStayFixed(long seed) {
         SimResult r = SimRun.run(SimOptions.defaults(seed)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();
