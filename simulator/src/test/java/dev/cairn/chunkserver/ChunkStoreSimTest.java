@@ -270,6 +270,9 @@ class ChunkStoreSimTest {
         restart(true);
         assertThat(store().report()).containsExactly(new ChunkReport(8, 2, 3000, 0));
         assertThat(read(8, 2, 0, 3000)).isEqualTo(bytes(3000, 9));
+    }
+
+    /**
      * A disk fails (a read error), the master has a different part of the same erasure-coded chunk rebuilt
      * on the other disk, and a restart brings the failed disk back: the copy made since wins, however
      * long the old one is (sweep seed 1897 lost a file when the old, longer part won on two servers).
