@@ -451,13 +451,9 @@ final class ChunkStore {
     Promise<byte[]> read(long id, long version, long offset, int length) {
         Chunk c = find(id);
         return c.ops.submit(() -> {
-            checkVersion(c, version);
-            if (c.bad) throw new CairnException(Status.CORRUPT, "chunk " + id + " v" + version + " is marked corrupt here");
-            if (offset < 0 || length < 0) throw new CairnException(Status.BAD_REQUEST, "negative offset or length");
-            long end = Math.min(c.length, offset + length);
-            if (offset >= end) return Promise.completed(new byte[0]);
-            long from = alignDown(offset);
-            long to = Math.min(alignUp(end), c.length);
+            Span span = span(c, version, offset, length);
+            if (span == null) return Promise.completed(new byte[0]);
+            long from = span.from, to = span.to, end = span.end;
             return c.volume.read(c.file, DATA_OFFSET + from, (int) (to - from)).map(bytes -> {
                 byte[] full = bytes.length == to - from ? bytes : Arrays.copyOf(bytes, (int) (to - from));
                 checkBlocks(c, full, 0, from, to);
@@ -475,13 +471,9 @@ final class ChunkStore {
     Promise<Void> verify(long id, long version, long offset, int length, byte[] scratch) {
         Chunk c = find(id);
         return c.ops.submit(() -> {
-            checkVersion(c, version);
-            if (c.bad) throw new CairnException(Status.CORRUPT, "chunk " + id + " v" + version + " is marked corrupt here");
-            if (offset < 0 || length < 0) throw new CairnException(Status.BAD_REQUEST, "negative offset or length");
-            long end = Math.min(c.length, offset + length);
-            if (offset >= end) return Promise.completed(null);
-            long from = alignDown(offset);
-            long to = Math.min(alignUp(end), c.length);
+            Span span = span(c, version, offset, length);
+            if (span == null) return Promise.completed(null);
+            long from = span.from, to = span.to;
             int want = (int) (to - from);
             if (want > scratch.length) throw new IllegalArgumentException("scratch of " + scratch.length + " bytes for a read of " + want);
             return c.volume.readInto(c.file, DATA_OFFSET + from, scratch, 0, want).map(n -> {
@@ -490,6 +482,19 @@ final class ChunkStore {
                 return null;
             });
         });
+    }
+
+    /** What a read of a chunk's bytes touches: whole blocks {@code [from, to)} within it, for bytes up to {@code end}. */
+    private record Span(long from, long to, long end) {}
+
+    /** The span a read of {@code [offset, offset + length)} touches; null if no byte is there. Refuses what a read refuses. */
+    private static Span span(Chunk c, long version, long offset, int length) {
+        checkVersion(c, version);
+        if (c.bad) throw new CairnException(Status.CORRUPT, "chunk " + c.id + " v" + version + " is marked corrupt here");
+        if (offset < 0 || length < 0) throw new CairnException(Status.BAD_REQUEST, "negative offset or length");
+        long end = Math.min(c.length, offset + length);
+        if (offset >= end) return null;
+        return new Span(alignDown(offset), Math.min(alignUp(end), c.length), end);
     }
 
     /** Fails CORRUPT unless every block of chunk bytes {@code [from, to)}, held in {@code buf} from {@code at}, matches its checksum. */
