@@ -113,6 +113,11 @@ public final class Master implements Node, MessageHandler {
     private final Set<String> leasing = new HashSet<>();
     /** Chunk id -> instant (master clock) until which a lease granted on it may still see writes. */
     private final java.util.Map<Long, Long> leaseUntil = new java.util.HashMap<>();
+    /**
+     * Chunk id -> the fresh copies its open lease's top-up created ({@link #topUp}), recorded as holders when
+     * the writer commits that version ({@link #commit}). Dropped with the hold.
+     */
+    private final java.util.Map<Long, ToppedUp> toppedUp = new java.util.HashMap<>();
     /** Chunks with a planner action under way, and actions per server. */
     private final Set<Long> moving = new HashSet<>();
     /** Registration reports of copies ahead of the record while their chunk was busy ({@link #judgeDeferred}). */
@@ -555,8 +560,19 @@ public final class Master implements Node, MessageHandler {
         return metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), env.clock().wallMillis(), List.copyOf(r.chunks()))).map(a -> {
             for (Types.ChunkVersion w : r.chunks()) {
                 ChunkRecord rec = namespace.chunk(w.chunkId());
+                ToppedUp fresh = toppedUp.remove(w.chunkId());
                 if (rec == null) continue;
                 boolean ec = namespace.inode(rec.inode()).storageClass().isEc();
+                if (fresh != null && fresh.version() == w.version() && rec.version() == w.version() && !ec) {
+                    // the writer commits a version only once its upload is durable on every copy of the lease's
+                    // chain, the top-up's fresh copies included: they hold every byte acknowledged now. Waiting
+                    // for their next inventory instead left a chunk whose old holder died meanwhile with no known
+                    // copy for up to a minute (sweep seed 1928: unreadable at the end of the run).
+                    for (int i = 0; i < fresh.servers().size(); i++) {
+                        Server s = fresh.servers().get(i);
+                        if (s.alive && s.incarnation == fresh.incarnations()[i]) registry.addLocation(w.chunkId(), s, 0, w.version());
+                    }
+                }
                 for (Holder h : registry.holders(w.chunkId())) {
                     if (!rec.current(h.version(), ec)) registry.addStale(w.chunkId(), h.server(), h.version());
                 }
@@ -632,6 +648,9 @@ public final class Master implements Node, MessageHandler {
     }
 
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
+
+    /** The fresh copies a top-up added to a lease at {@code version}, each with its server's incarnation then. */
+    private record ToppedUp(long version, List<Server> servers, long[] incarnations) {}
 
     /** The clock write-lease holds are timed on: this host's monotonic clock (a planted bug uses the wall clock). */
     private long leaseClock() {
@@ -791,8 +810,9 @@ public final class Master implements Node, MessageHandler {
      * under each lease (the client buffers the whole chunk); the fresh copies end up as full as the others.
      * They are not recorded as holders here: until the writer has sent them the chunk they are empty, and a
      * writer that dies first leaves them so. Counting them would let the planner keep an empty copy and drop
-     * a full one as extra. They join when their server next reports them (inventory or registration) holding
-     * at least the committed data, or are marked stale and removed if they do not.
+     * a full one as extra. They join when the writer commits the lease's version (its upload is durable on
+     * every copy of the chain by then), or when their server next reports them (inventory or registration)
+     * holding at least the committed data; they are marked stale and removed if neither happens.
      */
     private Promise<Lease> topUp(Lease lease, StorageClass cls, Set<String> exclude) {
         int need = cls.replicas() - lease.chain.size();
@@ -805,12 +825,18 @@ public final class Master implements Node, MessageHandler {
         for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0)));
         return Promise.all(calls).then((acks, e) -> {
             List<ServerRef> chain = new ArrayList<>(lease.chain);
+            List<Server> added = new ArrayList<>();
             for (int i = 0; i < fresh.size(); i++) {
                 Promise<Ack> p = calls.get(i);
                 Server s = fresh.get(i);
                 if (p.isFailed() || p.value().status() != Status.OK || !s.alive) continue;
                 chain.add(s.ref());
+                added.add(s);
             }
+            long[] incarnations = new long[added.size()];
+            for (int i = 0; i < added.size(); i++) incarnations[i] = added.get(i).incarnation;
+            if (added.isEmpty()) toppedUp.remove(lease.chunkId);
+            else toppedUp.put(lease.chunkId, new ToppedUp(lease.version, List.copyOf(added), incarnations));
             return Promise.completed(new Lease(lease.chunkId, lease.version, chain));
         });
     }
@@ -911,6 +937,7 @@ public final class Master implements Node, MessageHandler {
         long now = env.clock().nanoTime();
         long leaseNow = leaseClock();
         leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
+        toppedUp.keySet().removeIf(id -> !leaseUntil.containsKey(id)); // no commit came while writes could land
         judgeDeferred(); // recording copies needs no grace: registrations do it all along
         if (grace) {
             int reported = 0;
