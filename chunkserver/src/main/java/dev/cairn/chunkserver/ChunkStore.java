@@ -195,9 +195,10 @@ final class ChunkStore {
                 int bestSlot = -1;
                 for (int slot = 0; slot < 2; slot++) {
                     int from = slot * SLOT_SIZE;
-                    if (bytes.length < from + SLOT_SIZE) continue;
+                    // a slot holds just its header (a file may end inside slot 1, or before it)
+                    if (bytes.length < from + ChunkFormat.MIN_HEADER_BYTES) continue;
                     try {
-                        Header h = ChunkFormat.decodeHeader(Arrays.copyOfRange(bytes, from, from + SLOT_SIZE), id);
+                        Header h = ChunkFormat.decodeHeader(Arrays.copyOfRange(bytes, from, Math.min(bytes.length, from + SLOT_SIZE)), id);
                         if (best == null || h.seq() > best.seq()) { best = h; bestSlot = slot; }
                     } catch (CodecException e) {
                         // torn or never synced; the other slot may still be good

@@ -81,10 +81,11 @@ final class GroundTruth {
         Header best = null;
         for (int slot = 0; slot < 2; slot++) {
             long off = ChunkFormat.slotOffset(slot);
-            if (size < off + ChunkFormat.SLOT_SIZE) continue;
-            bytes.read(off, buf, ChunkFormat.SLOT_SIZE);
+            if (size < off + ChunkFormat.MIN_HEADER_BYTES) continue; // a slot holds just its header
+            int n = (int) Math.min(ChunkFormat.SLOT_SIZE, size - off);
+            bytes.read(off, buf, n);
             try {
-                Header h = ChunkFormat.decodeHeader(buf, ChunkFormat.SLOT_SIZE, id);
+                Header h = ChunkFormat.decodeHeader(buf, n, id);
                 if (best == null || h.seq() > best.seq()) best = h;
             } catch (CodecException e) {
                 // blank or torn slot: the other one decides

@@ -42,7 +42,13 @@ final class SimFile {
             int n = Math.min(PAGE - in, data.length - pos);
             // zeros over a missing page change nothing (it reads as zeros): no page is made for them, as a
             // file system keeps a hole (zero-padded erasure-coded cells, preallocated tails)
-            if (current[page] != null || Arrays.mismatch(data, pos, pos + n, ZEROS, 0, n) >= 0) System.arraycopy(data, pos, writable(page), in, n);
+            if (current[page] == null && Arrays.mismatch(data, pos, pos + n, ZEROS, 0, n) < 0) {
+                // nothing to do
+            } else if (n == PAGE) {
+                current[page] = Arrays.copyOfRange(data, pos, pos + PAGE); // a whole page: neither zeroed nor cloned first
+            } else {
+                System.arraycopy(data, pos, writable(page), in, n);
+            }
             pos += n;
         }
         if (end > length) length = end;

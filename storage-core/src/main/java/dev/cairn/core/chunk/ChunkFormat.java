@@ -47,6 +47,12 @@ public final class ChunkFormat {
         @Override public int hashCode() { return Long.hashCode(chunkId * 31 + version); }
     }
 
+    /** Bytes of a header with {@code blocks} CRCs, its own checksum included. */
+    public static int headerLength(int blocks) { return FIXED + 4 * blocks + 4; }
+
+    /** Bytes of the shortest header (an empty chunk's): a slot holding fewer cannot be valid. */
+    public static final int MIN_HEADER_BYTES = FIXED + 4;
+
     public static int blocks(long length) {
         return (int) ((length + BLOCK_SIZE - 1) / BLOCK_SIZE);
     }
@@ -56,12 +62,18 @@ public final class ChunkFormat {
         return (long) slot * SLOT_SIZE;
     }
 
+    /**
+     * The header alone, to be written at the start of a slot: a few dozen bytes plus four per block, not the
+     * whole 8 KiB slot. Whatever follows it in the slot (left by an earlier, longer header, or never written)
+     * is not part of it: the block count says where the header and its checksum end.
+     */
     public static byte[] encodeHeader(Header h) {
-        ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE);
+        ByteBuffer b = ByteBuffer.allocate(headerLength(h.crcs.length));
         b.putInt(MAGIC).putLong(h.chunkId).putLong(h.version).putLong(h.length).putLong(h.seq).putInt(h.part).putInt(h.crcs.length);
         for (int c : h.crcs) b.putInt(c);
         int end = b.position();
         b.putInt(crc(b.array(), 0, end));
+        assert !b.hasRemaining();
         return b.array();
     }
 

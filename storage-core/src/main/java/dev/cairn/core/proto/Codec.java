@@ -338,9 +338,16 @@ public final class Codec {
             case STRING: {
                 int n = length(in, MAX_STRING_BYTES, "string");
                 if (ascii(in, n)) { // the common case: no decoder needed, and ASCII is always valid UTF-8
-                    byte[] b = new byte[n];
-                    in.get(b);
-                    return new String(b, StandardCharsets.ISO_8859_1);
+                    String str;
+                    if (in.hasArray()) {
+                        str = new String(in.array(), in.arrayOffset() + in.position(), n, StandardCharsets.ISO_8859_1);
+                        in.position(in.position() + n);
+                    } else {
+                        byte[] b = new byte[n];
+                        in.get(b);
+                        str = new String(b, StandardCharsets.ISO_8859_1);
+                    }
+                    return str;
                 }
                 ByteBuffer slice = in.slice().limit(n);
                 in.position(in.position() + n);
@@ -355,6 +362,12 @@ public final class Codec {
             }
             case BYTES: {
                 int n = length(in, Integer.MAX_VALUE, "byte array");
+                if (in.hasArray()) {
+                    // one copy out of the frame, into an array not zeroed first (a payload is up to 1 MiB)
+                    int at = in.arrayOffset() + in.position();
+                    in.position(in.position() + n);
+                    return Arrays.copyOfRange(in.array(), at, at + n);
+                }
                 byte[] b = new byte[n];
                 in.get(b);
                 return b;
@@ -385,6 +398,11 @@ public final class Codec {
     }
 
     private static boolean ascii(ByteBuffer in, int n) {
+        if (in.hasArray()) {
+            byte[] a = in.array();
+            for (int i = in.arrayOffset() + in.position(), end = i + n; i < end; i++) if (a[i] < 0) return false;
+            return true;
+        }
         for (int i = in.position(), end = i + n; i < end; i++) if (in.get(i) < 0) return false;
         return true;
     }

@@ -19,8 +19,14 @@ class ChunkFormatTest {
         for (int i = 0; i < crcs.length; i++) crcs[i] = r.nextInt();
         Header h = new Header(42, 7, length, 3, (int) (length % 32), crcs);
         byte[] slot = ChunkFormat.encodeHeader(h);
-        assertThat(slot).hasSize(ChunkFormat.SLOT_SIZE);
+        assertThat(slot).hasSize(ChunkFormat.headerLength(crcs.length)).hasSizeLessThanOrEqualTo(ChunkFormat.SLOT_SIZE);
         assertThat(ChunkFormat.decodeHeader(slot, 42)).isEqualTo(h);
+        // in a slot whose tail is left from an earlier, longer header: the same header
+        byte[] inSlot = new byte[ChunkFormat.SLOT_SIZE];
+        java.util.Arrays.fill(inSlot, (byte) 0x5a);
+        System.arraycopy(slot, 0, inSlot, 0, slot.length);
+        assertThat(ChunkFormat.decodeHeader(inSlot, 42)).isEqualTo(h);
+        assertThatThrownBy(() -> ChunkFormat.decodeHeader(java.util.Arrays.copyOf(slot, slot.length - 1), 42)).isInstanceOf(CodecException.class);
     }
 
     @Test void anyFlippedBitInTheUsedPartIsDetected() {
