@@ -4,7 +4,6 @@ import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Message;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -194,10 +193,10 @@ public final class SimNetwork {
         }
         // the frame is digested and decoded here, at send: decoding is a pure function of the bytes, so the
         // receiver gets what it would decode on arrival, and no frame is kept (or allocated) per message
-        ByteBuffer frame = encoder.encode(m);
-        int length = frame.remaining();
+        Codec.Frame frame = encoder.encode(m);
+        int length = Math.toIntExact(frame.length());
         crc.reset();
-        crc.update(frame.array(), 0, length);
+        frame.digest(crc);
         long digest = crc.getValue() << 32 | length;
         Message received = decode(frame, m);
         long at = sim.now() + latency(length);
@@ -214,7 +213,7 @@ public final class SimNetwork {
         if (roll(dupPpm)) {
             duplicated++;
             long lag = 1 + sim.random().nextLong(MAX_DUP_LAG_NANOS);
-            Message copy = decode(frame.rewind(), m); // a message of its own: receivers share no objects
+            Message copy = decode(frame, m); // a message of its own: receivers share no objects
             sim.at(at - sim.now() + lag, dst, Simulation.Kind.DELIVER, ~digest, () -> {
                 if (src.incarnation() != srcInc) return;
                 deliver(copy, target, fromAddr);
@@ -228,9 +227,9 @@ public final class SimNetwork {
     }
 
     /** The receiver's copy of {@code m}, decoded from its frame; null (and a violation) if it does not decode. */
-    private Message decode(ByteBuffer frame, Message m) {
+    private Message decode(Codec.Frame frame, Message m) {
         try {
-            return Codec.decode(frame);
+            return frame.decode();
         } catch (CodecException e) {
             sim.violation("protocol", "undecodable message " + m.getClass().getSimpleName() + ": " + e.getMessage());
             return null;

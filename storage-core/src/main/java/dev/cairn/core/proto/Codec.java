@@ -116,20 +116,80 @@ public final class Codec {
     }
 
     /**
-     * Encodes frames into one buffer it keeps (grown to the largest frame, at most {@link #MAX_FRAME_BYTES}
-     * and the fields around it), for a sender that is done with each frame before it encodes the next: the
-     * simulated network, which digests and decodes a frame at once, allocates no frame per message.
-     * Not thread-safe; one per sender.
+     * Encodes frames for a sender that is done with each frame before it encodes the next: the simulated
+     * network, which digests and decodes a frame at once. The frame's small fields go into one buffer it
+     * keeps; a large byte array (a chunk's data) is spliced in by reference, not copied: the frame is the
+     * same bytes as {@link #encode}'s, read in pieces ({@link Frame#digest}, {@link Frame#decode}). So a
+     * payload is read once to digest it and copied once into the receiver's message, where a flat frame
+     * copied it twice. Not thread-safe; one per sender.
      */
     public static final class Encoder {
         private final Out out = new Out();
+        private final Frame frame = new Frame(out);
 
-        /** The frame of {@code m}, valid until the next call: a view of the kept buffer, position 0. */
-        public ByteBuffer encode(Message m) {
+        { out.splices = new Splices(); }
+
+        /** The frame of {@code m}, valid until the next call. */
+        public Frame encode(Message m) {
             out.pos = 0;
+            out.splices.clear();
             writeMessage(out, m);
-            assert !shape(m.getClass()).carriesBytes || out.pos == 1 + size(m) : "size() disagrees with the encoding of " + m.getClass().getSimpleName();
-            return ByteBuffer.wrap(out.buf, 0, out.pos);
+            assert !shape(m.getClass()).carriesBytes || frame.length() == 1 + size(m) : "size() disagrees with the encoding of " + m.getClass().getSimpleName();
+            return frame;
+        }
+    }
+
+    /** Byte arrays of at least this many bytes are spliced into an {@link Encoder}'s frame by reference. */
+    static final int SPLICE_MIN_BYTES = 512;
+
+    /** Payloads an {@link Encoder} left out of its buffer: each array and the buffer position it belongs at. */
+    private static final class Splices {
+        byte[][] arrays = new byte[4][];
+        int[] at = new int[4];
+        int count;
+        long bytes;
+
+        void clear() {
+            Arrays.fill(arrays, 0, count, null); // keep no payload alive
+            count = 0;
+            bytes = 0;
+        }
+
+        void add(int pos, byte[] b) {
+            if (count == arrays.length) {
+                arrays = Arrays.copyOf(arrays, 2 * count);
+                at = Arrays.copyOf(at, 2 * count);
+            }
+            arrays[count] = b;
+            at[count++] = pos;
+            bytes += b.length;
+        }
+    }
+
+    /** One frame of an {@link Encoder}: the buffer's bytes with the spliced payloads at their places. */
+    public static final class Frame {
+        private final Out out;
+
+        private Frame(Out out) { this.out = out; }
+
+        /** Bytes of the whole frame, payloads included. */
+        public long length() { return out.pos + out.splices.bytes; }
+
+        /** Feeds the whole frame, in order, to {@code digest}. */
+        public void digest(java.util.zip.Checksum digest) {
+            Splices sp = out.splices;
+            int from = 0;
+            for (int i = 0; i < sp.count; i++) {
+                digest.update(out.buf, from, sp.at[i] - from);
+                digest.update(sp.arrays[i], 0, sp.arrays[i].length);
+                from = sp.at[i];
+            }
+            digest.update(out.buf, from, out.pos - from);
+        }
+
+        /** Decodes the frame (any number of times): every payload is copied into the message decoded. */
+        public Message decode() throws CodecException {
+            return Codec.decode(ByteBuffer.wrap(out.buf, 0, out.pos), out.splices);
         }
     }
 
@@ -138,12 +198,18 @@ public final class Codec {
     }
 
     public static Message decode(ByteBuffer frame) throws CodecException {
+        return decode(frame, null);
+    }
+
+    private static Message decode(ByteBuffer frame, Splices splices) throws CodecException {
         try {
             if (!frame.hasRemaining()) throw new CodecException("empty frame");
             int tag = frame.get() & 0xff;
             if (tag >= TAGS.size()) throw new CodecException("unknown message tag " + tag);
-            Message m = (Message) readRecord(frame, TAGS.get(tag));
+            In in = new In(frame, splices);
+            Message m = (Message) readRecord(in, TAGS.get(tag));
             if (frame.hasRemaining()) throw new CodecException(frame.remaining() + " trailing bytes after " + TAGS.get(tag).getSimpleName());
+            assert splices == null || in.nextSplice == splices.count : "spliced payloads left over";
             return m;
         } catch (BufferUnderflowException e) {
             throw new CodecException("truncated frame", e);
@@ -160,7 +226,7 @@ public final class Codec {
     public static <T extends Record> T decodeRecord(byte[] bytes, Class<T> type) throws CodecException {
         ByteBuffer in = ByteBuffer.wrap(bytes);
         try {
-            T r = type.cast(readRecord(in, type));
+            T r = type.cast(readRecord(new In(in, null), type));
             if (in.hasRemaining()) throw new CodecException("trailing bytes after " + type.getSimpleName());
             return r;
         } catch (BufferUnderflowException e) {
@@ -299,7 +365,8 @@ public final class Codec {
             case BYTES -> {
                 byte[] b = (byte[]) v;
                 out.int4(b.length);
-                out.bytes(b);
+                if (out.splices != null && b.length >= SPLICE_MIN_BYTES) out.splices.add(out.pos, b);
+                else out.bytes(b);
             }
             case ENUM -> out.byte1(((Enum<?>) v).ordinal());
             case LIST -> {
@@ -313,7 +380,19 @@ public final class Codec {
         }
     }
 
-    private static Object readRecord(ByteBuffer in, Class<?> type) throws CodecException {
+    /** A frame being decoded, and the payloads spliced into it (null: none). */
+    private static final class In {
+        final ByteBuffer buf;
+        final Splices splices;
+        int nextSplice;
+
+        In(ByteBuffer buf, Splices splices) {
+            this.buf = buf;
+            this.splices = splices;
+        }
+    }
+
+    private static Object readRecord(In in, Class<?> type) throws CodecException {
         RecordShape s = shape(type);
         Object[] args = new Object[s.fields.length];
         for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.fields[i]);
@@ -326,7 +405,8 @@ public final class Codec {
         }
     }
 
-    private static Object readValue(ByteBuffer in, Field f) throws CodecException {
+    private static Object readValue(In frame, Field f) throws CodecException {
+        ByteBuffer in = frame.buf;
         switch (f.kind()) {
             case LONG: return in.getLong();
             case INT: return in.getInt();
@@ -361,6 +441,12 @@ public final class Codec {
                 }
             }
             case BYTES: {
+                Splices sp = frame.splices;
+                if (sp != null && frame.nextSplice < sp.count && sp.at[frame.nextSplice] == in.position() + 4) {
+                    byte[] b = sp.arrays[frame.nextSplice++];
+                    if (in.getInt() != b.length) throw new CodecException("spliced payload length mismatch");
+                    return b.clone();
+                }
                 int n = length(in, Integer.MAX_VALUE, "byte array");
                 if (in.hasArray()) {
                     // one copy out of the frame, into an array not zeroed first (a payload is up to 1 MiB)
@@ -382,10 +468,10 @@ public final class Codec {
                 // every element takes at least one byte, so the remaining bytes bound the count
                 int n = length(in, MAX_LIST_ELEMENTS, "list");
                 List<Object> list = new ArrayList<>(n); // n is bounded by the bytes left in the frame
-                for (int i = 0; i < n; i++) list.add(readValue(in, f.element()));
+                for (int i = 0; i < n; i++) list.add(readValue(frame, f.element()));
                 return Collections.unmodifiableList(list); // no copy: nothing else holds the list
             }
-            case RECORD: return readRecord(in, f.raw());
+            case RECORD: return readRecord(frame, f.raw());
             default: throw new CodecException("unsupported field type " + f.type());
         }
     }
@@ -433,6 +519,8 @@ public final class Codec {
         static final int INITIAL = 128;
         private byte[] buf;
         private int pos;
+        /** Set for an {@link Encoder}'s buffer: large byte arrays are recorded here, not copied. */
+        Splices splices;
 
         Out(int capacity) { buf = new byte[capacity]; }
 

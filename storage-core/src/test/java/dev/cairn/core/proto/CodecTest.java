@@ -109,6 +109,45 @@ class CodecTest {
                 });
     }
 
+    /**
+     * An {@link Codec.Encoder}'s frame, payloads spliced in by reference, is the flat encoding: the same
+     * length, the same digest, and it decodes to the same message (with payloads of its own), twice over.
+     */
+    @Test void anEncodersSplicedFrameIsTheFlatEncoding() {
+        Codec.Encoder encoder = new Codec.Encoder();
+        List<Message> all = new ArrayList<>(samples());
+        SplittableRandom r = new SplittableRandom(5);
+        for (int len : new int[] {0, 1, Codec.SPLICE_MIN_BYTES - 1, Codec.SPLICE_MIN_BYTES, 4096, 65_537, Codec.MAX_DATA_BYTES}) {
+            byte[] data = new byte[len];
+            r.nextBytes(data);
+            all.add(new WriteData(50, 100, 2, len, data, List.of(CS, CS)));
+            all.add(new DataReply(51, Status.OK, "d", data));
+        }
+        for (Message m : all) {
+            byte[] flat = Codec.encode(m);
+            Codec.Frame frame = encoder.encode(m);
+            assertThat(frame.length()).as(m.getClass().getSimpleName()).isEqualTo(flat.length);
+            java.util.zip.CRC32 spliced = new java.util.zip.CRC32(), whole = new java.util.zip.CRC32();
+            frame.digest(spliced);
+            whole.update(flat);
+            assertThat(spliced.getValue()).as(m.getClass().getSimpleName()).isEqualTo(whole.getValue());
+            for (int i = 0; i < 2; i++) {
+                Message back = decodeFrame(frame);
+                assertThat(Codec.encode(back)).as(m.getClass().getSimpleName()).isEqualTo(flat);
+                if (back instanceof WriteData w) assertThat(w.data()).isNotSameAs(((WriteData) m).data());
+                if (back instanceof DataReply d) assertThat(d.data()).isNotSameAs(((DataReply) m).data());
+            }
+        }
+    }
+
+    private static Message decodeFrame(Codec.Frame frame) {
+        try {
+            return frame.decode();
+        } catch (CodecException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     @Test void everyTruncationOfEveryMessageIsRefusedCleanly() {
         for (Message m : samples()) {
             byte[] bytes = Codec.encode(m);
