@@ -22,6 +22,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.ToIntFunction;
+import java.util.function.ToLongFunction;
 
 /**
  * The binary wire (and metadata) format: a message is its type tag (one byte) followed by its record
@@ -266,26 +268,38 @@ public final class Codec {
      * {@code (Object[])Object}, so each decode is one exact invocation (a plain {@code invokeWithArguments}
      * builds a spreader per call).
      */
-    private record RecordShape(Field[] fields, Function<Object, Object>[] getters, MethodHandle ctor, boolean carriesBytes) {
+    private record RecordShape(Field[] fields, Function<Object, Object>[] getters, ToLongFunction<Object>[] longGetters, ToIntFunction<Object>[] intGetters,
+                               MethodHandle ctor, boolean carriesBytes, int fixedBytes) {
         static RecordShape of(Class<?> t) {
             if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
             RecordComponent[] cs = t.getRecordComponents();
             @SuppressWarnings("unchecked") Function<Object, Object>[] getters = new Function[cs.length];
+            @SuppressWarnings("unchecked") ToLongFunction<Object>[] longGetters = new ToLongFunction[cs.length];
+            @SuppressWarnings("unchecked") ToIntFunction<Object>[] intGetters = new ToIntFunction[cs.length];
             Class<?>[] classes = new Class<?>[cs.length];
             Field[] fields = new Field[cs.length];
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             try {
+                int fixedBytes = 0;
                 for (int i = 0; i < cs.length; i++) {
                     getters[i] = getter(lookup, t, cs[i]);
                     classes[i] = cs[i].getType();
                     fields[i] = Field.of(cs[i].getGenericType());
+                    // primitive components are read without boxing, and sized without being read at all
+                    if (classes[i] == long.class) {
+                        longGetters[i] = primitiveGetter(lookup, t, cs[i], ToLongFunction.class, "applyAsLong");
+                        fixedBytes += 8;
+                    } else if (classes[i] == int.class) {
+                        intGetters[i] = primitiveGetter(lookup, t, cs[i], ToIntFunction.class, "applyAsInt");
+                        fixedBytes += 4;
+                    }
                 }
                 MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(classes))
                         .asSpreader(Object[].class, cs.length)
                         .asType(MethodType.methodType(Object.class, Object[].class));
                 boolean carriesBytes = false;
                 for (Field f : fields) carriesBytes |= f.kind() == Kind.BYTES;
-                return new RecordShape(fields, getters, ctor, carriesBytes);
+                return new RecordShape(fields, getters, longGetters, intGetters, ctor, carriesBytes, fixedBytes);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
             }
@@ -306,6 +320,21 @@ public final class Codec {
                 throw new IllegalStateException(e);
             }
         }
+
+        /** A {@code sam} implementation ({@code ToLongFunction} or {@code ToIntFunction}) calling the primitive accessor of {@code c}. */
+        @SuppressWarnings("unchecked")
+        private static <F> F primitiveGetter(MethodHandles.Lookup lookup, Class<?> t, RecordComponent c, Class<F> sam, String method) throws ReflectiveOperationException {
+            MethodHandle accessor = lookup.unreflect(c.getAccessor());
+            Class<?> type = c.getType();
+            try {
+                return (F) LambdaMetafactory.metafactory(lookup, method, MethodType.methodType(sam),
+                        MethodType.methodType(type, Object.class), accessor, MethodType.methodType(type, t)).getTarget().invoke();
+            } catch (LambdaConversionException e) {
+                throw new IllegalAccessException("cannot generate an accessor for " + t.getName() + "." + c.getName() + ": " + e.getMessage());
+            } catch (Throwable e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     private static RecordShape shape(Class<?> type) { return SHAPES.get(type); }
@@ -315,14 +344,18 @@ public final class Codec {
 
     private static void writeRecord(Out out, Object r) {
         RecordShape s = shape(r.getClass());
-        for (int i = 0; i < s.fields.length; i++) writeValue(out, s.fields[i], component(s, i, r));
+        for (int i = 0; i < s.fields.length; i++) {
+            if (s.longGetters[i] != null) out.long8(s.longGetters[i].applyAsLong(r));
+            else if (s.intGetters[i] != null) out.int4(s.intGetters[i].applyAsInt(r));
+            else writeValue(out, s.fields[i], component(s, i, r));
+        }
     }
 
     /** Bytes {@code r} encodes to (without a tag); agrees with {@link #writeRecord}, which checks the limits. */
     private static int size(Object r) {
         RecordShape s = shape(r.getClass());
-        int n = 0;
-        for (int i = 0; i < s.fields.length; i++) n += size(s.fields[i], component(s, i, r));
+        int n = s.fixedBytes;
+        for (int i = 0; i < s.fields.length; i++) if (s.longGetters[i] == null && s.intGetters[i] == null) n += size(s.fields[i], component(s, i, r));
         return n;
     }
 
