@@ -91,14 +91,69 @@ final class ChunkRegistry {
      */
     record Holder(Server server, int part, long version) {}
 
-    /** Where a current copy is: the part and the version it holds. */
-    private record Held(int part, long version) {}
+    /**
+     * The current copies of one chunk: their servers in id order, with the part and the version each holds.
+     * A handful of entries in parallel arrays: a map per chunk cost memory on every chunk and showed up in
+     * simulator profiles.
+     */
+    private static final class Copies {
+        private Server[] servers = new Server[3];
+        private int[] parts = new int[3];
+        private long[] versions = new long[3];
+        private int n;
+
+        private int indexOf(String id) {
+            for (int i = 0; i < n; i++) if (servers[i].id.equals(id)) return i;
+            return -1;
+        }
+
+        boolean contains(String id) { return indexOf(id) >= 0; }
+
+        /** Records the copy on {@code s}; true if that changed anything. */
+        boolean put(Server s, int part, long version) {
+            int i = indexOf(s.id);
+            if (i >= 0) {
+                if (parts[i] == part && versions[i] == version) return false;
+                parts[i] = part;
+                versions[i] = version;
+                return true;
+            }
+            if (n == servers.length) {
+                servers = java.util.Arrays.copyOf(servers, 2 * n);
+                parts = java.util.Arrays.copyOf(parts, 2 * n);
+                versions = java.util.Arrays.copyOf(versions, 2 * n);
+            }
+            int at = n;
+            while (at > 0 && servers[at - 1].id.compareTo(s.id) > 0) at--;
+            System.arraycopy(servers, at, servers, at + 1, n - at);
+            System.arraycopy(parts, at, parts, at + 1, n - at);
+            System.arraycopy(versions, at, versions, at + 1, n - at);
+            servers[at] = s;
+            parts[at] = part;
+            versions[at] = version;
+            n++;
+            return true;
+        }
+
+        /** Drops the copy on server {@code id}; true if there was one. */
+        boolean remove(String id) {
+            int i = indexOf(id);
+            if (i < 0) return false;
+            System.arraycopy(servers, i + 1, servers, i, n - i - 1);
+            System.arraycopy(parts, i + 1, parts, i, n - i - 1);
+            System.arraycopy(versions, i + 1, versions, i, n - i - 1);
+            servers[--n] = null;
+            return true;
+        }
+
+        boolean isEmpty() { return n == 0; }
+    }
 
     private final TreeMap<String, Server> servers = new TreeMap<>();
     /** Told of every chunk whose copies change (the planner looks again at those). */
     private final java.util.function.LongConsumer changed;
-    /** chunk id -> (id of a live server holding a current copy -> part and version). Long keys hash deterministically. */
-    private final Map<Long, TreeMap<String, Held>> locations = new HashMap<>();
+    /** chunk id -> its current copies on live servers. Long keys hash deterministically. */
+    private final Map<Long, Copies> locations = new HashMap<>();
 
     ChunkRegistry(java.util.function.LongConsumer changed) { this.changed = changed; }
 
@@ -194,10 +249,9 @@ final class ChunkRegistry {
     void addLocation(long chunkId, Server s, int part, long version) {
         assert s.alive;
         boolean wasStale = s.staleChunks.remove(chunkId) != null;
-        Held now = new Held(part, version);
-        Held before = locations.computeIfAbsent(chunkId, k -> new TreeMap<>()).put(s.id, now);
+        boolean moved = locations.computeIfAbsent(chunkId, k -> new Copies()).put(s, part, version);
         s.chunks.add(chunkId);
-        if (wasStale || !now.equals(before)) changed.accept(chunkId);
+        if (wasStale || moved) changed.accept(chunkId);
     }
 
     void removeLocation(long chunkId, String serverId) {
@@ -206,8 +260,8 @@ final class ChunkRegistry {
 
     /** Drops the current copy on one server, if there is one; true if there was. */
     private boolean forgetLocation(long chunkId, String serverId) {
-        TreeMap<String, Held> set = locations.get(chunkId);
-        boolean had = set != null && set.remove(serverId) != null;
+        Copies set = locations.get(chunkId);
+        boolean had = set != null && set.remove(serverId);
         if (set != null && set.isEmpty()) locations.remove(chunkId);
         Server s = servers.get(serverId);
         if (s != null) s.chunks.remove(chunkId);
@@ -216,17 +270,17 @@ final class ChunkRegistry {
 
     /** Forgets a chunk entirely (its file was removed); returns who held it. */
     List<Server> forget(long chunkId) {
-        TreeMap<String, Held> set = locations.remove(chunkId);
+        Copies set = locations.remove(chunkId);
         List<Server> out = new ArrayList<>();
         if (set != null) {
-            for (String id : set.keySet()) {
-                Server s = servers.get(id);
+            for (int i = 0; i < set.n; i++) {
+                Server s = set.servers[i];
                 s.chunks.remove(chunkId);
                 out.add(s);
             }
         }
         for (Server s : servers.values()) {
-            if (s.staleChunks.remove(chunkId) != null && s.alive && (set == null || !set.containsKey(s.id))) out.add(s);
+            if (s.staleChunks.remove(chunkId) != null && s.alive && (set == null || !set.contains(s.id))) out.add(s);
         }
         changed.accept(chunkId);
         return out;
@@ -234,9 +288,10 @@ final class ChunkRegistry {
 
     /** Live servers holding a current copy, in id order, with the part and version each holds. */
     List<Holder> holders(long chunkId) {
-        TreeMap<String, Held> set = locations.get(chunkId);
-        List<Holder> out = new ArrayList<>();
-        if (set != null) for (Map.Entry<String, Held> e : set.entrySet()) out.add(new Holder(servers.get(e.getKey()), e.getValue().part(), e.getValue().version()));
+        Copies set = locations.get(chunkId);
+        if (set == null) return new ArrayList<>(0);
+        List<Holder> out = new ArrayList<>(set.n);
+        for (int i = 0; i < set.n; i++) out.add(new Holder(set.servers[i], set.parts[i], set.versions[i]));
         return out;
     }
 
@@ -245,7 +300,7 @@ final class ChunkRegistry {
         s.staleChunks.clear();
         for (long c : s.chunks) {
             changed.accept(c);
-            TreeMap<String, Held> set = locations.get(c);
+            Copies set = locations.get(c);
             if (set != null) {
                 set.remove(s.id);
                 if (set.isEmpty()) locations.remove(c);
