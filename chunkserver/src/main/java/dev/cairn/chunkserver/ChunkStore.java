@@ -351,8 +351,9 @@ final class ChunkStore {
      * a second with no create, write or sync in between (the scrubber's next search) answers true, and the
      * caller deletes it so the master's next inventory has it copied elsewhere.
      */
-    boolean abandoned(long id, long nowNanos) {
-        Chunk c = chunks.get(id);
+    boolean abandoned(long id, long nowNanos) { return abandoned(chunks.get(id), nowNanos); }
+
+    private static boolean abandoned(Chunk c, long nowNanos) {
         if (c == null || c.durableSlot >= 0 || nowNanos - c.writableUntilNanos < 0) {
             if (c != null) c.seenIdleUnsynced = false;
             return false;
@@ -365,7 +366,7 @@ final class ChunkStore {
     /** {id, version} of every copy {@link #abandoned(long, long)} finds abandoned at {@code nowNanos} (marking those seen so the first time). */
     List<long[]> abandoned(long nowNanos) {
         List<long[]> out = new ArrayList<>();
-        for (Chunk c : chunks.values()) if (abandoned(c.id, nowNanos)) out.add(new long[] {c.id, c.version});
+        for (Chunk c : chunks.values()) if (abandoned(c, nowNanos)) out.add(new long[] {c.id, c.version});
         return out;
     }
 
