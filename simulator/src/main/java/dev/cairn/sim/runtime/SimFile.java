@@ -44,8 +44,8 @@ final class SimFile {
             // file system keeps a hole (zero-padded erasure-coded cells, preallocated tails)
             if (current[page] == null && Arrays.mismatch(data, pos, pos + n, ZEROS, 0, n) < 0) {
                 // nothing to do
-            } else if (n == PAGE) {
-                current[page] = Arrays.copyOfRange(data, pos, pos + PAGE); // a whole page: neither zeroed nor cloned first
+            } else if (n == PAGE && (current[page] == null || page < durable.length && durable[page] == current[page])) {
+                current[page] = Arrays.copyOfRange(data, pos, pos + PAGE); // a new whole page: neither zeroed nor cloned first
             } else {
                 System.arraycopy(data, pos, writable(page), in, n);
             }
