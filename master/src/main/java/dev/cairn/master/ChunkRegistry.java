@@ -25,6 +25,12 @@ final class ChunkRegistry {
         /** Where its registrations and heartbeats come from (its connection to the master). */
         Address controlAddress;
         long incarnation;
+        /**
+         * Counts the times the master forgot what this server holds (a registration, a death, a broken
+         * connection): a copy it was told of under an earlier count may be gone since (a failed disk
+         * re-registers its server with the same incarnation).
+         */
+        long epoch;
         long lastHeardNanos;
         long capacityBytes;
         long usedBytes;
@@ -296,6 +302,7 @@ final class ChunkRegistry {
     }
 
     private void dropLocations(Server s) {
+        s.epoch++;
         for (long c : s.staleChunks.keySet()) changed.accept(c);
         s.staleChunks.clear();
         for (long c : s.chunks) {

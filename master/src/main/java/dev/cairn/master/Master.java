@@ -570,7 +570,11 @@ public final class Master implements Node, MessageHandler {
                     // copy for up to a minute (sweep seed 1928: unreadable at the end of the run).
                     for (int i = 0; i < fresh.servers().size(); i++) {
                         Server s = fresh.servers().get(i);
-                        if (s.alive && s.incarnation == fresh.incarnations()[i]) registry.addLocation(w.chunkId(), s, 0, w.version());
+                        // not if the master has forgotten the server's holdings since (its copy may have gone
+                        // with a disk), nor if the copy was reported bad since
+                        if (s.alive && s.epoch == fresh.epochs()[i] && !s.staleChunks.containsKey(w.chunkId())) {
+                            registry.addLocation(w.chunkId(), s, 0, w.version());
+                        }
                     }
                 }
                 for (Holder h : registry.holders(w.chunkId())) {
@@ -649,8 +653,8 @@ public final class Master implements Node, MessageHandler {
 
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
 
-    /** The fresh copies a top-up added to a lease at {@code version}, each with its server's incarnation then. */
-    private record ToppedUp(long version, List<Server> servers, long[] incarnations) {}
+    /** The fresh copies a top-up added to a lease at {@code version}, each with its server's {@code epoch} then. */
+    private record ToppedUp(long version, List<Server> servers, long[] epochs) {}
 
     /** The clock write-lease holds are timed on: this host's monotonic clock (a planted bug uses the wall clock). */
     private long leaseClock() {
@@ -833,10 +837,10 @@ public final class Master implements Node, MessageHandler {
                 chain.add(s.ref());
                 added.add(s);
             }
-            long[] incarnations = new long[added.size()];
-            for (int i = 0; i < added.size(); i++) incarnations[i] = added.get(i).incarnation;
+            long[] epochs = new long[added.size()];
+            for (int i = 0; i < added.size(); i++) epochs[i] = added.get(i).epoch;
             if (added.isEmpty()) toppedUp.remove(lease.chunkId);
-            else toppedUp.put(lease.chunkId, new ToppedUp(lease.version, List.copyOf(added), incarnations));
+            else toppedUp.put(lease.chunkId, new ToppedUp(lease.version, List.copyOf(added), epochs));
             return Promise.completed(new Lease(lease.chunkId, lease.version, chain));
         });
     }
