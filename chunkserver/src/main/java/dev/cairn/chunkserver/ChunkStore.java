@@ -220,13 +220,18 @@ final class ChunkStore {
                 Chunk other = chunks.get(id);
                 if (other != null) {
                     // the chunk on two disks: one was failed, and the master copied the chunk back onto another
-                    // disk of this server before it restarted. The copy on a disk written off as failed loses
-                    // (it was replaced; an erasure-coded chunk may even have had a different part rebuilt
-                    // here, and keeping the old part would drop the one the master counts on: simulator seed
-                    // 1897 lost a file that way); otherwise keep the newer, then the longer copy.
+                    // disk of this server before it restarted. Two different parts of an erasure-coded chunk: the
+                    // one on the disk written off as failed loses (the master rebuilt the other here in its place,
+                    // and counts on it; simulator seed 1897 lost a file by keeping the old part). Otherwise both
+                    // hold the same data: keep the newer, then the longer copy (the one made since may be a copy
+                    // cut short by the restart: seed 858 kept an empty rebuild over a whole part), then the one
+                    // on a disk not written off.
                     boolean mineOff = writtenOff.contains(v.name()), otherOff = writtenOff.contains(other.volume.name());
-                    boolean mine = mineOff != otherOff ? otherOff
-                            : c.version > other.version || (c.version == other.version && c.length > other.length);
+                    boolean mine;
+                    if (c.part != other.part && mineOff != otherOff) mine = otherOff;
+                    else if (c.version != other.version) mine = c.version > other.version;
+                    else if (c.length != other.length) mine = c.length > other.length;
+                    else mine = otherOff && !mineOff;
                     Chunk loser = mine ? other : c;
                     if (mine) {
                         put(c);

@@ -300,6 +300,26 @@ class ChunkStoreSimTest {
         }
     }
 
+    @Test void aWholeCopyOnAFailedDiskThatCameBackWinsOverACopyOfTheSamePartCutShort() {
+        run(s -> s.create(6, 1, 3, Long.MAX_VALUE));
+        run(s -> s.write(6, 1, 0, bytes(3000, 6), 0L));
+        run(s -> s.sync(6, 1, 3000));
+        String first = host.diskOrNull("disk0").files().contains(ChunkFormat.fileName(6)) ? "disk0" : "disk1";
+        String other = first.equals("disk0") ? "disk1" : "disk0";
+        host.failReads(first, 1);
+        assertThat(failure(s -> s.read(6, 1, 0, 10))).isNotEqualTo(Status.OK); // the disk fails for good
+        // the planner rebuilds the same part here, on the other disk; the restart cuts it short
+        run(s -> s.createCopy(6, 1, 3));
+        run(s -> s.sync(6, 1, 0));
+        assertThat(host.diskOrNull(other).files()).contains(ChunkFormat.fileName(6), ChunkStore.FAILED_MARK + first);
+        host.healDisks();
+        restart(false);
+        assertThat(store().report()).as("the whole part, not the empty one (simulator seed 858)").containsExactly(new ChunkReport(6, 1, 3000, 3));
+        byte[] back = run(s -> s.read(6, 1, 0, 3000));
+        assertThat(back).isEqualTo(bytes(3000, 6));
+        assertThat(host.diskOrNull(other).files()).doesNotContain(ChunkFormat.fileName(6));
+    }
+
     static byte[] bytes(int n, long seed) {
         byte[] b = new byte[n];
         new SplittableRandom(seed).nextBytes(b);
