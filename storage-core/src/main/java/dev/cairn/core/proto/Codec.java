@@ -111,10 +111,10 @@ public final class Codec {
     }
 
     private static void writeMessage(Out out, Message m) {
-        Integer tag = TAG_OF.get(m.getClass());
-        if (tag == null) throw new IllegalArgumentException("no wire tag for " + m.getClass().getName());
-        out.byte1(tag);
-        writeRecord(out, m);
+        RecordShape s = shape(m.getClass());
+        if (s.tag < 0) throw new IllegalArgumentException("no wire tag for " + m.getClass().getName());
+        out.byte1(s.tag);
+        writeRecord(out, m, s);
     }
 
     /**
@@ -269,7 +269,7 @@ public final class Codec {
      * builds a spreader per call).
      */
     private record RecordShape(Field[] fields, Function<Object, Object>[] getters, ToLongFunction<Object>[] longGetters, ToIntFunction<Object>[] intGetters,
-                               MethodHandle ctor, boolean carriesBytes, int fixedBytes) {
+                               MethodHandle ctor, boolean carriesBytes, int fixedBytes, int tag) {
         static RecordShape of(Class<?> t) {
             if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
             RecordComponent[] cs = t.getRecordComponents();
@@ -299,7 +299,8 @@ public final class Codec {
                         .asType(MethodType.methodType(Object.class, Object[].class));
                 boolean carriesBytes = false;
                 for (Field f : fields) carriesBytes |= f.kind() == Kind.BYTES;
-                return new RecordShape(fields, getters, longGetters, intGetters, ctor, carriesBytes, fixedBytes);
+                // a message's wire tag, looked up once (a map lookup per message showed up in simulator profiles)
+                return new RecordShape(fields, getters, longGetters, intGetters, ctor, carriesBytes, fixedBytes, TAG_OF.getOrDefault(t, -1));
             } catch (ReflectiveOperationException e) {
                 throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
             }
@@ -342,8 +343,9 @@ public final class Codec {
     /** Component {@code i} of record {@code r}. */
     private static Object component(RecordShape s, int i, Object r) { return s.getters[i].apply(r); }
 
-    private static void writeRecord(Out out, Object r) {
-        RecordShape s = shape(r.getClass());
+    private static void writeRecord(Out out, Object r) { writeRecord(out, r, shape(r.getClass())); }
+
+    private static void writeRecord(Out out, Object r, RecordShape s) {
         for (int i = 0; i < s.fields.length; i++) {
             if (s.longGetters[i] != null) out.long8(s.longGetters[i].applyAsLong(r));
             else if (s.intGetters[i] != null) out.int4(s.intGetters[i].applyAsInt(r));
