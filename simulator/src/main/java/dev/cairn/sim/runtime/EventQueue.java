@@ -62,6 +62,30 @@ final class EventQueue<E> {
         return first;
     }
 
+    /** Removes every event {@code drop} accepts, then restores the heap (bottom-up, linear time). */
+    @SuppressWarnings("unchecked")
+    void removeIf(java.util.function.Predicate<? super E> drop) {
+        int n = 0;
+        for (int i = 0; i < size; i++) {
+            if (drop.test((E) items[i])) continue;
+            put(n++, times[i], seqs[i], items[i]);
+        }
+        Arrays.fill(items, n, size, null);
+        size = n;
+        for (int i = (n >>> 1) - 1; i >= 0; i--) siftDown(i);
+    }
+
+    private void siftDown(int i) {
+        long time = times[i], seq = seqs[i];
+        Object e = items[i];
+        for (int child; (child = 2 * i + 1) < size; i = child) {
+            if (child + 1 < size && less(times[child + 1], seqs[child + 1], times[child], seqs[child])) child++;
+            if (!less(times[child], seqs[child], time, seq)) break;
+            move(child, i);
+        }
+        put(i, time, seq, e);
+    }
+
     private static boolean less(long t1, long s1, long t2, long s2) { return t1 < t2 || (t1 == t2 && s1 < s2); }
 
     private void move(int from, int to) {

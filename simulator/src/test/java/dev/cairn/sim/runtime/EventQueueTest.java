@@ -15,6 +15,7 @@ class EventQueueTest {
         }
     }
 
+    /** Adds, polls and (now and then) removals of a subset, against the model. */
     @Test void pollsInTimeThenSequenceOrderLikeAPriorityQueue() {
         for (long seed = 1; seed <= 200; seed++) {
             SplittableRandom rnd = new SplittableRandom(seed);
@@ -23,7 +24,11 @@ class EventQueueTest {
             long seq = 0, now = 0;
             int steps = rnd.nextInt(1, 5000);
             for (int i = 0; i < steps; i++) {
-                if (model.isEmpty() || rnd.nextInt(3) > 0) { // mostly adds: the queue grows past its first array
+                if (rnd.nextInt(500) == 0) { // drop some, as the simulation drops cancelled events
+                    long mod = rnd.nextLong(2, 5);
+                    q.removeIf(x -> x.seq() % mod == 0);
+                    model.removeIf(x -> x.seq() % mod == 0);
+                } else if (model.isEmpty() || rnd.nextInt(3) > 0) { // mostly adds: the queue grows past its first array
                     Item it = new Item(now + rnd.nextLong(rnd.nextBoolean() ? 3 : 1_000_000), seq++); // many equal times
                     q.add(it.time(), it.seq(), it);
                     model.add(it);
