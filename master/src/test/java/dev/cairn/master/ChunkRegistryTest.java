@@ -49,4 +49,55 @@ class ChunkRegistryTest {
         assertThat(registry.holders(1)).isEmpty();
         assertThat(registry.staleHolders(3)).isEmpty();
     }
+
+    /**
+     * The holders of each chunk against a model (server id -> part and version, sorted by id) through random
+     * adds, re-adds, removals, stale marks and re-registrations, over 100 seeds: same holders, same order,
+     * and a change is reported exactly when the model changed.
+     */
+    @Test void holdersFollowAModelInServerIdOrder() {
+        for (long seed = 1; seed <= 100; seed++) {
+            java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed);
+            List<Long> seen = new ArrayList<>();
+            ChunkRegistry r = new ChunkRegistry(seen::add);
+            java.util.Map<Long, java.util.TreeMap<String, long[]>> model = new java.util.HashMap<>();
+            List<Server> servers = new ArrayList<>();
+            for (int i = 0; i < 7; i++) servers.add(r.register("s" + (char) ('a' + rnd.nextInt(26)) + i, new Address("127.0.0.1", i), 1, 0));
+            for (int step = 0; step < 2000; step++) {
+                long chunk = rnd.nextLong(5);
+                Server s = servers.get(rnd.nextInt(servers.size()));
+                java.util.TreeMap<String, long[]> m = model.computeIfAbsent(chunk, k -> new java.util.TreeMap<>());
+                seen.clear();
+                switch (rnd.nextInt(4)) {
+                    case 0, 1 -> {
+                        int part = rnd.nextInt(3);
+                        long version = 1 + rnd.nextInt(3);
+                        long[] before = m.put(s.id, new long[] {part, version});
+                        boolean wasStale = s.staleChunks.containsKey(chunk);
+                        r.addLocation(chunk, s, part, version);
+                        boolean changed = wasStale || before == null || before[0] != part || before[1] != version;
+                        assertThat(seen).as("seed %d step %d", seed, step).isEqualTo(changed ? List.of(chunk) : List.of());
+                    }
+                    case 2 -> {
+                        boolean had = m.remove(s.id) != null;
+                        r.removeLocation(chunk, s.id);
+                        assertThat(seen).as("seed %d step %d", seed, step).isEqualTo(had ? List.of(chunk) : List.of());
+                    }
+                    default -> {
+                        long epoch = s.epoch;
+                        r.register(s.id, s.address, 1, 0); // forgets everything it was thought to hold
+                        assertThat(s.epoch).isGreaterThan(epoch);
+                        for (java.util.TreeMap<String, long[]> held : model.values()) held.remove(s.id);
+                    }
+                }
+                for (long c = 0; c < 5; c++) {
+                    List<String> want = new ArrayList<>(), got = new ArrayList<>();
+                    java.util.TreeMap<String, long[]> held = model.getOrDefault(c, new java.util.TreeMap<>());
+                    for (var e : held.entrySet()) want.add(e.getKey() + ":" + e.getValue()[0] + ":" + e.getValue()[1]);
+                    for (ChunkRegistry.Holder h : r.holders(c)) got.add(h.server().id + ":" + h.part() + ":" + h.version());
+                    assertThat(got).as("seed %d step %d chunk %d", seed, step, c).isEqualTo(want);
+                }
+            }
+        }
+    }
 }

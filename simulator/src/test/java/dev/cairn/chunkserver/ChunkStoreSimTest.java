@@ -278,21 +278,8 @@ class ChunkStoreSimTest {
      * long the old one is (sweep seed 1897 lost a file when the old, longer part won on two servers).
      */
     @Test void aChunkOnAFailedDiskThatCameBackLosesToTheCopyMadeSince() {
-        run(s -> s.create(5, 1, 0, Long.MAX_VALUE));
-        run(s -> s.write(5, 1, 0, bytes(3000, 5), 0L));
-        run(s -> s.sync(5, 1, 3000));
-        String first = host.diskOrNull("disk0").files().contains(ChunkFormat.fileName(5)) ? "disk0" : "disk1";
-        String other = first.equals("disk0") ? "disk1" : "disk0";
-        host.failReads(first, 1);
-        assertThat(failure(s -> s.read(5, 1, 0, 10))).isNotEqualTo(Status.OK); // the read error fails the disk for good
-        assertThat(store().disks().stream().filter(d -> d.name().equals(first)).findFirst().orElseThrow().failed()).isTrue();
-        assertThat(store().count()).isZero();
-        // the planner rebuilds part 1 here (an empty part of a small file): on the other disk
-        run(s -> s.createCopy(5, 1, 1));
-        run(s -> s.sync(5, 1, 0));
-        assertThat(host.diskOrNull(other).files()).contains(ChunkFormat.fileName(5), ChunkStore.FAILED_MARK + first);
-        host.healDisks();
-        restart(false);
+        // the planner rebuilds part 1 here (an empty part of a small file)
+        String first = failDiskThenStartARebuild(5, 0, 1);
         assertThat(store().report()).containsExactly(new ChunkReport(5, 1, 0, 1));
         assertThat(host.diskOrNull(first).files()).doesNotContain(ChunkFormat.fileName(5));
         for (String d : List.of("disk0", "disk1")) {
@@ -300,24 +287,39 @@ class ChunkStoreSimTest {
         }
     }
 
+    /**
+     * The same, but the master rebuilds the same part on the other disk and the restart cuts that copy
+     * short: the whole part on the disk that came back wins (sweep seed 858 lost a parity part by keeping
+     * the empty rebuild).
+     */
     @Test void aWholeCopyOnAFailedDiskThatCameBackWinsOverACopyOfTheSamePartCutShort() {
-        run(s -> s.create(6, 1, 3, Long.MAX_VALUE));
-        run(s -> s.write(6, 1, 0, bytes(3000, 6), 0L));
-        run(s -> s.sync(6, 1, 3000));
-        String first = host.diskOrNull("disk0").files().contains(ChunkFormat.fileName(6)) ? "disk0" : "disk1";
+        String first = failDiskThenStartARebuild(6, 3, 3);
+        assertThat(store().report()).as("the whole part, not the empty one").containsExactly(new ChunkReport(6, 1, 3000, 3));
+        assertThat(read(6, 1, 0, 3000)).isEqualTo(bytes(3000, 6));
+        assertThat(host.diskOrNull(first.equals("disk0") ? "disk1" : "disk0").files()).doesNotContain(ChunkFormat.fileName(6));
+    }
+
+    /**
+     * Chunk {@code id} (v1, part {@code part}, 3000 bytes, synced), then a read error that fails its disk for
+     * good, then an empty copy of {@code rebuilt} created and synced on the other disk (a planner rebuild the
+     * restart cuts short), then the disks healed and the store restarted; returns the disk that failed.
+     */
+    private String failDiskThenStartARebuild(long id, int part, int rebuilt) {
+        run(s -> s.create(id, 1, part, Long.MAX_VALUE));
+        run(s -> s.write(id, 1, 0, bytes(3000, id), 0L));
+        run(s -> s.sync(id, 1, 3000));
+        String first = host.diskOrNull("disk0").files().contains(ChunkFormat.fileName(id)) ? "disk0" : "disk1";
         String other = first.equals("disk0") ? "disk1" : "disk0";
         host.failReads(first, 1);
-        assertThat(failure(s -> s.read(6, 1, 0, 10))).isNotEqualTo(Status.OK); // the disk fails for good
-        // the planner rebuilds the same part here, on the other disk; the restart cuts it short
-        run(s -> s.createCopy(6, 1, 3));
-        run(s -> s.sync(6, 1, 0));
-        assertThat(host.diskOrNull(other).files()).contains(ChunkFormat.fileName(6), ChunkStore.FAILED_MARK + first);
+        assertThat(failure(s -> s.read(id, 1, 0, 10))).isNotEqualTo(Status.OK); // the read error fails the disk for good
+        assertThat(store().disks().stream().filter(d -> d.name().equals(first)).findFirst().orElseThrow().failed()).isTrue();
+        assertThat(store().count()).isZero();
+        run(s -> s.createCopy(id, 1, rebuilt));
+        run(s -> s.sync(id, 1, 0));
+        assertThat(host.diskOrNull(other).files()).contains(ChunkFormat.fileName(id), ChunkStore.FAILED_MARK + first);
         host.healDisks();
         restart(false);
-        assertThat(store().report()).as("the whole part, not the empty one (simulator seed 858)").containsExactly(new ChunkReport(6, 1, 3000, 3));
-        byte[] back = run(s -> s.read(6, 1, 0, 3000));
-        assertThat(back).isEqualTo(bytes(3000, 6));
-        assertThat(host.diskOrNull(other).files()).doesNotContain(ChunkFormat.fileName(6));
+        return first;
     }
 
     static byte[] bytes(int n, long seed) {
