@@ -4,22 +4,33 @@ import dev.cairn.sim.SimOptions;
 import dev.cairn.sim.SimResult;
 import dev.cairn.sim.SimRun;
 import dev.cairn.sim.workload.Workload;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.EnumSet;
 import java.util.Locale;
 
 /**
  * {@code ./cairn bench sim}: how fast the simulator runs on this machine. Fault-free runs of a master, five
  * chunkservers and a client per workload profile (steady: a small file every 100 ms; sweep: the heavy load
- * the sweeps use) report simulated seconds per wall second: {@link #WARMUPS} warm-up runs (the JIT), then
- * {@link #ITERATIONS} measured ones, of which the median and the best are printed (the machine is shared:
- * the median is the figure to quote, the best shows what the code does undisturbed). Then a short sweep
- * with the full fault catalog reports seeds per minute on one thread.
+ * the sweeps use) report simulated seconds per wall second once the JIT has settled: warm-up runs for at
+ * least {@link #WARMUP_NANOS} and until a run compiles less than {@link #SETTLED_JIT_SHARE} of its own time,
+ * then {@link #ITERATIONS} measured ones, of which the median and the best are printed (the machine is
+ * shared: the median is the figure to quote, the best shows what the code does undisturbed). The first,
+ * cold run is printed too: a single replayed seed runs at that speed, a sweep (one JVM per job) at the
+ * settled one. Then a short sweep with the full fault catalog reports seeds per minute on one thread.
  *
  * <p>Arguments: {@code [SECONDS [SEEDS [PROFILE]]]}; PROFILE runs one workload only (for a profiler).
  */
 public final class SimSpeed {
-    /** Warm-up runs, then measured ones: after only two the JIT was still compiling and the measured runs kept speeding up. */
-    static final int WARMUPS = 4, ITERATIONS = 5;
+    /**
+     * Warm-up, then measured runs. Four warm-up runs of the steady workload (under 2 s) left the JIT compiling
+     * as much CPU time as the simulation took, on the machine's other core, and the settled code ran 1.4–1.5×
+     * faster than after them; it took about 10 s to settle (JMH's default warm-up is 5 × 10 s).
+     */
+    static final long WARMUP_NANOS = 12_000_000_000L, MAX_WARMUP_NANOS = 60_000_000_000L;
+    static final int MIN_WARMUPS = 2, ITERATIONS = 7;
+    /** Settled: a run during which the JIT compiled for less than this share of the run's wall time. */
+    static final double SETTLED_JIT_SHARE = 0.05;
 
     private SimSpeed() {}
 
@@ -27,18 +38,37 @@ public final class SimSpeed {
         long seconds = args.length > 0 ? Long.parseLong(args[0]) : 600;
         int seeds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
         String only = args.length > 2 ? args[2].toUpperCase(Locale.ROOT) : null; // one workload profile, e.g. steady
-        System.out.printf(Locale.ROOT, "%-8s %10s %10s %10s %10s %12s %10s%n", "workload", "virtual s", "wall s", "median", "best", "events/s", "files");
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        System.out.printf(Locale.ROOT, "%-8s %10s %10s %10s %10s %10s %12s %10s %8s%n",
+                "workload", "virtual s", "wall s", "median", "best", "cold", "events/s", "files", "warm-up");
         for (Workload.Profile p : Workload.Profile.values()) {
             if (only != null && !p.name().equals(only)) continue;
             SimOptions o = SimOptions.defaults(1).withFaults(EnumSet.noneOf(SimOptions.Fault.class)).withWorkload(p).withDuration(seconds * 1_000_000_000L);
-            for (int i = 0; i < WARMUPS; i++) SimRun.run(o);
+            SimResult cold = SimRun.run(o);
+            long warmStart = System.nanoTime();
+            int warmups = 0;
+            boolean settled = false;
+            while (!settled || warmups < MIN_WARMUPS || System.nanoTime() - warmStart < WARMUP_NANOS) {
+                if (System.nanoTime() - warmStart > MAX_WARMUP_NANOS) break; // a JIT that never settles: measure anyway
+                long jit0 = jit.getTotalCompilationTime();
+                SimResult r = SimRun.run(o);
+                settled = (jit.getTotalCompilationTime() - jit0) * 1e6 < SETTLED_JIT_SHARE * r.wallNanos();
+                warmups++;
+            }
+            double warmSeconds = (System.nanoTime() - warmStart) / 1e9;
+            long jit0 = jit.getTotalCompilationTime();
             SimResult[] runs = new SimResult[ITERATIONS];
             for (int i = 0; i < ITERATIONS; i++) runs[i] = SimRun.run(o);
+            long jitMs = jit.getTotalCompilationTime() - jit0;
             java.util.Arrays.sort(runs, java.util.Comparator.comparingLong(SimResult::wallNanos)); // same seed: same virtual time and events
             SimResult best = runs[0], median = runs[ITERATIONS / 2];
             double virtual = median.virtualNanos() / 1e9, wall = median.wallNanos() / 1e9;
-            System.out.printf(Locale.ROOT, "%-8s %10.0f %10.2f %9.0f× %9.0f× %12.0f %10d%n", p.name().toLowerCase(Locale.ROOT), virtual, wall,
-                    virtual / wall, virtual / (best.wallNanos() / 1e9), median.events() / wall, median.stats().commits);
+            System.out.printf(Locale.ROOT, "%-8s %10.0f %10.2f %9.0f× %9.0f× %9.0f× %12.0f %10d %7.0fs%n", p.name().toLowerCase(Locale.ROOT), virtual, wall,
+                    virtual / wall, virtual / (best.wallNanos() / 1e9), virtual / (cold.wallNanos() / 1e9), median.events() / wall,
+                    median.stats().commits, warmSeconds);
+            if (jitMs * 1e6 > SETTLED_JIT_SHARE * ITERATIONS * median.wallNanos()) {
+                System.out.printf(Locale.ROOT, "         (the JIT compiled for %d ms during the measured runs: not settled)%n", jitMs);
+            }
         }
         long t0 = System.nanoTime();
         double virtual = 0;
