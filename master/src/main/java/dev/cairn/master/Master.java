@@ -57,6 +57,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.LongFunction;
+import java.util.function.LongPredicate;
 
 /**
  * The metadata master: namespace (through the metadata log), chunkserver membership and liveness
@@ -337,7 +338,7 @@ public final class Master implements Node, MessageHandler {
                 case AHEAD -> {
                     // while a lease or bump is under way the copy may be the bump's own doing: judged again
                     // once it is over (an inventory would skip it for as long as a lease hold lasts)
-                    if (!busyChunks().contains(c.chunkId())) adopt(s, c);
+                    if (!busyChunks().test(c.chunkId())) adopt(s, c);
                     else deferred.add(new Deferred(s.id, s.incarnation, c));
                     current++;
                 }
@@ -362,7 +363,7 @@ public final class Master implements Node, MessageHandler {
     private RegisterReply inventory(MasterProtocol.ChunkInventory r) {
         Server s = registry.server(r.serverId());
         if (s == null || !s.alive || s.incarnation != r.incarnation()) return new RegisterReply(r.rid(), Status.NOT_FOUND, List.of());
-        Set<Long> busy = busyChunks();
+        LongPredicate busy = busyChunks();
         List<Long> delete = new ArrayList<>();
         long nextChunk = namespace.nextChunkId();
         Set<Long> reported = new HashSet<>();
@@ -370,7 +371,7 @@ public final class Master implements Node, MessageHandler {
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
         for (ChunkReport c : r.chunks()) {
             reported.add(c.chunkId());
-            if (busy.contains(c.chunkId()) || archiver.isRewriting(c.chunkId())) continue;
+            if (busy.test(c.chunkId()) || archiver.isRewriting(c.chunkId())) continue;
             ChunkRecord rec = namespace.chunk(c.chunkId());
             switch (judge(c, rec, files)) {
                 case GONE -> { if (c.chunkId() < nextChunk) delete.add(c.chunkId()); }
@@ -392,13 +393,13 @@ public final class Master implements Node, MessageHandler {
         }
         int forgotten = 0;
         for (Long id : new ArrayList<>(s.chunks)) {
-            if (!reported.contains(id) && !busy.contains(id)) {
+            if (!reported.contains(id) && !busy.test(id)) {
                 registry.removeLocation(id, s.id);
                 forgotten++;
             }
         }
         for (Long id : new ArrayList<>(s.staleChunks.keySet())) {
-            if (!reported.contains(id) && !busy.contains(id)) registry.removeStale(id, s);
+            if (!reported.contains(id) && !busy.test(id)) registry.removeStale(id, s);
         }
         if (found + outdated + forgotten + delete.size() > 0) {
             log.info("inventory of {}: {} copies found again, {} outdated, {} gone, {} to delete", s.id, found, outdated, forgotten, delete.size());
@@ -417,13 +418,13 @@ public final class Master implements Node, MessageHandler {
      */
     private void judgeDeferred() {
         if (deferred.isEmpty()) return;
-        Set<Long> busy = busyChunks();
+        LongPredicate busy = busyChunks();
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
         deferred.removeIf(d -> {
             Server s = registry.server(d.serverId());
             if (s == null || !s.alive || s.incarnation != d.incarnation()) return true;
             ChunkReport c = d.report();
-            if (busy.contains(c.chunkId())) return false;
+            if (busy.test(c.chunkId())) return false;
             switch (judge(c, namespace.chunk(c.chunkId()), files)) {
                 case GONE -> { } // the next inventory has it deleted
                 case CURRENT -> registry.addLocation(c.chunkId(), s, c.part(), c.version());
@@ -434,15 +435,20 @@ public final class Master implements Node, MessageHandler {
         });
     }
 
-    /** Chunks with something under way: a planner action, an open lease hold, or a lease being set up on their file. */
-    private Set<Long> busyChunks() {
-        Set<Long> busy = new HashSet<>(moving);
-        busy.addAll(leaseUntil.keySet());
+    /**
+     * Chunks with something under way: a planner action, an open lease hold, or a lease being set up on their
+     * file. Asked of every chunk in an inventory: the sets are looked at in place (copying the holds into one
+     * set per inventory was a few per cent of a steady run), only the leases being set up are listed first.
+     * The answer follows the sets as they change; no caller changes them while it asks.
+     */
+    private LongPredicate busyChunks() {
+        if (leasing.isEmpty()) return id -> moving.contains(id) || leaseUntil.containsKey(id);
+        Set<Long> settingUp = new HashSet<>();
         for (String slot : leasing) {
             long ino = Long.parseLong(slot.substring(0, slot.indexOf(':')));
-            for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) busy.add(c.chunkId());
+            for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) settingUp.add(c.chunkId());
         }
-        return busy;
+        return id -> moving.contains(id) || leaseUntil.containsKey(id) || settingUp.contains(id);
     }
 
     /** What a reported copy is, against the metadata. */

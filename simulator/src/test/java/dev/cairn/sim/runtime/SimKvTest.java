@@ -35,6 +35,23 @@ class SimKvTest {
         return out;
     }
 
+    /** The tree's key order is the byte arrays' unsigned order, over short keys rich in zeros and shared prefixes. */
+    @Test void keysSortAsUnsignedByteArrays() {
+        SplittableRandom r = new SplittableRandom(20261123);
+        byte[] alphabet = {0, 0, 1, 'C', 'c', (byte) 0x7f, (byte) 0x80, (byte) 0xff};
+        for (int trial = 0; trial < 200_000; trial++) {
+            byte[] a = new byte[r.nextInt(0, 21)], b;
+            for (int i = 0; i < a.length; i++) a[i] = alphabet[r.nextInt(alphabet.length)];
+            int shared = r.nextInt(0, a.length + 1); // b starts as a's prefix, then goes its own way
+            b = java.util.Arrays.copyOf(a, r.nextInt(shared, 21));
+            for (int i = shared; i < b.length; i++) b[i] = alphabet[r.nextInt(alphabet.length)];
+            int want = Integer.signum(java.util.Arrays.compareUnsigned(a, b));
+            assertThat(Integer.signum(new SimKv.Key(a).compareTo(new SimKv.Key(b))))
+                    .as("%s vs %s", java.util.HexFormat.of().formatHex(a), java.util.HexFormat.of().formatHex(b)).isEqualTo(want);
+            assertThat(new SimKv.Key(a).equals(new SimKv.Key(b))).isEqualTo(want == 0);
+        }
+    }
+
     @Test void aPowerLossKeepsExactlyTheSyncedPrefix() {
         for (int seed = 0; seed < 200; seed++) {
             Simulation sim = new Simulation(seed);

@@ -6,13 +6,25 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** The workload's content: generated the way {@link SplittableRandom#nextBytes} does, and checked in place. */
+/** The workload's content: generated a word at a time as its definition says byte by byte, and checked in place. */
 class OracleTest {
-    @Test void contentIsWhatSplittableRandomGenerates() {
+    @Test void contentIsItsDefinitionByteByByte() {
         for (int size : new int[] {0, 1, 7, 8, 9, 4095, 65536, 65541}) {
+            long seed = size * 31L;
             byte[] want = new byte[size];
-            new SplittableRandom(size * 31L).nextBytes(want);
-            assertThat(Oracle.content(size * 31L, size)).as("size %d", size).isEqualTo(want);
+            for (int i = 0; i < size; i++) want[i] = (byte) (Oracle.mix(Oracle.mix(seed) + (i / 8 + 1) * Oracle.GAMMA) >>> (8 * (i % 8)));
+            assertThat(Oracle.content(seed, size)).as("size %d", size).isEqualTo(want);
+        }
+    }
+
+    /** A misdirected block shows: no 4 KiB block of a file is another block of it, or of another file. */
+    @Test void blocksOfFilesAllDiffer() {
+        java.util.Set<java.nio.ByteBuffer> blocks = new java.util.HashSet<>();
+        for (long seed = 0; seed < 64; seed++) {
+            byte[] file = Oracle.content(seed, 64 * 4096);
+            for (int b = 0; b < 64; b++) {
+                assertThat(blocks.add(java.nio.ByteBuffer.wrap(file, b * 4096, 4096))).as("seed %d block %d", seed, b).isTrue();
+            }
         }
     }
 
