@@ -5,7 +5,6 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
@@ -23,18 +22,30 @@ public final class Oracle {
         public byte[] bytes() { return content(contentSeed, length); }
     }
 
-    // hash maps (looked up on every operation); whatever is listed is sorted first, so no order depends on them
-    private final HashMap<String, Expected> committed = new HashMap<>();
-    /** Bytes each writer meant to write: a commit the client saw fail may still have reached the master. */
-    private final HashMap<String, Integer> intended = new HashMap<>();
+    /** What is known of one path: one hashed lookup per operation (one per map made the oracle a tenth of a steady run). */
+    private static final class File {
+        final String path;
+        /** Acknowledged content, or null (never committed, removed, or its remove's outcome unknown). */
+        Expected committed;
+        /** Bytes its writer meant to write, or -1: a commit the client saw fail may still have reached the master. */
+        int intended = -1;
+        /** Being written or removed: not picked until that is over. */
+        boolean busy;
+        /** Index in {@link #pickable}, or -1. */
+        int pickAt = -1;
+
+        File(String path) { this.path = path; }
+    }
+
+    // a hash map; whatever is listed is sorted first, so no order depends on it
+    private final HashMap<String, File> files = new HashMap<>();
     private final TreeSet<String> removed = new TreeSet<>();
-    private final HashSet<String> busy = new HashSet<>();
+    private int committedCount;
     /**
-     * Committed and not busy, in no particular (but deterministic) order, with each path's index: a
-     * uniform draw in O(1). Walking the committed map per draw made the workload quadratic in its files.
+     * Committed and not busy, in no particular (but deterministic) order, each knowing its index: a uniform
+     * draw in O(1). Walking the committed files per draw made the workload quadratic in its files.
      */
-    private final List<String> pickable = new ArrayList<>();
-    private final HashMap<String, Integer> pickableIndex = new HashMap<>();
+    private final List<File> pickable = new ArrayList<>();
 
     /**
      * A file's bytes: word {@code i} (8 bytes, little-endian; the last one cut short) is
@@ -79,76 +90,91 @@ public final class Oracle {
 
     /** A sync or close acknowledged {@code length} bytes of {@code path}. */
     public void committed(String path, long seed, int length) {
-        Expected before = committed.get(path);
-        assert before == null || before.length() <= length : "acknowledged length went backwards";
-        committed.put(path, new Expected(seed, length, intended.getOrDefault(path, length)));
-        refresh(path);
+        File f = file(path);
+        assert f.committed == null || f.committed.length() <= length : "acknowledged length went backwards";
+        setCommitted(f, new Expected(seed, length, f.intended >= 0 ? f.intended : length));
+        refresh(f);
     }
 
     /** A writer starts writing {@code size} bytes to {@code path}. */
-    public void intends(String path, int size) { intended.put(path, size); }
+    public void intends(String path, int size) { file(path).intended = size; }
 
     /** A file being written is not picked for reads or removes until its writer is done. */
-    public void writing(String path) {
-        busy.add(path);
-        refresh(path);
-    }
+    public void writing(String path) { setBusy(file(path), true); }
 
-    public void written(String path) {
-        busy.remove(path);
-        refresh(path);
-    }
+    public void written(String path) { setBusy(file(path), false); }
 
-    public Expected expected(String path) { return committed.get(path); }
+    public Expected expected(String path) {
+        File f = files.get(path);
+        return f == null ? null : f.committed;
+    }
 
     /** A committed file not being removed, chosen by {@code pick} (an index draw). */
     public String pick(int draw) {
-        return pickable.isEmpty() ? null : pickable.get(Math.floorMod(draw, pickable.size()));
+        return pickable.isEmpty() ? null : pickable.get(Math.floorMod(draw, pickable.size())).path;
     }
 
-    public void removing(String path) {
-        busy.add(path);
-        refresh(path);
-    }
+    public void removing(String path) { setBusy(file(path), true); }
 
     public void removed(String path) {
-        busy.remove(path);
-        committed.remove(path);
+        File f = file(path);
+        f.busy = false;
+        setCommitted(f, null);
         removed.add(path);
-        refresh(path);
+        refresh(f);
     }
 
     /** A remove whose outcome is unknown (timeout): the path is no longer checked either way. */
     public void uncertain(String path) {
-        busy.remove(path);
-        committed.remove(path);
-        refresh(path);
+        File f = file(path);
+        f.busy = false;
+        setCommitted(f, null);
+        refresh(f);
     }
 
-    /** Puts {@code path} in or takes it out of the pickable list (swap-remove) as its state says. */
-    private void refresh(String path) {
-        boolean should = committed.containsKey(path) && !busy.contains(path);
-        Integer at = pickableIndex.get(path);
-        if (should && at == null) {
-            pickableIndex.put(path, pickable.size());
-            pickable.add(path);
-        } else if (!should && at != null) {
-            String last = pickable.remove(pickable.size() - 1);
-            if (!last.equals(path)) {
-                pickable.set(at, last);
-                pickableIndex.put(last, at);
+    private File file(String path) { return files.computeIfAbsent(path, File::new); }
+
+    private void setBusy(File f, boolean busy) {
+        f.busy = busy;
+        refresh(f);
+    }
+
+    private void setCommitted(File f, Expected e) {
+        committedCount += (e != null ? 1 : 0) - (f.committed != null ? 1 : 0);
+        f.committed = e;
+    }
+
+    /** Puts {@code f} in or takes it out of the pickable list (swap-remove) as its state says. */
+    private void refresh(File f) {
+        boolean should = f.committed != null && !f.busy;
+        if (should && f.pickAt < 0) {
+            f.pickAt = pickable.size();
+            pickable.add(f);
+        } else if (!should && f.pickAt >= 0) {
+            File last = pickable.remove(pickable.size() - 1);
+            if (last != f) {
+                pickable.set(f.pickAt, last);
+                last.pickAt = f.pickAt;
             }
-            pickableIndex.remove(path);
+            f.pickAt = -1;
         }
-        assert pickable.size() == pickableIndex.size();
+        assert f.pickAt < 0 || pickable.get(f.pickAt) == f;
     }
 
-    public boolean isCommitted(String path) { return committed.containsKey(path) && !busy.contains(path); }
+    public boolean isCommitted(String path) {
+        File f = files.get(path);
+        return f != null && f.committed != null && !f.busy;
+    }
 
     /** Every committed path, sorted. */
-    public List<String> committedPaths() { return new ArrayList<>(new TreeSet<>(committed.keySet())); }
+    public List<String> committedPaths() {
+        List<String> out = new ArrayList<>(committedCount);
+        for (File f : files.values()) if (f.committed != null) out.add(f.path);
+        out.sort(null);
+        return out;
+    }
 
     public List<String> removedPaths() { return new ArrayList<>(removed); }
 
-    public int committedCount() { return committed.size(); }
+    public int committedCount() { return committedCount; }
 }

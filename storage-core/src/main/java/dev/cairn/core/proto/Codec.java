@@ -245,7 +245,22 @@ public final class Codec {
      * A component's type, classified once per record type: encoding and decoding switch on the kind rather
      * than asking reflection about the class of every value (which showed up in simulator profiles).
      */
-    private record Field(Kind kind, Type type, Class<?> raw, Field element, Object[] constants) {
+    private record Field(Kind kind, Type type, Class<?> raw, Field element, Object[] constants, RecordShape[] nested) {
+        Field(Kind kind, Type type, Class<?> raw, Field element, Object[] constants) {
+            this(kind, type, raw, element, constants, new RecordShape[1]);
+        }
+
+        /**
+         * A RECORD component's shape, looked up on first use (types may nest) and kept: a record type is
+         * final, so every value has it (a class-value lookup per nested record, for each of an inventory's
+         * thousands of entries, showed up in simulator profiles). A race sets the same shape twice.
+         */
+        RecordShape shape() {
+            RecordShape s = nested[0];
+            if (s == null) nested[0] = s = Codec.shape(raw);
+            return s;
+        }
+
         static Field of(Type t) {
             Class<?> raw = t instanceof Class<?> c ? c : t instanceof ParameterizedType p ? (Class<?>) p.getRawType() : null;
             if (raw == null) return new Field(Kind.UNSUPPORTED, t, null, null, null);
@@ -354,8 +369,9 @@ public final class Codec {
     }
 
     /** Bytes {@code r} encodes to (without a tag); agrees with {@link #writeRecord}, which checks the limits. */
-    private static int size(Object r) {
-        RecordShape s = shape(r.getClass());
+    private static int size(Object r) { return size(r, shape(r.getClass())); }
+
+    private static int size(Object r, RecordShape s) {
         int n = s.fixedBytes;
         for (int i = 0; i < s.fields.length; i++) if (s.longGetters[i] == null && s.intGetters[i] == null) n += size(s.fields[i], component(s, i, r));
         return n;
@@ -379,7 +395,7 @@ public final class Codec {
                 for (Object e : (List<?>) v) n += size(f.element(), e);
                 yield n;
             }
-            case RECORD -> size(v);
+            case RECORD -> size(v, f.shape());
             case UNSUPPORTED -> 0;
         };
     }
@@ -410,7 +426,7 @@ public final class Codec {
                 out.int4(list.size());
                 for (Object e : list) writeValue(out, f.element(), e);
             }
-            case RECORD -> writeRecord(out, v);
+            case RECORD -> writeRecord(out, v, f.shape());
             case UNSUPPORTED -> throw new IllegalArgumentException("unsupported field type " + f.type());
         }
     }
@@ -427,8 +443,9 @@ public final class Codec {
         }
     }
 
-    private static Object readRecord(In in, Class<?> type) throws CodecException {
-        RecordShape s = shape(type);
+    private static Object readRecord(In in, Class<?> type) throws CodecException { return readRecord(in, type, shape(type)); }
+
+    private static Object readRecord(In in, Class<?> type, RecordShape s) throws CodecException {
         Object[] args = new Object[s.fields.length];
         for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.fields[i]);
         try {
@@ -506,7 +523,7 @@ public final class Codec {
                 for (int i = 0; i < n; i++) list.add(readValue(frame, f.element()));
                 return Collections.unmodifiableList(list); // no copy: nothing else holds the list
             }
-            case RECORD: return readRecord(frame, f.raw());
+            case RECORD: return readRecord(frame, f.raw(), f.shape());
             default: throw new CodecException("unsupported field type " + f.type());
         }
     }
