@@ -152,7 +152,6 @@ final class Auditor {
                 parts.computeIfAbsent(k.part(), p -> new ArrayList<>()).add(k.host());
             }
             boolean readable = cls.isEc() ? parts.size() >= cls.k() : !good.isEmpty();
-            String what = "chunk " + c.chunkId() + " v" + c.version() + " (inode " + c.inode() + " index " + c.index() + ", " + cls + ")";
             if (!readable) {
                 unreadable++;
                 unreadableChunks.add(c.chunkId());
@@ -162,7 +161,7 @@ final class Auditor {
                 if (lossExcused(c.chunkId(), cls)) {
                     excused++;
                 } else {
-                    add(findings, "durability", what + " has no readable set of copies, yet faults destroyed copies on only "
+                    add(findings, "durability", what(c, cls) + " has no readable set of copies, yet faults destroyed copies on only "
                             + history.destroyedOn(c.chunkId()).size() + " failure domain(s) " + history.destroyedOn(c.chunkId())
                             + " and the class tolerates " + cls.tolerance() + "; on disk: " + describe(copies));
                 }
@@ -170,9 +169,9 @@ final class Auditor {
             }
             if (cls.isEc()) {
                 boolean exact = parts.size() == cls.parts() && good.size() == cls.parts() && hosts.size() == cls.parts();
-                if (!exact) add(findings, "convergence", what + " has parts " + parts + ", goal one of each of " + cls.parts() + " on distinct hosts");
+                if (!exact) add(findings, "convergence", what(c, cls) + " has parts " + parts + ", goal one of each of " + cls.parts() + " on distinct hosts");
             } else if (good.size() != cls.replicas() || hosts.size() != cls.replicas()) {
-                add(findings, "convergence", what + " has " + good.size() + " intact current copies on " + hosts + ", goal " + cls.replicas());
+                add(findings, "convergence", what(c, cls) + " has " + good.size() + " intact current copies on " + hosts + ", goal " + cls.replicas());
             }
         }
         // garbage: every file on a live disk is an intact current copy of a referenced chunk
@@ -216,6 +215,11 @@ final class Auditor {
                     .append(" part ").append(k.part()).append(" len ").append(k.length()).append(k.intact() ? "" : " CORRUPT");
         }
         return sb.toString();
+    }
+
+    /** How a finding names a chunk (made only for a finding: an audit looks at every chunk, once a second while it waits). */
+    private static String what(ChunkRecord c, StorageClass cls) {
+        return "chunk " + c.chunkId() + " v" + c.version() + " (inode " + c.inode() + " index " + c.index() + ", " + cls + ")";
     }
 
     private static void add(TreeMap<String, List<String>> findings, String kind, String what) {

@@ -279,12 +279,14 @@ public final class Codec {
     /**
      * A record type's components, classified; a generated accessor function per component (a plain
      * interface call: invoking a method handle that is not a constant costs several hidden frames per
-     * field, which showed up in simulator profiles); and the canonical constructor as a handle typed
-     * {@code (Object[])Object}, so each decode is one exact invocation (a plain {@code invokeWithArguments}
-     * builds a spreader per call).
+     * field, which showed up in simulator profiles); and a reader: one method handle typed
+     * {@code (In)Object} that reads the components in order and calls the canonical constructor with them
+     * ({@link #reader}), primitives unboxed, so a decode makes no argument array and boxes nothing (a
+     * spread {@code Object[]} per record, for each of an inventory's thousands of entries, showed up in
+     * simulator profiles).
      */
     private record RecordShape(Field[] fields, Function<Object, Object>[] getters, ToLongFunction<Object>[] longGetters, ToIntFunction<Object>[] intGetters,
-                               MethodHandle ctor, boolean carriesBytes, int fixedBytes, int tag) {
+                               MethodHandle reader, boolean carriesBytes, int fixedBytes, int tag) {
         static RecordShape of(Class<?> t) {
             if (!t.isRecord()) throw new IllegalArgumentException(t.getName() + " is not a record");
             RecordComponent[] cs = t.getRecordComponents();
@@ -309,16 +311,37 @@ public final class Codec {
                         fixedBytes += 4;
                     }
                 }
-                MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(classes))
-                        .asSpreader(Object[].class, cs.length)
-                        .asType(MethodType.methodType(Object.class, Object[].class));
+                MethodHandle ctor = lookup.unreflectConstructor(t.getDeclaredConstructor(classes));
                 boolean carriesBytes = false;
                 for (Field f : fields) carriesBytes |= f.kind() == Kind.BYTES;
                 // a message's wire tag, looked up once (a map lookup per message showed up in simulator profiles)
-                return new RecordShape(fields, getters, longGetters, intGetters, ctor, carriesBytes, fixedBytes, TAG_OF.getOrDefault(t, -1));
+                return new RecordShape(fields, getters, longGetters, intGetters, reader(lookup, ctor, fields, classes), carriesBytes, fixedBytes,
+                        TAG_OF.getOrDefault(t, -1));
             } catch (ReflectiveOperationException e) {
                 throw new IllegalArgumentException("record " + t.getName() + " must be public", e);
             }
+        }
+
+        /**
+         * {@code (In)Object}: reads component 0, then 1, ... then calls {@code ctor}. Built from the last
+         * component back: {@code foldArguments} runs its combiner (a component's reader) before its target
+         * (the readers of the components after it, then the constructor), so the order is the wire's.
+         */
+        private static MethodHandle reader(MethodHandles.Lookup lookup, MethodHandle ctor, Field[] fields, Class<?>[] classes)
+                throws ReflectiveOperationException {
+            int n = classes.length;
+            MethodHandle h = MethodHandles.dropArguments(ctor.asType(ctor.type().changeReturnType(Object.class)), n, In.class);
+            for (int k = n - 1; k >= 0; k--) h = MethodHandles.foldArguments(h, k, componentReader(lookup, fields[k], classes[k]));
+            assert h.type().equals(MethodType.methodType(Object.class, In.class)) : h.type();
+            return h;
+        }
+
+        /** {@code (In)T} for a component of class {@code type}: a primitive long or int read as it is, anything else by {@link #readValue}. */
+        private static MethodHandle componentReader(MethodHandles.Lookup lookup, Field f, Class<?> type) throws ReflectiveOperationException {
+            if (type == long.class) return lookup.findStatic(Codec.class, "readLong", MethodType.methodType(long.class, In.class));
+            if (type == int.class) return lookup.findStatic(Codec.class, "readInt", MethodType.methodType(int.class, In.class));
+            MethodHandle any = lookup.findStatic(Codec.class, "readValue", MethodType.methodType(Object.class, In.class, Field.class));
+            return MethodHandles.insertArguments(any, 1, f).asType(MethodType.methodType(type, In.class));
         }
 
         /** A function calling the accessor of {@code c} (a primitive comes boxed). */
@@ -446,16 +469,21 @@ public final class Codec {
     private static Object readRecord(In in, Class<?> type) throws CodecException { return readRecord(in, type, shape(type)); }
 
     private static Object readRecord(In in, Class<?> type, RecordShape s) throws CodecException {
-        Object[] args = new Object[s.fields.length];
-        for (int i = 0; i < args.length; i++) args[i] = readValue(in, s.fields[i]);
         try {
-            return (Object) s.ctor.invokeExact(args);
+            return (Object) s.reader.invokeExact(in);
+        } catch (CodecException | BufferUnderflowException e) {
+            throw e; // a component's reader: the frame is bad, not the record
         } catch (IllegalArgumentException e) {
             throw new CodecException("invalid " + type.getSimpleName() + ": " + e.getMessage(), e);
         } catch (Throwable t) {
             throw new CodecException("cannot build " + type.getSimpleName() + ": " + t, t);
         }
     }
+
+    /** A primitive component's reader (see {@link RecordShape#reader}). */
+    private static long readLong(In in) { return in.buf.getLong(); }
+
+    private static int readInt(In in) { return in.buf.getInt(); }
 
     private static Object readValue(In frame, Field f) throws CodecException {
         ByteBuffer in = frame.buf;
