@@ -15,9 +15,9 @@ import java.util.Locale;
  * the sweeps use) report simulated seconds per wall second once the JIT has settled: warm-up runs for at
  * least {@link #WARMUP_NANOS} and until a run compiles less than {@link #SETTLED_JIT_SHARE} of its own time,
  * then {@link #ITERATIONS} measured ones, of which the median and the best are printed (the machine is
- * shared: the median is the figure to quote, the best shows what the code does undisturbed). The first,
- * cold run is printed too: a single replayed seed runs at that speed, a sweep (one JVM per job) at the
- * settled one. Then a short sweep with the full fault catalog reports seeds per minute on one thread.
+ * shared: the median is the figure to quote, the best shows what the code does undisturbed). The first run
+ * of each profile is printed too; for the first profile it is cold, as a single replayed seed runs, where a
+ * sweep (one JVM per job) runs at the settled speed. Then a short sweep with the full fault catalog reports seeds per minute on one thread.
  *
  * <p>Arguments: {@code [SECONDS [SEEDS [PROFILE]]]}; PROFILE runs one workload only (for a profiler).
  */
@@ -40,11 +40,11 @@ public final class SimSpeed {
         String only = args.length > 2 ? args[2].toUpperCase(Locale.ROOT) : null; // one workload profile, e.g. steady
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         System.out.printf(Locale.ROOT, "%-8s %10s %10s %10s %10s %10s %12s %10s %8s%n",
-                "workload", "virtual s", "wall s", "median", "best", "cold", "events/s", "files", "warm-up");
+                "workload", "virtual s", "wall s", "median", "best", "first", "events/s", "files", "warm-up");
         for (Workload.Profile p : Workload.Profile.values()) {
             if (only != null && !p.name().equals(only)) continue;
             SimOptions o = SimOptions.defaults(1).withFaults(EnumSet.noneOf(SimOptions.Fault.class)).withWorkload(p).withDuration(seconds * 1_000_000_000L);
-            SimResult cold = SimRun.run(o);
+            SimResult first = SimRun.run(o);
             long warmStart = System.nanoTime();
             int warmups = 0;
             boolean settled = false;
@@ -64,7 +64,7 @@ public final class SimSpeed {
             SimResult best = runs[0], median = runs[ITERATIONS / 2];
             double virtual = median.virtualNanos() / 1e9, wall = median.wallNanos() / 1e9;
             System.out.printf(Locale.ROOT, "%-8s %10.0f %10.2f %9.0f× %9.0f× %9.0f× %12.0f %10d %7.0fs%n", p.name().toLowerCase(Locale.ROOT), virtual, wall,
-                    virtual / wall, virtual / (best.wallNanos() / 1e9), virtual / (cold.wallNanos() / 1e9), median.events() / wall,
+                    virtual / wall, virtual / (best.wallNanos() / 1e9), virtual / (first.wallNanos() / 1e9), median.events() / wall,
                     median.stats().commits, warmSeconds);
             if (jitMs * 1e6 > SETTLED_JIT_SHARE * ITERATIONS * median.wallNanos()) {
                 System.out.printf(Locale.ROOT, "         (the JIT compiled for %d ms during the measured runs: not settled)%n", jitMs);
