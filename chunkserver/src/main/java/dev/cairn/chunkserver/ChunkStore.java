@@ -391,14 +391,13 @@ final class ChunkStore {
         return c == null || c.bad ? null : new long[] {c.id, c.version, c.length};
     }
 
-    /** Chunk ids after {@code after} (for the scrubber's round), at most {@code n}. */
-    List<long[]> nextChunks(long after, int n) {
-        List<long[]> out = new ArrayList<>();
-        for (Chunk c : chunks.tailMap(after, false).values()) {
-            if (out.size() == n) break;
-            if (!c.bad) out.add(new long[] {c.id, c.version, c.length});
+    /** {id, version, length} of the first chunk after {@code after} not marked bad (the scrubber's next), or null. */
+    long[] nextChunk(long after) {
+        for (var e = chunks.higherEntry(after); e != null; e = chunks.higherEntry(e.getKey())) {
+            Chunk c = e.getValue();
+            if (!c.bad) return new long[] {c.id, c.version, c.length};
         }
-        return out;
+        return null;
     }
 
     Promise<Void> bump(long id, long from, long to) {

@@ -4,7 +4,6 @@ import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Env;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
-import java.util.List;
 
 /**
  * Re-reads every stored chunk in the background and verifies its block checksums. Chunks are walked in id
@@ -117,14 +116,14 @@ final class Scrubber {
         if (budget <= 0 || reads <= 0 || stopped || ahead(due)) return Promise.completed(null);
         long[] c = offset > 0 ? store.info(cursor) : null;
         if (c == null) {
-            List<long[]> next = store.nextChunks(cursor, 1);
-            if (next.isEmpty()) { // end of a round: the next starts on a tick once the interval since this one's start is over
+            long[] next = store.nextChunk(cursor);
+            if (next == null) { // end of a round: the next starts on a tick once the interval since this one's start is over
                 cursor = -1;
                 offset = 0;
                 inRound = false;
                 return Promise.completed(null);
             }
-            c = next.get(0);
+            c = next;
             cursor = c[0];
             offset = 0;
         }

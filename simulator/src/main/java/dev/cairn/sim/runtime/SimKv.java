@@ -34,7 +34,18 @@ final class SimKv implements KvStore {
      * both keys or past the end of the shorter one, which then sorts first (a prefix) as padding zeros do.
      */
     record Key(byte[] bytes, int hash, long head, long next) implements Comparable<Key> {
-        Key(byte[] bytes) { this(bytes, Arrays.hashCode(bytes), word(bytes, 0), word(bytes, 8)); }
+        Key(byte[] bytes) { this(bytes, word(bytes, 0), word(bytes, 8)); }
+
+        private Key(byte[] bytes, long head, long next) { this(bytes, hash(bytes, head, next), head, next); }
+
+        /**
+         * The bytes' hash, mixed: {@code Arrays.hashCode}'s base-31 sum alone collides on ids of the same
+         * table (inodes 31 and 256 do: 31 × 1 + 0 = 0 × 31 + 31), and colliding keys cost a chain walk.
+         */
+        private static int hash(byte[] bytes, long head, long next) {
+            long h = (head * 0x9e3779b97f4a7c15L ^ next) * 0xbf58476d1ce4e5b9L ^ Arrays.hashCode(bytes);
+            return (int) (h ^ h >>> 32);
+        }
 
         /** Bytes {@code [at, at + 8)} of {@code b} as a big-endian long, zeros past its end. */
         static long word(byte[] b, int at) {
