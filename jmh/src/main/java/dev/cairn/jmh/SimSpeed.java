@@ -17,7 +17,8 @@ import java.util.Locale;
  * then {@link #ITERATIONS} measured ones, of which the median and the best are printed (the machine is
  * shared: the median is the figure to quote, the best shows what the code does undisturbed). The first run
  * of each profile is printed too; for the first profile it is cold, as a single replayed seed runs, where a
- * sweep (one JVM per job) runs at the settled speed. Then a short sweep with the full fault catalog reports seeds per minute on one thread.
+ * sweep (one JVM per job) runs at the settled speed. Then a short sweep with the full fault catalog reports
+ * seeds per minute on one thread.
  *
  * <p>Arguments: {@code [SECONDS [SEEDS [PROFILE]]]}; PROFILE runs one workload only (for a profiler).
  */
