@@ -437,8 +437,8 @@ public final class Master implements Node, MessageHandler {
 
     /**
      * Chunks with something under way: a planner action, an open lease hold, or a lease being set up on their
-     * file. Asked of every chunk in an inventory: the sets are looked at in place (copying the holds into one
-     * set per inventory was a few per cent of a steady run), only the leases being set up are listed first.
+     * file. Asked of every chunk in an inventory: the sets are looked at in place (not copied into one set per
+     * inventory), only the leases being set up are listed first.
      * The answer follows the sets as they change; no caller changes them while it asks.
      */
     private LongPredicate busyChunks() {

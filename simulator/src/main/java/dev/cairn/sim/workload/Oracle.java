@@ -22,7 +22,7 @@ public final class Oracle {
         public byte[] bytes() { return content(contentSeed, length); }
     }
 
-    /** What is known of one path: one hashed lookup per operation (one per map made the oracle a tenth of a steady run). */
+    /** What is known of one path: one hashed lookup per operation (a map per fact made it four to six). */
     private static final class File {
         final String path;
         /** Acknowledged content, or null (never committed, removed, or its remove's outcome unknown). */
@@ -51,7 +51,8 @@ public final class Oracle {
      * A file's bytes: word {@code i} (8 bytes, little-endian; the last one cut short) is
      * {@code mix(mix(seed) + (i + 1) * GAMMA)}. A counter through a one-multiply mixer: any two files, and
      * any two offsets of one file, differ (a misdirected write shows), and making and checking the bytes
-     * costs half what {@link SplittableRandom}'s two-multiply mixer did, which was a tenth of a steady run.
+     * takes about two thirds of the time {@link SplittableRandom}'s two-multiply mixer did (the workload makes
+     * and checks every file's bytes, often more than once).
      */
     public static byte[] content(long seed, int size) {
         byte[] b = new byte[size];

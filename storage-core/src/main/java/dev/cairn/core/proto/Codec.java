@@ -281,7 +281,8 @@ public final class Codec {
      * interface call: invoking a method handle that is not a constant costs several hidden frames per
      * field, which showed up in simulator profiles); and a reader: one method handle typed
      * {@code (In)Object} that reads the components in order and calls the canonical constructor with them
-     * ({@link #reader}), primitives unboxed, so a decode makes no argument array and boxes nothing (a
+     * ({@link #reader}; one invocation per record, as the spread constructor was), longs and ints unboxed,
+     * so a decode makes no argument array (a
      * spread {@code Object[]} per record, for each of an inventory's thousands of entries, showed up in
      * simulator profiles).
      */
