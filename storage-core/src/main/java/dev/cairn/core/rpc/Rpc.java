@@ -7,22 +7,67 @@ import dev.cairn.core.env.Env;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.LongFunction;
 
 /**
  * Request/response over a node's transport. Each call gets a fresh request id; the reply carrying that
  * id completes the call. A call fails with UNAVAILABLE when it times out or when its connection breaks,
  * so no caller waits forever on a dead peer.
+ *
+ * <p>Timeouts share one scheduler timer. Calls made with one timeout value have their deadlines in call
+ * order, so each value keeps a FIFO lane of its calls, and the timer is armed for the earliest deadline
+ * at the head of a lane; a call answered in time is dropped from its lane lazily. A call then costs a
+ * lane append instead of a timer of its own that is nearly always cancelled (in a simulated steady run
+ * those were a quarter of all scheduled events).
  */
 public final class Rpc {
     /** Bound on calls awaiting an answer; past it new calls fail at once instead of piling up. */
     public static final int MAX_PENDING = 100_000;
+    /** A lane holding more finished calls than this beyond twice the calls pending is swept of them. */
+    static final int LANE_SLACK = 64;
 
-    private record Pending(Address to, Promise<Message> promise, Cancellable timer) {}
+    /** A call awaiting its answer. */
+    private static final class Pending {
+        final long rid;
+        final Address to;
+        final Class<? extends Message> requestType, replyType;
+        final Promise<Message> promise;
+        /** On the node's monotonic clock. */
+        final long deadline;
+        /** Answered, failed or timed out: no longer in {@link #pending}, left in its lane until swept. */
+        boolean finished;
+
+        Pending(long rid, Address to, Class<? extends Message> requestType, Class<? extends Message> replyType,
+                Promise<Message> promise, long deadline) {
+            this.rid = rid;
+            this.to = to;
+            this.requestType = requestType;
+            this.replyType = replyType;
+            this.promise = promise;
+            this.deadline = deadline;
+        }
+    }
+
+    /** Calls made with one timeout value, in call order: their deadlines never decrease along it. */
+    private static final class Lane {
+        final long timeoutNanos;
+        final ArrayDeque<Pending> calls = new ArrayDeque<>();
+
+        Lane(long timeoutNanos) { this.timeoutNanos = timeoutNanos; }
+
+        /** Drops finished calls from the head; the first unfinished one, or null. */
+        Pending head() {
+            Pending h;
+            while ((h = calls.peekFirst()) != null && h.finished) calls.pollFirst();
+            return h;
+        }
+    }
 
     /** Request ids remembered per peer, and peers remembered, to drop a request delivered twice. */
     public static final int REMEMBERED_RIDS = 1024;
@@ -54,10 +99,16 @@ public final class Rpc {
     }
 
     private final Env env;
-    private final Map<Long, Pending> pending = new TreeMap<>();
+    /** Calls awaiting an answer by request id, in id order (ids only grow): the order they are failed in. */
+    private final Map<Long, Pending> pending = new LinkedHashMap<>();
+    /** One lane per timeout value in use, in order of first use (a handful: callers use named constants). */
+    private final List<Lane> lanes = new ArrayList<>();
+    /** The timeout timer, armed for {@link #timerAt} (monotonic clock), or null. */
+    private Cancellable timer;
+    private long timerAt;
     private long nextRid;
     /** Recent request ids by sender, oldest first (bounded LRU at both levels). */
-    private final java.util.LinkedHashMap<Address, RecentRids> seen = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+    private final LinkedHashMap<Address, RecentRids> seen = new LinkedHashMap<>(16, 0.75f, true) {
         @Override protected boolean removeEldestEntry(Map.Entry<Address, RecentRids> e) { return size() > REMEMBERED_PEERS; }
     };
 
@@ -73,24 +124,71 @@ public final class Rpc {
         if (pending.size() >= MAX_PENDING) {
             return Promise.failed(new CairnException(Status.BUSY, "too many calls in flight"));
         }
+        if (timeoutNanos < 0) throw new IllegalArgumentException("negative timeout " + timeoutNanos);
         long rid = nextRid++;
         Message m = request.apply(rid);
         assert m.rid() == rid : "request must carry the id it was given";
         Promise<Message> p = new Promise<>();
-        Cancellable timer = env.scheduler().schedule(timeoutNanos, () -> {
-            if (pending.remove(rid) != null) {
-                p.fail(new CairnException(Status.UNAVAILABLE, m.getClass().getSimpleName() + " to " + to + " timed out"));
-            }
-        });
-        pending.put(rid, new Pending(to, p, timer));
+        Pending call = new Pending(rid, to, m.getClass(), replyType, p, env.clock().nanoTime() + timeoutNanos);
+        pending.put(rid, call);
+        Lane lane = lane(timeoutNanos);
+        lane.head();
+        assert lane.calls.isEmpty() || lane.calls.peekLast().deadline - call.deadline <= 0 : "deadlines of a lane go up";
+        lane.calls.addLast(call);
+        if (lane.calls.size() > 2 * pending.size() + LANE_SLACK) lane.calls.removeIf(c -> c.finished);
+        arm(call.deadline);
         env.transport().send(to, m);
-        return p.map(reply -> {
-            if (!replyType.isInstance(reply)) {
-                throw new CairnException(Status.BAD_REQUEST, "expected " + replyType.getSimpleName()
-                        + " from " + to + " but got " + reply.getClass().getSimpleName());
+        @SuppressWarnings("unchecked") Promise<R> typed = (Promise<R>) (Promise<?>) p; // completed only with an R (onMessage)
+        return typed;
+    }
+
+    private Lane lane(long timeoutNanos) {
+        for (Lane l : lanes) if (l.timeoutNanos == timeoutNanos) return l;
+        Lane l = new Lane(timeoutNanos);
+        lanes.add(l);
+        return l;
+    }
+
+    /** Makes sure the timer goes off by {@code deadline}. */
+    private void arm(long deadline) {
+        if (timer != null && timerAt - deadline <= 0) return;
+        if (timer != null) timer.cancel();
+        timerAt = deadline;
+        timer = env.scheduler().schedule(Math.max(0, deadline - env.clock().nanoTime()), this::expire);
+    }
+
+    /** The timer went off: fails the calls past their deadline (earliest first), and re-arms for the next. */
+    private void expire() {
+        timer = null;
+        long now = env.clock().nanoTime();
+        List<Pending> expired = new ArrayList<>();
+        long next = 0;
+        boolean more = false;
+        for (Lane l : lanes) {
+            for (Pending h; (h = l.head()) != null; ) {
+                if (h.deadline - now > 0) {
+                    if (!more || h.deadline - next < 0) next = h.deadline;
+                    more = true;
+                    break;
+                }
+                l.calls.pollFirst();
+                expired.add(h);
             }
-            return replyType.cast(reply);
-        });
+        }
+        if (more) arm(next);
+        expired.sort(Comparator.comparingLong((Pending c) -> c.deadline).thenComparingLong(c -> c.rid));
+        for (Pending c : expired) {
+            if (c.finished) continue; // a callback of one failed earlier in this loop ended it
+            finish(c).fail(new CairnException(Status.UNAVAILABLE, c.requestType.getSimpleName() + " to " + c.to + " timed out"));
+        }
+    }
+
+    /** Takes a call out of the pending set; its promise is the caller's to complete. */
+    private Promise<Message> finish(Pending c) {
+        Pending removed = pending.remove(c.rid);
+        assert removed == c;
+        c.finished = true;
+        return c.promise;
     }
 
     /**
@@ -102,32 +200,47 @@ public final class Rpc {
         if (!m.isReply()) {
             return !seen.computeIfAbsent(from, a -> new RecentRids()).add(m.rid());
         }
-        Pending p = pending.remove(m.rid());
-        if (p == null) return true; // late reply to a call that timed out: drop it
-        p.timer.cancel();
-        p.promise.complete(m);
+        Pending c = pending.get(m.rid());
+        if (c == null) return true; // late reply to a call that timed out: drop it
+        Promise<Message> p = finish(c);
+        if (!c.replyType.isInstance(m)) {
+            p.fail(new CairnException(Status.BAD_REQUEST, "expected " + c.replyType.getSimpleName()
+                    + " from " + c.to + " but got " + m.getClass().getSimpleName()));
+        } else {
+            p.complete(m);
+        }
         return true;
     }
 
     /** Fails every call in flight to {@code peer}. */
     public void onDisconnect(Address peer) {
-        List<Long> gone = new ArrayList<>();
-        for (Map.Entry<Long, Pending> e : pending.entrySet()) if (e.getValue().to.equals(peer)) gone.add(e.getKey());
-        for (Long rid : gone) {
-            Pending p = pending.remove(rid);
-            p.timer.cancel();
-            p.promise.fail(new CairnException(Status.UNAVAILABLE, "connection to " + peer + " lost"));
+        List<Pending> gone = new ArrayList<>();
+        for (Pending c : pending.values()) if (c.to.equals(peer)) gone.add(c);
+        for (Pending c : gone) {
+            if (c.finished) continue;
+            finish(c).fail(new CairnException(Status.UNAVAILABLE, "connection to " + peer + " lost"));
         }
     }
 
     /** Fails everything in flight (node shutting down). */
     public void failAll(String why) {
-        for (Pending p : pending.values()) {
-            p.timer.cancel();
-            p.promise.fail(new CairnException(Status.UNAVAILABLE, why));
-        }
+        if (timer != null) timer.cancel();
+        timer = null;
+        List<Pending> all = new ArrayList<>(pending.values());
         pending.clear();
+        lanes.clear();
+        for (Pending c : all) {
+            c.finished = true;
+            c.promise.fail(new CairnException(Status.UNAVAILABLE, why));
+        }
     }
 
     public int inFlight() { return pending.size(); }
+
+    /** Calls held in lanes, finished ones not yet swept included (for tests: what the lanes cost in memory). */
+    int laneLength() {
+        int n = 0;
+        for (Lane l : lanes) n += l.calls.size();
+        return n;
+    }
 }
