@@ -6,7 +6,7 @@ import dev.cairn.core.env.Volume;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.DiskState;
-import java.util.LinkedHashMap;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -31,9 +31,24 @@ final class Disk implements Volume {
     private final Volume volume;
     private final Clock clock;
     private final Consumer<Disk> onFailure;
-    /** Calls under way: id -> start (insertion order is start order, so the first is the oldest). */
-    private final LinkedHashMap<Long, Long> inflight = new LinkedHashMap<>();
-    private long nextCall;
+    /** A call under way (or finished, until it leaves the head of {@link #calls}). */
+    private static final class Call {
+        final long startNanos;
+        boolean finished;
+
+        Call(long startNanos) { this.startNanos = startNanos; }
+    }
+
+    /**
+     * Calls in start order. Finished ones leave from the head, so the head is the oldest call under way;
+     * a call that finishes behind an older one stays until that one finishes too, so the deque is as long
+     * as the calls started since the oldest unfinished one (the calls queued on the disk, for a FIFO one).
+     */
+    private final ArrayDeque<Call> calls = new ArrayDeque<>();
+    /** Calls in {@link #calls} not finished yet. */
+    private int unfinished;
+    /** Finished calls held behind an unfinished one beyond twice the unfinished ones before {@link #calls} is swept. */
+    static final int CALLS_SLACK = 64;
     private double averageNanos;
     /** Calls finished since the last report (an idle disk's average decays instead of standing still). */
     private int finishedSinceReport;
@@ -99,7 +114,8 @@ final class Disk implements Volume {
 
     long latencyMicros() {
         long now = clock.nanoTime();
-        long oldest = inflight.isEmpty() ? 0 : now - inflight.values().iterator().next();
+        Call head = calls.peekFirst();
+        long oldest = head == null ? 0 : now - head.startNanos;
         return Math.max((long) averageNanos, oldest) / 1000;
     }
 
@@ -111,6 +127,9 @@ final class Disk implements Volume {
     }
 
     String failure() { return failure; }
+
+    /** Calls held for the latency report, finished ones not yet dropped included (for tests: what it costs in memory). */
+    int callsHeld() { return calls.size(); }
 
     // ---------------------------------------------------------------- Volume
 
@@ -136,23 +155,27 @@ final class Disk implements Volume {
 
     private <T> Promise<T> timed(Supplier<Promise<T>> call) {
         if (failure != null) return Promise.failed(new CairnException(Status.IO, "disk " + name() + " has failed (" + failure + ")"));
-        long id = nextCall++;
-        long start = clock.nanoTime();
-        inflight.put(id, start);
+        Call c = new Call(clock.nanoTime());
+        calls.addLast(c);
+        unfinished++;
+        if (calls.size() > 2 * unfinished + CALLS_SLACK) calls.removeIf(x -> x.finished);
         Promise<T> p;
         try {
             p = call.get();
         } catch (RuntimeException e) {
             p = Promise.failed(e);
         }
-        return p.then((v, e) -> {
-            inflight.remove(id);
-            long took = clock.nanoTime() - start;
+        Promise<T> out = new Promise<>();
+        p.onComplete((v, e) -> {
+            c.finished = true;
+            unfinished--;
+            while (!calls.isEmpty() && calls.peekFirst().finished) calls.pollFirst();
+            long took = clock.nanoTime() - c.startNanos;
             averageNanos = averageNanos == 0 ? took : averageNanos + LATENCY_WEIGHT * (took - averageNanos);
             finishedSinceReport++;
-            if (e == null) return Promise.completed(v);
-            return Promise.failed(judge(e));
+            if (e == null) out.complete(v); else out.fail(judge(e));
         });
+        return out;
     }
 
     /** Turns a volume failure into what the chunkserver answers, failing or filling the disk on the way. */
