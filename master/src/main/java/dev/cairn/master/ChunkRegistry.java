@@ -250,14 +250,16 @@ final class ChunkRegistry {
 
     /**
      * Records a current copy on {@code s}. Only a change tells the watcher: inventories repeat every copy a
-     * server holds, and the planner must not look at them all each time.
+     * server holds, and the planner must not look at them all each time. True if {@code s} was not known to
+     * hold a current copy before.
      */
-    void addLocation(long chunkId, Server s, int part, long version) {
+    boolean addLocation(long chunkId, Server s, int part, long version) {
         assert s.alive;
-        boolean wasStale = s.staleChunks.remove(chunkId) != null;
+        boolean wasStale = !s.staleChunks.isEmpty() && s.staleChunks.remove(chunkId) != null;
         boolean moved = locations.computeIfAbsent(chunkId, k -> new Copies()).put(s, part, version);
-        s.chunks.add(chunkId);
+        boolean added = s.chunks.add(chunkId);
         if (wasStale || moved) changed.accept(chunkId);
+        return added;
     }
 
     void removeLocation(long chunkId, String serverId) {

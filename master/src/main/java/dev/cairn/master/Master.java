@@ -50,6 +50,7 @@ import dev.cairn.master.meta.MetaLog;
 import dev.cairn.master.namespace.InodeRecord;
 import dev.cairn.master.namespace.Namespace;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -366,18 +367,19 @@ public final class Master implements Node, MessageHandler {
         LongPredicate busy = busyChunks();
         List<Long> delete = new ArrayList<>();
         long nextChunk = namespace.nextChunkId();
-        Set<Long> reported = new HashSet<>();
+        // the reported ids, sorted below for the look-ups of the second pass (no boxed set per inventory)
+        long[] reported = new long[r.chunks().size()];
+        int n = 0;
         int found = 0, outdated = 0;
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
         for (ChunkReport c : r.chunks()) {
-            reported.add(c.chunkId());
+            reported[n++] = c.chunkId();
             if (busy.test(c.chunkId()) || archiver.isRewriting(c.chunkId())) continue;
             ChunkRecord rec = namespace.chunk(c.chunkId());
             switch (judge(c, rec, files)) {
                 case GONE -> { if (c.chunkId() < nextChunk) delete.add(c.chunkId()); }
                 case CURRENT -> {
-                    if (!s.chunks.contains(c.chunkId())) found++;
-                    registry.addLocation(c.chunkId(), s, c.part(), c.version()); // the version as reported
+                    if (registry.addLocation(c.chunkId(), s, c.part(), c.version())) found++; // the version as reported
                 }
                 case AHEAD -> {
                     adopt(s, c);
@@ -391,15 +393,16 @@ public final class Master implements Node, MessageHandler {
                 }
             }
         }
+        Arrays.sort(reported);
         int forgotten = 0;
         for (Long id : new ArrayList<>(s.chunks)) {
-            if (!reported.contains(id) && !busy.test(id)) {
+            if (Arrays.binarySearch(reported, id) < 0 && !busy.test(id)) {
                 registry.removeLocation(id, s.id);
                 forgotten++;
             }
         }
         for (Long id : new ArrayList<>(s.staleChunks.keySet())) {
-            if (!reported.contains(id) && !busy.test(id)) registry.removeStale(id, s);
+            if (Arrays.binarySearch(reported, id) < 0 && !busy.test(id)) registry.removeStale(id, s);
         }
         if (found + outdated + forgotten + delete.size() > 0) {
             log.info("inventory of {}: {} copies found again, {} outdated, {} gone, {} to delete", s.id, found, outdated, forgotten, delete.size());
