@@ -24,7 +24,7 @@ import java.util.function.LongFunction;
  * order, so each value keeps a FIFO lane of its calls, and the timer is armed for the earliest deadline
  * at the head of a lane; a call answered in time is dropped from its lane lazily. A call then costs a
  * lane append instead of a timer of its own that is nearly always cancelled (in a simulated steady run
- * those were a quarter of all scheduled events).
+ * those were about a fifth of all scheduled events).
  */
 public final class Rpc {
     /** Bound on calls awaiting an answer; past it new calls fail at once instead of piling up. */
