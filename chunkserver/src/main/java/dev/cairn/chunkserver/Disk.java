@@ -1,12 +1,12 @@
 package dev.cairn.chunkserver;
 
+import dev.cairn.core.async.InFlight;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Clock;
 import dev.cairn.core.env.Volume;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.DiskState;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -31,24 +31,15 @@ final class Disk implements Volume {
     private final Volume volume;
     private final Clock clock;
     private final Consumer<Disk> onFailure;
-    /** A call under way (or finished, until it leaves the head of {@link #calls}). */
-    private static final class Call {
+    /** A call to the volume, and when it started. */
+    private static final class Call extends InFlight.Op {
         final long startNanos;
-        boolean finished;
 
         Call(long startNanos) { this.startNanos = startNanos; }
     }
 
-    /**
-     * Calls in start order. Finished ones leave from the head, so the head is the oldest call under way;
-     * a call that finishes behind an older one stays until that one finishes too, so the deque is as long
-     * as the calls started since the oldest unfinished one (the calls queued on the disk, for a FIFO one).
-     */
-    private final ArrayDeque<Call> calls = new ArrayDeque<>();
-    /** Calls in {@link #calls} not finished yet. */
-    private int unfinished;
-    /** Finished calls held behind an unfinished one beyond twice the unfinished ones before {@link #calls} is swept. */
-    static final int CALLS_SLACK = 64;
+    /** Calls under way, oldest first: the oldest one's age is reported if it is over the average. */
+    private final InFlight<Call> calls = new InFlight<>();
     private double averageNanos;
     /** Calls finished since the last report (an idle disk's average decays instead of standing still). */
     private int finishedSinceReport;
@@ -114,7 +105,7 @@ final class Disk implements Volume {
 
     long latencyMicros() {
         long now = clock.nanoTime();
-        Call head = calls.peekFirst();
+        Call head = calls.oldest();
         long oldest = head == null ? 0 : now - head.startNanos;
         return Math.max((long) averageNanos, oldest) / 1000;
     }
@@ -129,7 +120,7 @@ final class Disk implements Volume {
     String failure() { return failure; }
 
     /** Calls held for the latency report, finished ones not yet dropped included (for tests: what it costs in memory). */
-    int callsHeld() { return calls.size(); }
+    int callsHeld() { return calls.held(); }
 
     // ---------------------------------------------------------------- Volume
 
@@ -156,9 +147,7 @@ final class Disk implements Volume {
     private <T> Promise<T> timed(Supplier<Promise<T>> call) {
         if (failure != null) return Promise.failed(new CairnException(Status.IO, "disk " + name() + " has failed (" + failure + ")"));
         Call c = new Call(clock.nanoTime());
-        calls.addLast(c);
-        unfinished++;
-        if (calls.size() > 2 * unfinished + CALLS_SLACK) calls.removeIf(x -> x.finished);
+        calls.add(c);
         Promise<T> p;
         try {
             p = call.get();
@@ -167,9 +156,7 @@ final class Disk implements Volume {
         }
         Promise<T> out = new Promise<>();
         p.onComplete((v, e) -> {
-            c.finished = true;
-            unfinished--;
-            while (!calls.isEmpty() && calls.peekFirst().finished) calls.pollFirst();
+            calls.finish(c);
             long took = clock.nanoTime() - c.startNanos;
             averageNanos = averageNanos == 0 ? took : averageNanos + LATENCY_WEIGHT * (took - averageNanos);
             finishedSinceReport++;

@@ -1,5 +1,6 @@
 package dev.cairn.core.rpc;
 
+import dev.cairn.core.async.InFlight;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.env.Cancellable;
@@ -7,7 +8,6 @@ import dev.cairn.core.env.Env;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -21,52 +21,42 @@ import java.util.function.LongFunction;
  * so no caller waits forever on a dead peer.
  *
  * <p>Timeouts share one scheduler timer. Calls made with one timeout value have their deadlines in call
- * order, so each value keeps a FIFO lane of its calls, and the timer is armed for the earliest deadline
- * at the head of a lane; a call answered in time is dropped from its lane lazily. A call then costs a
+ * order, so each value keeps a lane of its calls ({@link InFlight}), and the timer is armed for the
+ * earliest deadline at the head of a lane. A call then costs a
  * lane append instead of a timer of its own that is nearly always cancelled (in a simulated steady run
  * those were about a fifth of all scheduled events).
  */
 public final class Rpc {
     /** Bound on calls awaiting an answer; past it new calls fail at once instead of piling up. */
     public static final int MAX_PENDING = 100_000;
-    /** A lane holding more finished calls than this beyond twice the calls pending is swept of them. */
-    static final int LANE_SLACK = 64;
 
-    /** A call awaiting its answer. */
-    private static final class Pending {
+    /** A call awaiting its answer (finished once answered, failed or timed out: then out of {@link #pending}). */
+    private static final class Pending extends InFlight.Op {
         final long rid;
         final Address to;
         final Class<? extends Message> requestType, replyType;
         final Promise<Message> promise;
         /** On the node's monotonic clock. */
         final long deadline;
-        /** Answered, failed or timed out: no longer in {@link #pending}, left in its lane until swept. */
-        boolean finished;
+        final Lane lane;
 
-        Pending(long rid, Address to, Class<? extends Message> requestType, Class<? extends Message> replyType,
-                Promise<Message> promise, long deadline) {
+        Pending(long rid, Address to, Message request, Class<? extends Message> replyType, Promise<Message> promise, long deadline, Lane lane) {
             this.rid = rid;
             this.to = to;
-            this.requestType = requestType;
+            this.requestType = request.getClass();
             this.replyType = replyType;
             this.promise = promise;
             this.deadline = deadline;
+            this.lane = lane;
         }
     }
 
     /** Calls made with one timeout value, in call order: their deadlines never decrease along it. */
     private static final class Lane {
         final long timeoutNanos;
-        final ArrayDeque<Pending> calls = new ArrayDeque<>();
+        final InFlight<Pending> calls = new InFlight<>();
 
         Lane(long timeoutNanos) { this.timeoutNanos = timeoutNanos; }
-
-        /** Drops finished calls from the head; the first unfinished one, or null. */
-        Pending head() {
-            Pending h;
-            while ((h = calls.peekFirst()) != null && h.finished) calls.pollFirst();
-            return h;
-        }
     }
 
     /** Request ids remembered per peer, and peers remembered, to drop a request delivered twice. */
@@ -129,13 +119,9 @@ public final class Rpc {
         Message m = request.apply(rid);
         assert m.rid() == rid : "request must carry the id it was given";
         Promise<Message> p = new Promise<>();
-        Pending call = new Pending(rid, to, m.getClass(), replyType, p, env.clock().nanoTime() + timeoutNanos);
+        Pending call = new Pending(rid, to, m, replyType, p, env.clock().nanoTime() + timeoutNanos, lane(timeoutNanos));
         pending.put(rid, call);
-        Lane lane = lane(timeoutNanos);
-        lane.head();
-        assert lane.calls.isEmpty() || lane.calls.peekLast().deadline - call.deadline <= 0 : "deadlines of a lane go up";
-        lane.calls.addLast(call);
-        if (lane.calls.size() > 2 * pending.size() + LANE_SLACK) lane.calls.removeIf(c -> c.finished);
+        call.lane.calls.add(call);
         arm(call.deadline);
         env.transport().send(to, m);
         @SuppressWarnings("unchecked") Promise<R> typed = (Promise<R>) (Promise<?>) p; // completed only with an R (onMessage)
@@ -157,7 +143,10 @@ public final class Rpc {
         timer = env.scheduler().schedule(Math.max(0, deadline - env.clock().nanoTime()), this::expire);
     }
 
-    /** The timer went off: fails the calls past their deadline (earliest first), and re-arms for the next. */
+    /**
+     * The timer went off: ends the calls past their deadline, re-arms for the next, then fails those calls
+     * earliest deadline first (their callbacks may call again).
+     */
     private void expire() {
         timer = null;
         long now = env.clock().nanoTime();
@@ -165,29 +154,28 @@ public final class Rpc {
         long next = 0;
         boolean more = false;
         for (Lane l : lanes) {
-            for (Pending h; (h = l.head()) != null; ) {
+            for (Pending h; (h = l.calls.oldest()) != null; ) {
                 if (h.deadline - now > 0) {
                     if (!more || h.deadline - next < 0) next = h.deadline;
                     more = true;
                     break;
                 }
-                l.calls.pollFirst();
+                finish(h);
                 expired.add(h);
             }
         }
         if (more) arm(next);
         expired.sort(Comparator.comparingLong((Pending c) -> c.deadline).thenComparingLong(c -> c.rid));
         for (Pending c : expired) {
-            if (c.finished) continue; // a callback of one failed earlier in this loop ended it
-            finish(c).fail(new CairnException(Status.UNAVAILABLE, c.requestType.getSimpleName() + " to " + c.to + " timed out"));
+            c.promise.fail(new CairnException(Status.UNAVAILABLE, c.requestType.getSimpleName() + " to " + c.to + " timed out"));
         }
     }
 
-    /** Takes a call out of the pending set; its promise is the caller's to complete. */
+    /** Ends a call: out of the pending set and its lane; its promise is the caller's to complete. */
     private Promise<Message> finish(Pending c) {
         Pending removed = pending.remove(c.rid);
         assert removed == c;
-        c.finished = true;
+        c.lane.calls.finish(c);
         return c.promise;
     }
 
@@ -217,7 +205,7 @@ public final class Rpc {
         List<Pending> gone = new ArrayList<>();
         for (Pending c : pending.values()) if (c.to.equals(peer)) gone.add(c);
         for (Pending c : gone) {
-            if (c.finished) continue;
+            if (c.finished()) continue; // a callback of one failed before it ended it
             finish(c).fail(new CairnException(Status.UNAVAILABLE, "connection to " + peer + " lost"));
         }
     }
@@ -227,12 +215,8 @@ public final class Rpc {
         if (timer != null) timer.cancel();
         timer = null;
         List<Pending> all = new ArrayList<>(pending.values());
-        pending.clear();
-        lanes.clear();
-        for (Pending c : all) {
-            c.finished = true;
-            c.promise.fail(new CairnException(Status.UNAVAILABLE, why));
-        }
+        for (Pending c : all) finish(c);
+        for (Pending c : all) c.promise.fail(new CairnException(Status.UNAVAILABLE, why));
     }
 
     public int inFlight() { return pending.size(); }
@@ -240,7 +224,7 @@ public final class Rpc {
     /** Calls held in lanes, finished ones not yet swept included (for tests: what the lanes cost in memory). */
     int laneLength() {
         int n = 0;
-        for (Lane l : lanes) n += l.calls.size();
+        for (Lane l : lanes) n += l.calls.held();
         return n;
     }
 }

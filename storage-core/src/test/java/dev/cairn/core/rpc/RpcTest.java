@@ -206,7 +206,7 @@ class RpcTest {
             rpc.onMessage(b, Ack.ok(box[0]));
         }
         assertThat(rpc.inFlight()).isEqualTo(1);
-        assertThat(rpc.laneLength()).isLessThanOrEqualTo(2 * 2 + Rpc.LANE_SLACK + 1);
+        assertThat(rpc.laneLength()).isLessThanOrEqualTo(2 + dev.cairn.core.async.InFlight.SLACK);
         assertThat(m.tasks).as("one timer for all of them").hasSize(1);
     }
 }
