@@ -22,9 +22,9 @@ import java.util.function.LongFunction;
  *
  * <p>Timeouts share one scheduler timer. Calls made with one timeout value have their deadlines in call
  * order, so each value keeps a lane of its calls ({@link InFlight}), and the timer is armed for the
- * earliest deadline at the head of a lane. A call then costs a
- * lane append instead of a timer of its own that is nearly always cancelled (in a simulated steady run
- * those were about a fifth of all scheduled events).
+ * earliest deadline at the head of a lane. A call then costs a lane append instead of a timer of its own
+ * that is nearly always cancelled (in a simulated steady run those were about a fifth of all scheduled
+ * events).
  */
 public final class Rpc {
     /** Bound on calls awaiting an answer; past it new calls fail at once instead of piling up. */
