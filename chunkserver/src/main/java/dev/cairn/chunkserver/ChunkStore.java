@@ -470,21 +470,19 @@ final class ChunkStore {
     }
 
     /**
-     * Checks the blocks of {@code [offset, offset + length)} against their checksums, reading them into
-     * {@code scratch} (at least the range rounded out to whole blocks, left alone until this completes):
-     * the scrubber's read, which keeps no bytes and so allocates none. Fails as {@link #read} does.
+     * Checks the blocks of {@code [offset, offset + length)} against their checksums, which the volume
+     * computes as it reads (a short file counting as zeros past its end, as in read): the scrubber's read,
+     * which keeps no bytes. Fails as {@link #read} does.
      */
-    Promise<Void> verify(long id, long version, long offset, int length, byte[] scratch) {
+    Promise<Void> verify(long id, long version, long offset, int length) {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             Span span = span(c, version, offset, length);
             if (span == null) return Promise.completed(null);
             long from = span.from, to = span.to;
-            int want = (int) (to - from);
-            if (want > scratch.length) throw new IllegalArgumentException("scratch of " + scratch.length + " bytes for a read of " + want);
-            return c.volume.readInto(c.file, DATA_OFFSET + from, scratch, 0, want).map(n -> {
-                Arrays.fill(scratch, n, want, (byte) 0); // a short file reads as zeros past its end, as in read
-                checkBlocks(c, scratch, 0, from, to);
+            return c.volume.checksums(c.file, DATA_OFFSET + from, (int) (to - from), BLOCK_SIZE).map(crcs -> {
+                assert crcs.length == ChunkFormat.blocks(to - from);
+                for (int i = 0; i < crcs.length; i++) checkBlock(c, (int) (from / BLOCK_SIZE) + i, crcs[i]);
                 return null;
             });
         });
@@ -507,11 +505,13 @@ final class ChunkStore {
     private static void checkBlocks(Chunk c, byte[] buf, int at, long from, long to) {
         for (long b = from; b < to; b += BLOCK_SIZE) {
             int n = (int) Math.min(BLOCK_SIZE, to - b);
-            int blk = (int) (b / BLOCK_SIZE);
-            if (ChunkFormat.crc(buf, at + (int) (b - from), n) != c.crcs[blk]) {
-                throw new CairnException(Status.CORRUPT, "chunk " + c.id + " block " + blk + " fails its checksum");
-            }
+            checkBlock(c, (int) (b / BLOCK_SIZE), ChunkFormat.crc(buf, at + (int) (b - from), n));
         }
+    }
+
+    /** Fails CORRUPT unless block {@code blk}'s bytes, with checksum {@code crc}, match the checksum the header holds. */
+    private static void checkBlock(Chunk c, int blk, int crc) {
+        if (crc != c.crcs[blk]) throw new CairnException(Status.CORRUPT, "chunk " + c.id + " block " + blk + " fails its checksum");
     }
 
     /** Deletes the copy if it is at {@code version} (any version for {@code DeleteChunk.ANY_VERSION}); done if there is none. */

@@ -130,8 +130,8 @@ final class Disk implements Volume {
 
     @Override public Promise<byte[]> read(String file, long offset, int length) { return timed(() -> volume.read(file, offset, length)); }
 
-    @Override public Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length) {
-        return timed(() -> volume.readInto(file, offset, into, at, length));
+    @Override public Promise<int[]> checksums(String file, long offset, int length, int blockSize) {
+        return timed(() -> volume.checksums(file, offset, length, blockSize));
     }
 
     @Override public Promise<Void> sync(String file) { return timed(() -> volume.sync(file)); }

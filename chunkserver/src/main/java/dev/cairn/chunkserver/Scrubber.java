@@ -19,7 +19,7 @@ import dev.cairn.core.proto.Status;
  * which on a big disk takes days.
  */
 final class Scrubber {
-    /** Bytes read per request (one checksum-verified read). */
+    /** Bytes read per request (one checksum-verified read; the volume checksums them, nothing is kept). */
     static final int PIECE = 1 << 20;
     /**
      * Reads per tick, whatever their size. Each read of a small chunk costs a seek, so a byte budget
@@ -43,8 +43,6 @@ final class Scrubber {
     private final CorruptionSink onCorrupt;
     private final java.util.function.LongSupplier leaseClock;
     private final AbandonedSink onAbandoned;
-    /** What each scrub read lands in (one read is under way at a time): scrubbing allocates nothing per read. */
-    private final byte[] scratch = new byte[PIECE];
     private long cursor = -1;
     private long offset;
     /** The round under way: when it started (monotonic), and what it has read. */
@@ -135,7 +133,7 @@ final class Scrubber {
             return step(budget - 1, reads, due);
         }
         long at = offset;
-        return store.verify(id, version, at, n, scratch).then((v, e) -> {
+        return store.verify(id, version, at, n).then((v, e) -> {
             if (e != null && CairnException.statusOf(e) == Status.CORRUPT) onCorrupt.report(id, version, "scrubber: " + e.getMessage());
             verifiedBytes += n;
             doneBytes += n;

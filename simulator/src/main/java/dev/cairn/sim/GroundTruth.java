@@ -21,8 +21,8 @@ final class GroundTruth {
     /** Every chunk file on the host's disks (dead disks excluded: nothing can be read from them). */
     static List<Copy> copies(SimHost h) {
         List<Copy> out = new ArrayList<>();
-        // one buffer for every slot and block read (an audit reads every copy once a second while it waits)
-        byte[] buf = new byte[Math.max(ChunkFormat.SLOT_SIZE, ChunkFormat.BLOCK_SIZE)];
+        // one buffer for every header read (an audit reads every copy once a second while it waits)
+        byte[] buf = new byte[ChunkFormat.SLOT_SIZE];
         for (String dn : h.diskNames()) {
             SimDisk d = h.diskOrNull(dn);
             if (d == null || d.isDead()) continue;
@@ -53,12 +53,18 @@ final class GroundTruth {
 
         /** Up to {@code n} bytes at {@code offset} into {@code into} from index 0; how many. */
         int read(long offset, byte[] into, int n);
+
+        /** The CRC32C of {@code n} bytes at {@code offset} (zeros past the end). */
+        int crc32c(long offset, int n);
     }
 
     private record DiskFile(SimDisk disk, String name) implements Bytes {
         @Override public long length() { return Math.max(0, disk.peekLength(name)); }
 
         @Override public int read(long offset, byte[] into, int n) { return Math.max(0, disk.peekInto(name, offset, into, n)); }
+
+        /** From the checksums the simulated file remembers of its unchanged pages: an audit does not re-read every byte. */
+        @Override public int crc32c(long offset, int n) { return disk.peekCrc32c(name, offset, n); }
     }
 
     /** A copy held in an array (tests). */
@@ -71,8 +77,14 @@ final class GroundTruth {
                 System.arraycopy(bytes, (int) offset, into, 0, k);
                 return k;
             }
+
+            @Override public int crc32c(long offset, int n) {
+                byte[] b = new byte[n];
+                read(offset, b, n);
+                return ChunkFormat.crc(b, 0, n);
+            }
         };
-        return read(host, disk, id, b, new byte[Math.max(ChunkFormat.SLOT_SIZE, ChunkFormat.BLOCK_SIZE)]);
+        return read(host, disk, id, b, new byte[ChunkFormat.SLOT_SIZE]);
     }
 
     /** A copy with version -1 has no valid header (a chunk never synced, or a torn one). */
@@ -83,9 +95,13 @@ final class GroundTruth {
             long off = ChunkFormat.slotOffset(slot);
             if (size < off + ChunkFormat.MIN_HEADER_BYTES) continue; // a slot holds just its header
             int n = (int) Math.min(ChunkFormat.SLOT_SIZE, size - off);
-            bytes.read(off, buf, n);
+            bytes.read(off, buf, ChunkFormat.MIN_HEADER_BYTES);
+            int head = ChunkFormat.headerBytes(buf);
+            if (head == 0) continue; // blank: never written
+            int len = Math.min(n, head); // too short for its header: decoding says so
+            bytes.read(off, buf, len);
             try {
-                Header h = ChunkFormat.decodeHeader(buf, n, id);
+                Header h = ChunkFormat.decodeHeader(buf, len, id);
                 if (best == null || h.seq() > best.seq()) best = h;
             } catch (CodecException e) {
                 // blank or torn slot: the other one decides
@@ -97,8 +113,7 @@ final class GroundTruth {
         for (int b = 0; intact && b < best.crcs().length; b++) {
             long from = (long) b * ChunkFormat.BLOCK_SIZE;
             int n = (int) Math.min(ChunkFormat.BLOCK_SIZE, best.length() - from);
-            bytes.read(ChunkFormat.DATA_OFFSET + from, buf, n);
-            intact = ChunkFormat.crc(buf, 0, n) == best.crcs()[b];
+            intact = bytes.crc32c(ChunkFormat.DATA_OFFSET + from, n) == best.crcs()[b];
             if (!intact) note = "block " + b + " of " + best.crcs().length + " fails its checksum (header seq " + best.seq() + ")";
         }
         return new Copy(host, disk, id, best.version(), best.part(), best.length(), intact, note);

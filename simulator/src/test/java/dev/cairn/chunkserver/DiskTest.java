@@ -23,7 +23,7 @@ class DiskTest {
         @Override public String name() { return "d"; }
         @Override public Promise<Void> write(String file, long offset, byte[] data) { Promise<Void> p = new Promise<>(); open.add(p); return p; }
         @Override public Promise<byte[]> read(String file, long offset, int length) { throw new UnsupportedOperationException(); }
-        @Override public Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length) { throw new UnsupportedOperationException(); }
+        @Override public Promise<int[]> checksums(String file, long offset, int length, int blockSize) { throw new UnsupportedOperationException(); }
         @Override public Promise<Void> sync(String file) { throw new UnsupportedOperationException(); }
         @Override public Promise<Void> syncDirectory() { throw new UnsupportedOperationException(); }
         @Override public Promise<Void> rename(String from, String to) { throw new UnsupportedOperationException(); }

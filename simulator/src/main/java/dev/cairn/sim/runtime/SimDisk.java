@@ -182,10 +182,10 @@ public final class SimDisk {
         return f == null ? null : f.read(offset, length);
     }
 
-    /** Like {@link #read}, into the caller's array: how many bytes, or -1 if there is no such file. */
-    int readInto(String file, long offset, byte[] into, int at, int length) {
+    /** {@link Volume#checksums} of the file's current bytes, or null if there is no such file. */
+    int[] checksums(String file, long offset, int length, int blockSize) {
         SimFile f = reading(file, offset);
-        return f == null ? -1 : f.readInto(offset, into, at, length);
+        return f == null ? null : f.checksums(offset, length, blockSize);
     }
 
     /** The file a read is from (null: none), after the read faults have had their say. */
@@ -270,6 +270,13 @@ public final class SimDisk {
     public int peekInto(String file, long offset, byte[] into, int n) {
         SimFile f = names.get(file);
         return f == null ? -1 : f.readInto(offset, into, 0, n);
+    }
+
+    /** Ground truth for the checkers: the CRC32C of {@code n} current bytes at {@code offset} (zeros past the end); the file must exist. */
+    public int peekCrc32c(String file, long offset, int n) {
+        SimFile f = names.get(file);
+        if (f == null) throw new IllegalArgumentException("no file " + file + " on " + name);
+        return f.crc32c(offset, n);
     }
 
     void flipBit(String file, long offset, int bit) {

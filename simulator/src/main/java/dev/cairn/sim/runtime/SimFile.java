@@ -11,17 +11,32 @@ import java.util.SplittableRandom;
  * array, and a write copies it first. So a sync costs a table of references, a write the pages it touches,
  * and a file that grows is never copied whole. A missing page reads as zeros. Bytes of a page past its
  * view's length are always zeros (a view only shrinks by taking the other view's pages).
+ *
+ * <p>The file remembers the CRC32C of each whole page of the volatile view that a checksum has covered,
+ * until that page changes. The scrubber re-verifies every chunk each virtual minute and the checkers
+ * verify every copy each audit; a checksum of unchanged pages is then combined from what the file
+ * remembers instead of re-reading hundreds of megabytes of simulated pages, which is what dominated those
+ * reads (they are memory-bound). A change to a page's bytes forgets its checksum, so a checksum always
+ * covers the bytes as they are: a flipped bit is seen as surely as by reading.
  */
 final class SimFile {
     /** A multiple of the sector, so a torn write's sectors never straddle pages. */
     static final int PAGE = 4 << 10;
     private static final byte[][] NO_PAGES = new byte[0][];
     private static final byte[] ZEROS = new byte[PAGE];
+    private static final long[] NO_CRCS = new long[0];
+    /** Marks a remembered page checksum (the checksum is the low 32 bits); 0 is "not known". */
+    private static final long KNOWN = 1L << 32;
+    /** Appending a whole page to a checksum. */
+    private static final int PAGE_SHIFT = Crc32c.shift(PAGE);
+    private static final int ZERO_PAGE_CRC = crcOf(ZEROS, 0, PAGE);
 
     private byte[][] current = NO_PAGES;
     private int length;
     private byte[][] durable = NO_PAGES;
     private int durableLength;
+    /** Per page of {@code current}: {@code KNOWN | crc} of its whole {@link #PAGE} bytes, or 0 if not known. */
+    private long[] pageCrc = NO_CRCS;
 
     static {
         assert PAGE % SimDisk.SECTOR == 0;
@@ -40,6 +55,7 @@ final class SimFile {
             long at = offset + pos;
             int page = (int) (at / PAGE), in = (int) (at % PAGE);
             int n = Math.min(PAGE - in, data.length - pos);
+            forget(page);
             // zeros over a missing page change nothing (it reads as zeros): no page is made for them, as a
             // file system keeps a hole (zero-padded erasure-coded cells, preallocated tails)
             if (current[page] == null && Arrays.mismatch(data, pos, pos + n, ZEROS, 0, n) < 0) {
@@ -52,6 +68,11 @@ final class SimFile {
             pos += n;
         }
         if (end > length) length = end;
+    }
+
+    /** The page's bytes may change: its checksum is no longer known. */
+    private void forget(int page) {
+        if (page < pageCrc.length) pageCrc[page] = 0;
     }
 
     /** Page {@code i} of the volatile view, its own (copied if shared with the durable view), allocated if missing. */
@@ -74,6 +95,54 @@ final class SimFile {
         int from = (int) offset, to = (int) Math.min(length, offset + n);
         copyInto(current, from, to, out, at);
         return to - from;
+    }
+
+    /**
+     * The CRC32C of bytes {@code [offset, offset + n)} of the volatile view, bytes past its length counting as
+     * zeros (as a reader that zero-fills a short read sees them). Whole pages come from their remembered
+     * checksums where known and are remembered once computed; parts of pages are computed from the bytes.
+     */
+    int crc32c(long offset, int n) {
+        if (offset < 0 || n < 0) throw new IllegalArgumentException("offset " + offset + ", length " + n);
+        long end = offset + n;
+        int crc = 0; // the checksum of nothing
+        for (long pos = offset; pos < end; ) {
+            int page = (int) (pos / PAGE), in = (int) (pos % PAGE), k = (int) Math.min(PAGE - in, end - pos);
+            if (k == PAGE) {
+                crc = Crc32c.combineShifted(crc, pageCrc(page), PAGE_SHIFT);
+            } else {
+                byte[] p = page < current.length ? current[page] : null;
+                crc = Crc32c.combine(crc, crcOf(p == null ? ZEROS : p, in, k), k);
+            }
+            pos += k;
+        }
+        return crc;
+    }
+
+    /** {@link dev.cairn.core.env.Volume#checksums} of the volatile view. */
+    int[] checksums(long offset, int length, int blockSize) {
+        int[] out = new int[dev.cairn.core.env.Volume.checksumPieces(offset, length, blockSize)];
+        for (int i = 0; i < out.length; i++) {
+            long at = (long) i * blockSize;
+            out[i] = crc32c(offset + at, (int) Math.min(blockSize, length - at));
+        }
+        return out;
+    }
+
+    /** The checksum of page {@code i} of the volatile view (a missing page, or one past the end: zeros), remembered. */
+    private int pageCrc(int i) {
+        if (i >= current.length || current[i] == null) return ZERO_PAGE_CRC;
+        if (i < pageCrc.length && pageCrc[i] != 0) return (int) pageCrc[i];
+        int c = crcOf(current[i], 0, PAGE);
+        if (i >= pageCrc.length) pageCrc = Arrays.copyOf(pageCrc, current.length);
+        pageCrc[i] = KNOWN | (c & 0xFFFF_FFFFL);
+        return c;
+    }
+
+    private static int crcOf(byte[] b, int from, int n) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(b, from, n);
+        return (int) c.getValue();
     }
 
     byte[] currentCopy() { return copy(current, 0, length); }
@@ -106,6 +175,7 @@ final class SimFile {
     /** The volatile view is the durable one again (a power loss, or a failed fsync dropping dirty pages). */
     void revert() {
         current = Arrays.copyOf(durable, durable.length);
+        pageCrc = NO_CRCS;
         length = durableLength;
     }
 
@@ -115,6 +185,7 @@ final class SimFile {
         byte mask = (byte) (1 << bit);
         boolean shared = page < current.length && page < durable.length && current[page] != null && current[page] == durable[page];
         if (offset < length) {
+            forget(page);
             if (current[page] == null) current[page] = new byte[PAGE];
             current[page][in] ^= mask;
         }

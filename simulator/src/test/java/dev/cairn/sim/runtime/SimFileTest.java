@@ -93,7 +93,23 @@ class SimFileTest {
                 assertThat(f.durableCopy()).as("seed %d step %d", seed, step).isEqualTo(m.durable);
                 int from = r.nextInt(m.current.length + 1), n = r.nextInt(2 * SimFile.PAGE);
                 assertThat(f.read(from, n)).isEqualTo(Arrays.copyOfRange(m.current, from, Math.min(m.current.length, from + n)));
+                // checksums: the whole file in whole pages (remembered, then reused after the next step's changes
+                // if the page did not change), and a random range that may start mid-page and run past the end
+                int whole = (m.current.length + SimFile.PAGE - 1) / SimFile.PAGE * SimFile.PAGE;
+                assertThat(f.crc32c(0, whole)).as("seed %d step %d", seed, step).isEqualTo(crc(m.current, 0, whole));
+                assertThat(f.crc32c(from, n)).as("seed %d step %d", seed, step).isEqualTo(crc(m.current, from, n));
+                int block = 1 + r.nextInt(3 * SimFile.PAGE);
+                int[] crcs = f.checksums(from, n, block);
+                assertThat(crcs).hasSize((n + block - 1) / block);
+                for (int i = 0; i < crcs.length; i++) assertThat(crcs[i]).isEqualTo(crc(m.current, from + i * block, Math.min(block, n - i * block)));
             }
         }
+    }
+
+    /** The CRC32C of {@code n} bytes of {@code b} at {@code from}, zeros past its end. */
+    static int crc(byte[] b, int from, int n) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(from >= b.length ? new byte[n] : Arrays.copyOfRange(b, from, from + n));
+        return (int) c.getValue();
     }
 }

@@ -77,6 +77,19 @@ public final class ChunkFormat {
         return b.array();
     }
 
+    /**
+     * The bytes of a slot its header occupies, judged from the slot's first {@link #MIN_HEADER_BYTES}: 0 if it
+     * has no header magic (blank, never written). Decoding just that many bytes of the slot gives the verdict
+     * decoding the whole slot gives, so a reader of many slots (the simulator's checkers) reads a few dozen
+     * bytes each, not 8 KiB, and throws nothing for a blank one.
+     */
+    public static int headerBytes(byte[] slot) {
+        ByteBuffer b = ByteBuffer.wrap(slot, 0, MIN_HEADER_BYTES);
+        if (b.getInt(0) != MAGIC) return 0;
+        int n = b.getInt(FIXED - 4);
+        return n < 0 || n > MAX_BLOCKS ? MIN_HEADER_BYTES : headerLength(n);
+    }
+
     /** Decodes a slot, or throws if it is blank, torn or belongs to another chunk. */
     public static Header decodeHeader(byte[] slot, long expectedChunkId) throws CodecException {
         return decodeHeader(slot, slot.length, expectedChunkId);

@@ -23,12 +23,21 @@ public interface Volume {
     Promise<byte[]> read(String file, long offset, int length);
 
     /**
-     * Reads up to {@code length} bytes into {@code into} from index {@code at}; completes with how many were
-     * read (fewer at end of file). The volume may fill the array until the read completes, so the caller
-     * leaves those bytes alone until then. For a reader that reads much and keeps nothing (the scrubber):
-     * one buffer of its own instead of a new array per read.
+     * The CRC32C of each {@code blockSize}-byte piece of {@code [offset, offset + length)} (the last may be
+     * shorter), bytes past the end of the file counting as zeros: what reading the range, zero-filling a short
+     * read and checksumming each piece would give. For a reader that keeps nothing but the checksums (the
+     * scrubber): it hands the volume no buffer, and a volume may compute them without copying the bytes out.
+     * Fails as a read does.
      */
-    Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length);
+    Promise<int[]> checksums(String file, long offset, int length, int blockSize);
+
+    /** Checks {@link #checksums}' arguments; the number of pieces. */
+    static int checksumPieces(long offset, int length, int blockSize) {
+        if (offset < 0 || length < 0 || blockSize <= 0) {
+            throw new IllegalArgumentException("checksums of " + length + " bytes at " + offset + " in blocks of " + blockSize);
+        }
+        return (int) (((long) length + blockSize - 1) / blockSize);
+    }
 
     Promise<Void> sync(String file);
 

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.zip.CRC32C;
 
 /**
  * A data directory on a real disk. Blocking file calls run on this volume's own I/O threads (so one
@@ -27,6 +28,10 @@ import java.util.concurrent.RejectedExecutionException;
 final class FileVolume implements Volume {
     /** Open file handles kept per volume; the least recently used is closed past this. */
     static final int MAX_OPEN_FILES = 256;
+    /** Bytes {@link #checksums} reads at a time, into a direct buffer each I/O thread keeps. */
+    static final int CHECKSUM_READ = 64 << 10;
+    private static final ThreadLocal<ByteBuffer> CHECKSUM_BUFFER = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(CHECKSUM_READ));
+    private static final byte[] ZEROS = new byte[CHECKSUM_READ];
 
     private final String name;
     private final Path dir;
@@ -84,18 +89,36 @@ final class FileVolume implements Volume {
         });
     }
 
-    @Override public Promise<Integer> readInto(String file, long offset, byte[] into, int at, int length) {
-        java.util.Objects.checkFromIndexSize(at, length, into.length);
+    /**
+     * Reads in pieces of {@link #CHECKSUM_READ} into the I/O thread's own direct buffer and checksums them
+     * there: the bytes are never copied to the heap, and a scrub allocates nothing but its result.
+     */
+    @Override public Promise<int[]> checksums(String file, long offset, int length, int blockSize) {
         return run(() -> {
+            int[] out = new int[Volume.checksumPieces(offset, length, blockSize)];
             FileChannel ch = channel(file, false);
-            ByteBuffer b = ByteBuffer.wrap(into, at, length);
+            ByteBuffer buf = CHECKSUM_BUFFER.get();
+            CRC32C crc = new CRC32C();
             long pos = offset;
-            while (b.hasRemaining()) {
-                int n = ch.read(b, pos);
-                if (n < 0) break;
-                pos += n;
+            boolean eof = false;
+            for (int i = 0; i < out.length; i++) {
+                crc.reset();
+                int left = (int) Math.min(blockSize, length - (long) i * blockSize);
+                while (left > 0 && !eof) {
+                    buf.clear().limit(Math.min(left, buf.capacity()));
+                    int n = ch.read(buf, pos);
+                    if (n < 0) {
+                        eof = true;
+                        break;
+                    }
+                    crc.update(buf.flip());
+                    pos += n;
+                    left -= n;
+                }
+                for (; left > 0; left -= Math.min(left, ZEROS.length)) crc.update(ZEROS, 0, Math.min(left, ZEROS.length)); // past the end: zeros
+                out[i] = (int) crc.getValue();
             }
-            return b.position() - at;
+            return out;
         });
     }
 

@@ -76,13 +76,7 @@ class RealRuntimeTest {
         byte[] got = await(h, n -> v.read("a", 8, 100));
         assertThat(got).hasSize(7);
         assertThat(new String(got, 2, 5, StandardCharsets.UTF_8)).isEqualTo("hello");
-        // into the caller's buffer, at an index of it: fewer bytes at the end of the file, the rest untouched
-        byte[] buf = new byte[20];
-        java.util.Arrays.fill(buf, (byte) '#');
-        int read = await(h, x -> v.readInto("a", 11, buf, 3, 10));
-        assertThat(read).isEqualTo(4);
-        assertThat(new String(buf, StandardCharsets.ISO_8859_1)).isEqualTo("###ello#############");
-        assertThatThrownBy(() -> await(h, x -> v.readInto("missing", 0, buf, 0, 1))).hasCauseInstanceOf(Volume.NoSuchFile.class);
+        assertThatThrownBy(() -> await(h, x -> v.checksums("missing", 0, 1, 1))).hasCauseInstanceOf(Volume.NoSuchFile.class);
         await(h, n -> v.rename("a", "b"));
         List<String> names = await(h, n -> v.list());
         assertThat(names).containsExactly("b");
@@ -92,6 +86,28 @@ class RealRuntimeTest {
         List<String> none = await(h, n -> v.list());
         assertThat(none).isEmpty();
         assertThatThrownBy(() -> await(h, n -> v.write("../escape", 0, new byte[1]))).hasCauseInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** Pieces longer than the volume's read buffer, a range starting mid-file and running past its end (zeros there). */
+    @Test void volumeChecksumsArePiecewiseCrc32cOfTheBytesWithZerosPastTheEnd() throws Exception {
+        RealRuntime.Handle<EchoNode> h = rt.start("c", dir, null, List.of("disk0"), env -> new EchoNode(env, null));
+        Volume v = h.env().volume("disk0");
+        byte[] data = new byte[200_000];
+        new java.util.SplittableRandom(7).nextBytes(data);
+        await(h, n -> v.write("f", 0, data));
+        int offset = 1_000, length = 250_000, block = FileVolume.CHECKSUM_READ + 4_464;
+        byte[] padded = java.util.Arrays.copyOfRange(data, offset, offset + length); // zeros past the end
+        int[] want = new int[(length + block - 1) / block];
+        for (int i = 0; i < want.length; i++) {
+            java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+            c.update(padded, i * block, Math.min(block, length - i * block));
+            want[i] = (int) c.getValue();
+        }
+        int[] got = await(h, n -> v.checksums("f", offset, length, block));
+        assertThat(got).containsExactly(want);
+        int[] none = await(h, n -> v.checksums("f", 0, 0, block));
+        assertThat(none).isEmpty();
+        assertThatThrownBy(() -> await(h, n -> v.checksums("f", 0, 10, 0))).hasCauseInstanceOf(IllegalArgumentException.class);
     }
 
     @Test void rocksKvKeepsBatchesAcrossReopen() throws Exception {
