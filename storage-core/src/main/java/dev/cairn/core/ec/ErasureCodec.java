@@ -24,6 +24,9 @@ public final class ErasureCodec {
 
     private record Decoder(int[] survivors, int[] missing, CodingEngine.Prepared prepared) {}
 
+    /** k data then m parity cells of {@link Stripes#CELL} bytes that {@link Stripes#encode} codes each stripe in; made on first use. */
+    private ByteBuffer[] stripeCells;
+
     public ErasureCodec(int k, int m, CodingEngine engine) {
         Vandermonde.check(k, m);
         this.k = k;
@@ -41,6 +44,20 @@ public final class ErasureCodec {
 
     /** The m×k coding matrix (row-major), part of the on-disk format. */
     public int[] codingMatrix() { return coding.clone(); }
+
+    /**
+     * The codec's own k+m cells of {@link Stripes#CELL} bytes (direct if the engine needs it), reused by every
+     * encode: (k+m)·64 KiB per codec, however big the chunks. Their contents are whatever the last user left.
+     */
+    ByteBuffer[] stripeCells() {
+        if (stripeCells == null) {
+            stripeCells = new ByteBuffer[k + m];
+            for (int i = 0; i < k + m; i++) {
+                stripeCells[i] = engine.needsDirectBuffers() ? ByteBuffer.allocateDirect(Stripes.CELL) : ByteBuffer.allocate(Stripes.CELL);
+            }
+        }
+        return stripeCells;
+    }
 
     /** Computes m parity cells from k data cells. */
     public void encode(ByteBuffer[] data, ByteBuffer[] parity) {

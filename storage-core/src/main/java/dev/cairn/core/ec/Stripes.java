@@ -37,28 +37,38 @@ public final class Stripes {
         return (int) Math.max(0, Math.min(CELL, inStripe - (long) dataCell * CELL));
     }
 
-    /** The k+m parts of {@code chunk}, each {@link #partLength} long. */
+    /**
+     * The k+m parts of {@code chunk}, each {@link #partLength} long. Coded a stripe at a time in the codec's
+     * own cells ({@link ErasureCodec#stripeCells}), over only as many bytes as the stripe's parity holds: a
+     * chunk costs no buffer of its size (a direct one, for a native engine, is zeroed and then freed only by
+     * a later GC), and a small file codes its bytes, not whole padded cells.
+     */
     public static byte[][] encode(ErasureCodec codec, byte[] chunk) {
         int k = codec.k(), m = codec.m();
-        int stripeBytes = k * CELL;
-        int stripes = (chunk.length + stripeBytes - 1) / stripeBytes;
-        int paddedLen = stripes * CELL;
-        boolean direct = codec.engine().needsDirectBuffers();
-        ByteBuffer[] dataCells = new ByteBuffer[k], parity = new ByteBuffer[m];
-        for (int d = 0; d < k; d++) {
-            dataCells[d] = direct ? ByteBuffer.allocateDirect(paddedLen) : ByteBuffer.allocate(paddedLen);
-            for (int s = 0; s < stripes; s++) {
-                int from = s * stripeBytes + d * CELL;
-                if (from < chunk.length) dataCells[d].put(s * CELL, chunk, from, Math.min(CELL, chunk.length - from));
-            }
-        }
-        for (int p = 0; p < m; p++) parity[p] = direct ? ByteBuffer.allocateDirect(paddedLen) : ByteBuffer.allocate(paddedLen);
-        codec.encode(dataCells, parity);
+        long stripeBytes = (long) k * CELL;
+        long stripes = (chunk.length + stripeBytes - 1) / stripeBytes;
         byte[][] parts = new byte[k + m][];
-        for (int p = 0; p < k + m; p++) {
-            parts[p] = new byte[(int) partLength(chunk.length, k, p)];
-            (p < k ? dataCells[p] : parity[p - k]).get(0, parts[p]);
+        for (int p = 0; p < k + m; p++) parts[p] = new byte[(int) partLength(chunk.length, k, p)];
+        ByteBuffer[] cells = codec.stripeCells();
+        ByteBuffer[] data = java.util.Arrays.copyOfRange(cells, 0, k), parity = java.util.Arrays.copyOfRange(cells, k, k + m);
+        for (long s = 0; s < stripes; s++) {
+            int len = cellLength(chunk.length, k, 0, s); // the stripe's first, longest data cell; parity is as long
+            for (int d = 0; d < k; d++) {
+                int n = cellLength(chunk.length, k, d, s);
+                data[d].clear();
+                if (n > 0) {
+                    int from = (int) (s * stripeBytes + (long) d * CELL);
+                    System.arraycopy(chunk, from, parts[d], (int) (s * CELL), n);
+                    data[d].put(0, chunk, from, n);
+                }
+                data[d].put(n, ZEROS, 0, len - n).limit(len); // a short cell codes as zero-padded
+            }
+            for (ByteBuffer b : parity) b.clear().limit(len);
+            codec.encode(data, parity);
+            for (int p = 0; p < m; p++) parity[p].get(0, parts[k + p], (int) (s * CELL), len);
         }
         return parts;
     }
+
+    private static final byte[] ZEROS = new byte[CELL];
 }
