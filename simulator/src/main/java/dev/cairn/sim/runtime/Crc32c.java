@@ -21,11 +21,25 @@ final class Crc32c {
         for (int k = 1; k < X2N.length; k++) X2N[k] = p = multiply(p, p);
     }
 
+    /**
+     * {@link #shift} of lengths under this, computed on first use (0: not yet; no shift is 0). A file's last
+     * page is partial in nearly every checksum of a chunk, and its shift cost a dozen multiplications.
+     */
+    private static final int[] SHORT_SHIFTS = new int[SimFile.PAGE];
+
     private Crc32c() {}
 
     /** The checksum of {@code a ‖ b}, given the checksum of {@code a}, that of {@code b}, and {@code b}'s length. */
     static int combine(int crcA, int crcB, long lengthB) {
-        return multiply(shift(lengthB), crcA) ^ crcB;
+        if (crcA == 0) return crcB; // anything times 0 is 0 (as for an empty a)
+        int s;
+        if (lengthB < SHORT_SHIFTS.length && lengthB >= 0) {
+            s = SHORT_SHIFTS[(int) lengthB];
+            if (s == 0) s = SHORT_SHIFTS[(int) lengthB] = shift(lengthB);
+        } else {
+            s = shift(lengthB);
+        }
+        return multiply(s, crcA) ^ crcB;
     }
 
     /** The operator that appends {@code bytes} zero bytes to a checksum (x^(8·bytes) mod the polynomial): precompute it for a fixed length. */
