@@ -12,8 +12,8 @@ import java.util.SplittableRandom;
  * and a file that grows is never copied whole. A missing page reads as zeros. Bytes of a page past its
  * view's length are always zeros (a view only shrinks by taking the other view's pages).
  *
- * <p>The file remembers the CRC32C of each whole page of the volatile view that a checksum has covered,
- * until that page changes. The scrubber re-verifies every chunk each virtual minute and the checkers
+ * <p>The file remembers the CRC32C of each whole page of the volatile view that a checksum has covered or
+ * a write made whole, until that page changes. The scrubber re-verifies every chunk each virtual minute and the checkers
  * verify every copy each audit; a checksum of unchanged pages is then combined from what the file
  * remembers instead of re-reading hundreds of megabytes of simulated pages, which is what dominated those
  * reads (they are memory-bound). A change to a page's bytes forgets its checksum, so a checksum always
@@ -62,12 +62,20 @@ final class SimFile {
                 // nothing to do
             } else if (n == PAGE && (current[page] == null || page < durable.length && durable[page] == current[page])) {
                 current[page] = Arrays.copyOfRange(data, pos, pos + PAGE); // a new whole page: neither zeroed nor cloned first
+                // its checksum now, while the bytes are in cache: the scrubber asks for nearly every page once,
+                // a minute later, when reading it would be a miss per line
+                remember(page, crcOf(data, pos, PAGE));
             } else {
                 System.arraycopy(data, pos, writable(page), in, n);
             }
             pos += n;
         }
         if (end > length) length = end;
+    }
+
+    private void remember(int page, int crc) {
+        if (page >= pageCrc.length) pageCrc = Arrays.copyOf(pageCrc, current.length);
+        pageCrc[page] = KNOWN | (crc & 0xFFFF_FFFFL);
     }
 
     /** The page's bytes may change: its checksum is no longer known. */
@@ -134,8 +142,7 @@ final class SimFile {
         if (i >= current.length || current[i] == null) return ZERO_PAGE_CRC;
         if (i < pageCrc.length && pageCrc[i] != 0) return (int) pageCrc[i];
         int c = crcOf(current[i], 0, PAGE);
-        if (i >= pageCrc.length) pageCrc = Arrays.copyOf(pageCrc, current.length);
-        pageCrc[i] = KNOWN | (c & 0xFFFF_FFFFL);
+        remember(i, c);
         return c;
     }
 
