@@ -15,7 +15,12 @@ public final class Promise<T> {
     private boolean done;
     private T value;
     private Throwable error;
-    private List<BiConsumer<? super T, Throwable>> callbacks;
+    /**
+     * The first callback, and any after it in the order added. Nearly every promise gets exactly one (the
+     * next step of a chain), so it costs a field, not a list and its array.
+     */
+    private BiConsumer<? super T, Throwable> callback;
+    private List<BiConsumer<? super T, Throwable>> moreCallbacks;
 
     public static <T> Promise<T> completed(T value) {
         Promise<T> p = new Promise<>();
@@ -52,10 +57,13 @@ public final class Promise<T> {
     public Throwable error() { return error; }
 
     public Promise<T> onComplete(BiConsumer<? super T, Throwable> cb) {
-        if (done) cb.accept(value, error);
-        else {
-            if (callbacks == null) callbacks = new ArrayList<>(2);
-            callbacks.add(cb);
+        if (done) {
+            cb.accept(value, error);
+        } else if (callback == null) {
+            callback = cb;
+        } else {
+            if (moreCallbacks == null) moreCallbacks = new ArrayList<>(2);
+            moreCallbacks.add(cb);
         }
         return this;
     }
@@ -128,8 +136,11 @@ public final class Promise<T> {
     }
 
     private void fire() {
-        List<BiConsumer<? super T, Throwable>> cbs = callbacks;
-        callbacks = null;
-        if (cbs != null) for (BiConsumer<? super T, Throwable> cb : cbs) cb.accept(value, error);
+        BiConsumer<? super T, Throwable> first = callback;
+        List<BiConsumer<? super T, Throwable>> more = moreCallbacks;
+        callback = null;
+        moreCallbacks = null;
+        if (first != null) first.accept(value, error);
+        if (more != null) for (BiConsumer<? super T, Throwable> cb : more) cb.accept(value, error);
     }
 }

@@ -19,6 +19,28 @@ class PromiseTest {
         assertThat(seen).containsExactly("a3", "b6", "c3");
     }
 
+    /** The first callback is held apart from the rest: order must not depend on it, nor on a callback added while they run. */
+    @Test void manyCallbacksRunInTheOrderAddedAndOneAddedWhileFiringRunsAtOnce() {
+        Promise<String> p = new Promise<>();
+        List<String> seen = new ArrayList<>();
+        p.onComplete((v, e) -> {
+            seen.add("1" + v);
+            p.onComplete((v2, e2) -> seen.add("inner" + v2));
+        });
+        for (int i = 2; i <= 4; i++) {
+            int n = i;
+            p.onComplete((v, e) -> seen.add(n + v));
+        }
+        p.complete("x");
+        assertThat(seen).containsExactly("1x", "innerx", "2x", "3x", "4x");
+        Promise<String> f = new Promise<>();
+        List<Throwable> errors = new ArrayList<>();
+        f.onFailure(errors::add);
+        f.onFailure(errors::add);
+        f.fail(new IllegalStateException("boom"));
+        assertThat(errors).hasSize(2).allMatch(t -> t.getMessage().equals("boom"));
+    }
+
     @Test void failuresPropagateThroughMapAndFlatMapAndThenRecovers() {
         Promise<Integer> p = new Promise<>();
         Promise<Integer> chained = p.map(v -> v + 1).flatMap(v -> Promise.completed(v + 1));
