@@ -13,11 +13,11 @@ import java.util.SplittableRandom;
  * view's length are always zeros (a view only shrinks by taking the other view's pages).
  *
  * <p>The file remembers the CRC32C of each whole page of the volatile view that a checksum has covered or
- * a write made whole, until that page changes. The scrubber re-verifies every chunk each virtual minute and the checkers
- * verify every copy each audit; a checksum of unchanged pages is then combined from what the file
- * remembers instead of re-reading hundreds of megabytes of simulated pages, which is what dominated those
- * reads (they are memory-bound). A change to a page's bytes forgets its checksum, so a checksum always
- * covers the bytes as they are: a flipped bit is seen as surely as by reading.
+ * a write made whole, until that page changes. The scrubber re-verifies every chunk each virtual minute
+ * and the checkers verify every copy each audit; a checksum of unchanged pages is then combined from what
+ * the file remembers instead of re-reading hundreds of megabytes of simulated pages, which is what
+ * dominated those reads (they are memory-bound). A change to a page's bytes forgets its checksum, so a
+ * checksum always covers the bytes as they are: a flipped bit is seen as surely as by reading.
  */
 final class SimFile {
     /** A multiple of the sector, so a torn write's sectors never straddle pages. */
