@@ -256,7 +256,7 @@ public final class ChunkServer implements Node, MessageHandler {
         try {
             return op.get();
         } catch (RuntimeException e) {
-            return Promise.failed(e);
+            return Promise.failed(dev.cairn.core.async.Unexpected.report(e));
         }
     }
 

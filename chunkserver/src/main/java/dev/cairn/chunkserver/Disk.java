@@ -152,7 +152,7 @@ final class Disk implements Volume {
         try {
             p = call.get();
         } catch (RuntimeException e) {
-            p = Promise.failed(e);
+            p = Promise.failed(dev.cairn.core.async.Unexpected.report(e));
         }
         Promise<T> out = new Promise<>();
         p.onComplete((v, e) -> {

@@ -128,11 +128,13 @@ final class SimCommand implements Callable<Integer> {
         java.util.Map<String, Integer> kinds = new java.util.TreeMap<>();
         java.util.Map<Fault, Long> coverage = new java.util.EnumMap<>(Fault.class);
         long excused = 0, verified = 0;
+        java.util.Map<String, Integer> excuseKinds = new java.util.TreeMap<>();
         for (Future<SimResult> f : futures) {
             SimResult r = f.get();
             done++;
             virtual += r.virtualNanos();
             excused += r.stats().excusedLosses;
+            for (String x : r.excuses()) excuseKinds.merge(SimResult.excuseKind(x), 1, Integer::sum);
             verified += r.stats().verified;
             r.faultCounts().forEach((k, c) -> coverage.merge(k, (long) c, Long::sum));
             if (!r.passed()) {
@@ -147,7 +149,8 @@ final class SimCommand implements Callable<Integer> {
         double wall = (System.nanoTime() - t0) / 1e9;
         System.out.printf(Locale.ROOT, "%d seeds run, %d failed; %.0fs of virtual time in %.1fs of wall time (%.0f× real time, %.0f seeds/min)%n",
                 done, failed, virtual / 1e9, wall, virtual / 1e9 / wall, done / wall * 60);
-        System.out.printf(Locale.ROOT, "files verified at the end: %d; lost with an excuse from the fault history: %d%n", verified, excused);
+        System.out.printf(Locale.ROOT, "files verified at the end: %d; chunks lost with an excuse (a fault took their last readable copies): %d%s%n",
+                verified, excused, excuseKinds.isEmpty() ? "" : " " + excuseKinds);
         System.out.println("violations by kind: " + (kinds.isEmpty() ? "none" : kinds));
         StringBuilder cov = new StringBuilder();
         coverage.forEach((k, c) -> cov.append(cov.length() == 0 ? "" : ", ").append(k.cliName()).append(' ').append(c));

@@ -41,7 +41,7 @@ final class HedgedRead<T> {
         try {
             return attempt.apply(i);
         } catch (RuntimeException e) {
-            return Promise.failed(e);
+            return Promise.failed(dev.cairn.core.async.Unexpected.report(e));
         }
     }
 

@@ -214,7 +214,7 @@ public final class Master implements Node, MessageHandler {
             reply = Promise.failed(e);
         } catch (RuntimeException e) {
             log.warn("request {} failed: {}", m.getClass().getSimpleName(), e.toString());
-            reply = Promise.failed(e);
+            reply = Promise.failed(dev.cairn.core.async.Unexpected.report(e));
         }
         reply.onComplete((r, e) -> {
             Message out = e == null ? r : errorReply(m, CairnException.statusOf(e), CairnException.detailOf(e));
@@ -917,6 +917,7 @@ public final class Master implements Node, MessageHandler {
                 planOnce();
             } catch (RuntimeException e) {
                 log.warn("planner pass failed: {}", e.toString());
+                dev.cairn.core.async.Unexpected.report(e);
             }
             schedulePlanner();
         });
@@ -933,6 +934,7 @@ public final class Master implements Node, MessageHandler {
                 plan();
             } catch (RuntimeException e) {
                 log.warn("planner pass failed: {}", e.toString());
+                dev.cairn.core.async.Unexpected.report(e);
             }
         });
     }

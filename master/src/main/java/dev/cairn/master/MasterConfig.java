@@ -11,8 +11,10 @@ import dev.cairn.core.env.Address;
  */
 public record MasterConfig(Address listen, int defaultGoal, long heartbeatTimeoutNanos) {
     public static final long DEFAULT_HEARTBEAT_TIMEOUT_NANOS = 5_000_000_000L;
+    /** Copies of a chunk of a file whose class is the default ({@code replicated(0)}). */
+    public static final int DEFAULT_GOAL = 3;
 
     public static MasterConfig defaults(Address listen) {
-        return new MasterConfig(listen, 3, DEFAULT_HEARTBEAT_TIMEOUT_NANOS);
+        return new MasterConfig(listen, DEFAULT_GOAL, DEFAULT_HEARTBEAT_TIMEOUT_NANOS);
     }
 }

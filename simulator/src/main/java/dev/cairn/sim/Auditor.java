@@ -23,9 +23,10 @@ import java.util.TreeSet;
  * <ul>
  *   <li>convergence: every chunk has exactly its goal of intact current copies (replicas on distinct
  *       hosts, or each of its k+m parts once, on distinct hosts);</li>
- *   <li>durability: a chunk with no readable set of copies is excused only if the faults destroyed
- *       copies of it on more failure domains than its class tolerates (computed from the
- *       {@link FaultHistory}, never from the system's own state);</li>
+ *   <li>durability: a chunk of an acknowledged file with no readable set of copies is excused only by the
+ *       {@link LossModel} (a fault took its last readable set of holders, judged on the disks' durable
+ *       images, never from the system's own state); and, once everything else is settled, every copy the
+ *       system counts as current must hold the acknowledged bytes (judged against the file's model);</li>
  *   <li>metadata and garbage collection: every chunk file on a live disk is an intact current copy of a
  *       chunk some file references (stale, corrupt, orphaned copies are all gone);</li>
  *   <li>balance: the used fractions of the live chunkservers are within the planner's spread (plus a
@@ -54,35 +55,29 @@ final class Auditor {
     }
 
     private final SimCluster cluster;
-    private final FaultHistory history;
-    /** Paths whose content the cluster acknowledged (the oracle's), whose chunks must stay readable. */
-    private final java.util.function.Supplier<List<String>> acknowledged;
+    private final LossModel losses;
+    private final dev.cairn.sim.workload.Oracle oracle;
+    private final Holdings holdings;
 
-    Auditor(SimCluster cluster, FaultHistory history, java.util.function.Supplier<List<String>> acknowledged) {
+    Auditor(SimCluster cluster, LossModel losses, dev.cairn.sim.workload.Oracle oracle, Holdings holdings) {
         this.cluster = cluster;
-        this.history = history;
-        this.acknowledged = acknowledged;
+        this.losses = losses;
+        this.oracle = oracle;
+        this.holdings = holdings;
     }
 
-    /** True if the faults destroyed copies of {@code chunkId} on more failure domains than {@code cls} tolerates. */
-    boolean lossExcused(long chunkId, StorageClass cls) {
-        return history.destroyedOn(chunkId).size() > cls.tolerance();
-    }
-
-    /** True if every chunk of the file at {@code path} that cannot be read has an excuse in the fault history. */
-    boolean fileLossExcused(String path) {
-        Namespace ns = namespace();
-        if (ns == null) return false;
-        InodeRecord f;
+    /**
+     * Why the loss of chunk {@code index} of the acknowledged file at {@code path} is excused, or null: the
+     * loss model's verdict for the chunk the master's durable metadata has there.
+     */
+    String excuse(String path, int index) {
+        Namespace ns = Witness.durableNamespace(cluster);
         try {
-            f = ns.resolve(path);
-        } catch (RuntimeException e) {
-            return false;
+            List<ChunkRecord> recs = ns.chunks(ns.resolve(path).inode(), index, 1);
+            return recs.isEmpty() ? null : losses.excuse(recs.get(0).chunkId());
+        } catch (dev.cairn.core.proto.CairnException e) {
+            return null;
         }
-        for (ChunkRecord c : ns.chunks(f.inode(), 0, Integer.MAX_VALUE)) {
-            if (lossExcused(c.chunkId(), f.storageClass())) return true;
-        }
-        return false;
     }
 
     private Namespace namespace() {
@@ -90,7 +85,17 @@ final class Auditor {
         return m.isUp() && m.node() instanceof Master master ? master.namespace() : null;
     }
 
-    Report audit() {
+    Report audit() { return audit(false); }
+
+    /** A chunk whose current copies the deep part of an audit checks: its record, class, chunk size, file and copies. */
+    private record DeepCheck(ChunkRecord c, StorageClass cls, int chunkSize, String path, List<Copy> good) {}
+
+    /**
+     * One audit of the ground truth. {@code deep}: once nothing else is found, also check that every copy the
+     * system counts as current of every acknowledged chunk holds the acknowledged bytes (it reads them all).
+     */
+    Report audit(boolean deep) {
+        List<DeepCheck> later = new ArrayList<>();
         TreeMap<String, List<String>> findings = new TreeMap<>();
         Namespace ns = namespace();
         if (ns == null) {
@@ -114,9 +119,12 @@ final class Auditor {
             usedBytes.put(h.name(), used);
         }
         Set<Long> ackedInodes = new TreeSet<>();
-        for (String path : acknowledged.get()) {
+        Map<Long, String> ackedPaths = new HashMap<>();
+        for (String path : oracle.committedPaths()) {
             try {
-                ackedInodes.add(ns.resolve(path).inode());
+                long ino = ns.resolve(path).inode();
+                ackedInodes.add(ino);
+                ackedPaths.put(ino, path);
             } catch (RuntimeException e) {
                 // gone from the namespace: the workload's read-back reports that
             }
@@ -158,15 +166,15 @@ final class Auditor {
                 // nothing acknowledged in it: a write that failed, or (sweep seed 803) a chunk past the committed
                 // length of a file whose earlier chunks were synced, its copies lost with its uncommitted write
                 if (!ackedInodes.contains(c.inode()) || inChunk == 0) continue;
-                if (lossExcused(c.chunkId(), cls)) {
+                if (losses.excuse(c.chunkId()) != null) {
                     excused++;
                 } else {
-                    add(findings, "durability", what(c, cls) + " has no readable set of copies, yet faults destroyed copies on only "
-                            + history.destroyedOn(c.chunkId()).size() + " failure domain(s) " + history.destroyedOn(c.chunkId())
-                            + " and the class tolerates " + cls.tolerance() + "; on disk: " + describe(copies));
+                    add(findings, "durability", what(c, cls) + " has no readable set of copies, and no fault took its last readable set; on disk: "
+                            + describe(copies));
                 }
                 continue;
             }
+            if (deep && ackedInodes.contains(c.inode()) && inChunk > 0) later.add(new DeepCheck(c, cls, f.chunkSize(), ackedPaths.get(c.inode()), good));
             if (cls.isEc()) {
                 boolean exact = parts.size() == cls.parts() && good.size() == cls.parts() && hosts.size() == cls.parts();
                 if (!exact) add(findings, "convergence", what(c, cls) + " has parts " + parts + ", goal one of each of " + cls.parts() + " on distinct hosts");
@@ -202,6 +210,22 @@ final class Auditor {
             if (hi - lo > limit) {
                 add(findings, "balance", String.format(Locale.ROOT, "%s is %.1f%% full and %s %.1f%%: spread %.1f points, limit %.1f",
                         hiHost, hi * 100, loHost, lo * 100, (hi - lo) * 100, limit * 100));
+            }
+        }
+        if (findings.isEmpty()) {
+            // settled: the system's versions say these copies are current, so each must hold the acknowledged bytes
+            for (DeepCheck d : later) {
+                dev.cairn.sim.workload.FileModel model = oracle.acknowledgedModel(d.path());
+                if (model == null) continue;
+                ChunkRecord c = d.c();
+                Holdings.Judgement j = holdings.judge(cluster, c.chunkId(), c.index(), d.chunkSize(), d.cls(), model);
+                for (Copy k : d.good()) {
+                    if (!j.holders().contains(new Holdings.Holder(k.host(), k.disk(), Math.max(0, k.part())))) {
+                        add(findings, "durability", "chunk " + c.chunkId() + " (index " + c.index() + " of " + d.path() + ", " + d.cls()
+                                + "): the copy on " + k.host() + "/" + k.disk() + " v" + k.version() + " counts as current (record v" + c.version()
+                                + ", data v" + c.dataVersion() + ") but does not durably hold the acknowledged bytes; durable copies: " + j.describe());
+                    }
+                }
             }
         }
         return new Report(findings, checked, excused, unreadable);

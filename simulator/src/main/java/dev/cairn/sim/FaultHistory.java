@@ -21,19 +21,26 @@ public final class FaultHistory {
 
     private final List<Event> events = new ArrayList<>();
     private final EnumMap<Fault, Integer> counts = new EnumMap<>(Fault.class);
-    /** Chunk id -> hosts on which a copy (part) of it was destroyed. */
-    private final TreeMap<Long, TreeSet<String>> destroyed = new TreeMap<>();
+    /** Chunk id -> when and on which hosts a copy (part) of it was destroyed, in time order. */
+    private final TreeMap<Long, List<Destroyed>> destroyed = new TreeMap<>();
+
+    /** A copy of a chunk destroyed on a host at an instant. */
+    private record Destroyed(long timeNanos, String host) {}
 
     void record(long now, Fault kind, String target, String detail) {
         events.add(new Event(now, kind, target, detail));
         counts.merge(kind, 1, Integer::sum);
     }
 
-    /** A copy of {@code chunkId} on {@code host} is gone or corrupt. */
-    void destroyed(long chunkId, String host) { destroyed.computeIfAbsent(chunkId, k -> new TreeSet<>()).add(host); }
+    /** A copy of {@code chunkId} on {@code host} is gone or corrupt as of {@code now}. */
+    void destroyed(long now, long chunkId, String host) { destroyed.computeIfAbsent(chunkId, k -> new ArrayList<>()).add(new Destroyed(now, host)); }
 
-    /** Failure domains (hosts) that lost a copy of the chunk to a fault during the run. */
-    public Set<String> destroyedOn(long chunkId) { return destroyed.getOrDefault(chunkId, new TreeSet<>()); }
+    /** Hosts on which a fault destroyed a copy of the chunk at or after {@code since}. */
+    public Set<String> destroyedSince(long chunkId, long since) {
+        TreeSet<String> out = new TreeSet<>();
+        for (Destroyed d : destroyed.getOrDefault(chunkId, List.of())) if (d.timeNanos() >= since) out.add(d.host());
+        return out;
+    }
 
     public List<Event> events() { return events; }
 

@@ -72,6 +72,7 @@ final class FaultInjector {
     private final SimNetwork net;
     private final Mix mix;
     private final FaultHistory history;
+    private final LossModel losses;
     private final long end;
     private final SplittableRandom rnd;
     /** Injectable kinds (the modifiers set at the start are not drawn again). */
@@ -82,7 +83,8 @@ final class FaultInjector {
     private int hostsLost, newHosts, diskDeaths, clusterPowerLosses;
     private boolean quiet;
 
-    FaultInjector(Simulation sim, SimCluster cluster, Mix mix, FaultHistory history, long end) {
+    FaultInjector(Simulation sim, SimCluster cluster, Mix mix, FaultHistory history, LossModel losses, long end) {
+        this.losses = losses;
         this.sim = sim;
         this.cluster = cluster;
         this.net = cluster.world().network();
@@ -271,7 +273,10 @@ final class FaultInjector {
         for (SimHost h : cluster.chunkservers()) if (!h.isLost()) candidates.add(h);
         if (candidates.size() <= SimCluster.MIN_LIVE_CHUNKSERVERS) return;
         SimHost h = candidates.get(rnd.nextInt(candidates.size()));
-        for (String d : h.diskNames()) for (long id : GroundTruth.chunkIds(h, d)) history.destroyed(id, h.name());
+        List<Long> ids = new ArrayList<>();
+        for (String d : h.diskNames()) ids.addAll(GroundTruth.chunkIds(h, d));
+        losses.beforeDestroying(sim.now(), h, null, ids, "host-loss");
+        for (long id : ids) history.destroyed(sim.now(), id, h.name());
         h.destroy();
         hostsLost++;
         history.record(sim.now(), Fault.HOST_LOSS, h.name(), "lost for good with its disks");
@@ -324,8 +329,9 @@ final class FaultInjector {
         byte[] bytes = disk.peek(file);
         if (bytes.length <= ChunkFormat.DATA_OFFSET) return;
         long offset = ChunkFormat.DATA_OFFSET + rnd.nextLong(bytes.length - ChunkFormat.DATA_OFFSET);
+        losses.beforeDestroying(sim.now(), h, d, List.of(ChunkFormat.chunkIdOf(file)), "bit-flip");
         h.flipBit(d, file, offset, rnd.nextInt(8));
-        history.destroyed(ChunkFormat.chunkIdOf(file), h.name());
+        history.destroyed(sim.now(), ChunkFormat.chunkIdOf(file), h.name());
         history.record(sim.now(), Fault.BIT_FLIP, h.name() + "/" + d, file + " byte " + offset);
     }
 
@@ -339,7 +345,9 @@ final class FaultInjector {
         String d = disks.get(rnd.nextInt(disks.size()));
         for (String other : disks) if (!other.equals(d) && h.diskOrNull(other).isDead()) return; // keep one disk per host alive
         diskDeaths++;
-        for (long id : GroundTruth.chunkIds(h, d)) history.destroyed(id, h.name());
+        List<Long> ids = GroundTruth.chunkIds(h, d);
+        losses.beforeDestroying(sim.now(), h, d, ids, "disk-death");
+        for (long id : ids) history.destroyed(sim.now(), id, h.name());
         h.killDisk(d);
         history.record(sim.now(), Fault.DISK_DEATH, h.name() + "/" + d, "dead for good");
     }

@@ -12,13 +12,24 @@ import java.util.List;
  * Reads chunk copies straight off the simulated disks, bypassing the system: what the checkers compare
  * the system's claims against. A copy's header is the valid slot with the highest sequence number, as a
  * chunkserver reads it at start-up; {@code intact} is true when every block matches its checksum.
+ *
+ * <p>Two views: the <em>current</em> one (what the page cache shows: what the system reads now) and the
+ * <em>durable</em> one (the names a directory sync made durable and the bytes a file sync made durable:
+ * what any power loss from now on leaves). Acknowledgements and losses are judged on the durable view.
  */
 final class GroundTruth {
-    record Copy(String host, String disk, long chunkId, long version, int part, long length, boolean intact, String note) {}
+    /** One chunk file as found; {@code bytes} reads it in the same view. Version -1: no valid header. */
+    record Copy(String host, String disk, long chunkId, long version, int part, long length, boolean intact, String note, Bytes bytes, int[] crcs) {
+        /** Up to {@code n} bytes of the copy's data at {@code offset} (its chunk bytes, not the file's) into {@code into}. */
+        int readData(long offset, byte[] into, int n) { return bytes.read(ChunkFormat.DATA_OFFSET + offset, into, n); }
+
+        /** The first of its data bytes {@code [offset, offset + n)} that {@code compare} finds different (from {@code offset}), or -1. */
+        long mismatchData(long offset, int n, SimDisk.Compare compare) { return bytes.mismatch(ChunkFormat.DATA_OFFSET + offset, n, compare); }
+    }
 
     private GroundTruth() {}
 
-    /** Every chunk file on the host's disks (dead disks excluded: nothing can be read from them). */
+    /** Every chunk file on the host's disks, current view (dead disks excluded: nothing can be read from them). */
     static List<Copy> copies(SimHost h) {
         List<Copy> out = new ArrayList<>();
         // one buffer for every header read (an audit reads every copy once a second while it waits)
@@ -35,16 +46,26 @@ final class GroundTruth {
         return out;
     }
 
-    /** Chunk ids with a file on one disk of a host (for recording what a fault destroyed). */
-    static List<Long> chunkIds(SimHost h, String disk) {
-        List<Long> out = new ArrayList<>();
-        SimDisk d = h.diskOrNull(disk);
-        if (d == null) return out;
-        for (String file : d.files()) {
-            long id = ChunkFormat.chunkIdOf(file);
-            if (id >= 0) out.add(id);
+    /**
+     * The durable copies of one chunk on a host, as a power loss now would leave them: on every disk but a
+     * dead one (a disk that died is gone for good with what it held).
+     */
+    static void durableCopies(SimHost h, long chunkId, String name, List<Copy> out, byte[] buf) {
+        if (h.isLost()) return;
+        for (SimDisk d : h.disks()) {
+            if (d.isDead() || d.peekDurableLength(name) < 0) continue;
+            out.add(read(h.name(), d.name(), chunkId, new DurableFile(d, name), buf));
         }
-        return out;
+    }
+
+    /** Chunk ids with a file on one disk of a host, current or durable (what a fault there destroys). */
+    static List<Long> chunkIds(SimHost h, String disk) {
+        java.util.TreeSet<Long> out = new java.util.TreeSet<>();
+        SimDisk d = h.diskOrNull(disk);
+        if (d == null) return new ArrayList<>();
+        for (String file : d.files()) if (ChunkFormat.chunkIdOf(file) >= 0) out.add(ChunkFormat.chunkIdOf(file));
+        for (String file : d.durableFiles()) if (ChunkFormat.chunkIdOf(file) >= 0) out.add(ChunkFormat.chunkIdOf(file));
+        return new ArrayList<>(out);
     }
 
     /** A file's bytes as the checker reads them. */
@@ -56,6 +77,13 @@ final class GroundTruth {
 
         /** The CRC32C of {@code n} bytes at {@code offset} (zeros past the end). */
         int crc32c(long offset, int n);
+
+        /** The position (from {@code offset}) of the first byte of {@code [offset, offset + n)} {@code compare} finds different, or -1. */
+        default long mismatch(long offset, int n, SimDisk.Compare compare) {
+            byte[] b = new byte[n];
+            read(offset, b, n);
+            return compare.mismatch(b, 0, n, 0);
+        }
     }
 
     private record DiskFile(SimDisk disk, String name) implements Bytes {
@@ -65,6 +93,19 @@ final class GroundTruth {
 
         /** From the checksums the simulated file remembers of its unchanged pages: an audit does not re-read every byte. */
         @Override public int crc32c(long offset, int n) { return disk.peekCrc32c(name, offset, n); }
+    }
+
+    /** The durable view of a durable name: what a power loss now would leave of it. */
+    private record DurableFile(SimDisk disk, String name) implements Bytes {
+        @Override public long length() { return Math.max(0, disk.peekDurableLength(name)); }
+
+        @Override public int read(long offset, byte[] into, int n) { return Math.max(0, disk.peekDurableInto(name, offset, into, n)); }
+
+        /** From the checksums the volatile view remembers of pages the durable one still shares with it. */
+        @Override public int crc32c(long offset, int n) { return disk.peekDurableCrc32c(name, offset, n); }
+
+        /** In place, page by page: the checkers compare every acknowledged byte of a copy without copying it out. */
+        @Override public long mismatch(long offset, int n, SimDisk.Compare compare) { return disk.peekDurableMismatch(name, offset, n, compare); }
     }
 
     /** A copy held in an array (tests). */
@@ -107,7 +148,7 @@ final class GroundTruth {
                 // blank or torn slot: the other one decides
             }
         }
-        if (best == null) return new Copy(host, disk, id, -1, -1, 0, false, "no valid header");
+        if (best == null) return new Copy(host, disk, id, -1, -1, 0, false, "no valid header", bytes, new int[0]);
         boolean intact = best.length() == 0 || size >= ChunkFormat.DATA_OFFSET + best.length(); // an empty chunk may end after its header
         String note = intact ? "" : "file is " + size + " bytes, header says " + best.length() + " of data";
         for (int b = 0; intact && b < best.crcs().length; b++) {
@@ -116,6 +157,6 @@ final class GroundTruth {
             intact = bytes.crc32c(ChunkFormat.DATA_OFFSET + from, n) == best.crcs()[b];
             if (!intact) note = "block " + b + " of " + best.crcs().length + " fails its checksum (header seq " + best.seq() + ")";
         }
-        return new Copy(host, disk, id, best.version(), best.part(), best.length(), intact, note);
+        return new Copy(host, disk, id, best.version(), best.part(), best.length(), intact, note, bytes, best.crcs());
     }
 }

@@ -12,7 +12,7 @@ import java.util.TreeMap;
 /** The outcome of one simulated run. */
 public record SimResult(long seed, SimOptions options, String mix, String traceHash, long events, long virtualNanos, long wallNanos,
                         Map<Fault, Integer> faultCounts, Workload.Stats stats, int chunksAudited,
-                        List<String> violations, List<String> recentLog) {
+                        List<String> violations, List<String> excuses, List<String> recentLog) {
     public SimResult {
         faultCounts = new EnumMap<>(faultCounts.isEmpty() ? new EnumMap<>(Fault.class) : faultCounts);
     }
@@ -21,7 +21,7 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
 
     /** The same result without the log lines (a sweep keeps thousands of passing results). */
     public SimResult withoutLog() {
-        return new SimResult(seed, options, mix, traceHash, events, virtualNanos, wallNanos, faultCounts, stats, chunksAudited, violations, List.of());
+        return new SimResult(seed, options, mix, traceHash, events, virtualNanos, wallNanos, faultCounts, stats, chunksAudited, violations, excuses, List.of());
     }
 
     public int faults() {
@@ -37,6 +37,12 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
         return out;
     }
 
+    /** The fault named in an excuse ({@code t=12.345s host-loss on cs2 ...}): host-loss, disk-death, bit-flip or misdirected-write. */
+    public static String excuseKind(String excuse) {
+        String[] w = excuse.split(" ", 3);
+        return w.length > 1 ? w[1] : "other";
+    }
+
     /** The human summary printed by {@code cairn sim}. */
     public String summary() {
         StringBuilder sb = new StringBuilder();
@@ -48,6 +54,7 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
         sb.append(String.format(Locale.ROOT, "  files: %d written (%d erasure-coded, %d failed, %d syncs mid-file), %d bytes acknowledged; %d reads (%d errors); %d removes; %d verified at the end, %d lost with an excuse; %d probed; %d chunks audited%n",
                 stats.commits, stats.ecCommits, stats.writeFailures, stats.midSyncs, stats.bytesCommitted, stats.reads, stats.readErrors,
                 stats.removes, stats.verified, stats.excusedLosses, stats.probed, chunksAudited));
+        for (String x : excuses) sb.append("  excused loss: ").append(x).append('\n');
         for (String v : violations) sb.append("  VIOLATION ").append(v).append('\n');
         sb.append("  trace hash ").append(traceHash).append('\n');
         return sb.toString();

@@ -51,14 +51,19 @@ public final class SimRun {
         SimWorld world = new SimWorld(sim, o.verbose());
         SimCluster cluster = new SimCluster(world, o.chunkservers(), DISKS, CAPACITY_BYTES, List.of(), RACKS, mix.has(Fault.CLOCK_SKEW));
         FaultHistory history = new FaultHistory();
+        Oracle oracle = new Oracle();
+        Holdings holdings = new Holdings();
+        LossModel losses = new LossModel(cluster, oracle, holdings);
+        Witness witness = new Witness(sim, cluster, history, losses, holdings);
         sim.onDamage((h, disk, file) -> {
             long id = dev.cairn.core.chunk.ChunkFormat.chunkIdOf(file);
-            if (id >= 0) history.destroyed(id, h.name());
+            if (id < 0) return;
+            losses.beforeDestroying(sim.now(), h, disk, List.of(id), "misdirected-write");
+            history.destroyed(sim.now(), id, h.name());
         });
-        Oracle oracle = new Oracle();
-        Auditor auditor = new Auditor(cluster, history, oracle::committedPaths);
+        Auditor auditor = new Auditor(cluster, losses, oracle, holdings);
         long end = WORKLOAD_START_NANOS + o.durationNanos();
-        FaultInjector faults = new FaultInjector(sim, cluster, mix, history, end);
+        FaultInjector faults = new FaultInjector(sim, cluster, mix, history, losses, end);
         cluster.startAll();
         faults.setUp();
         SimHost clientHost = cluster.clientHost();
@@ -67,7 +72,8 @@ public final class SimRun {
         Auditor.Report[] lastAudit = {null};
         sim.at(WORKLOAD_START_NANOS, clientHost, Simulation.Kind.CHECK, 0, () -> {
             workload[0] = new Workload(sim, cluster.client(), clientHost.env().scheduler(), oracle, sim.random().split(), end, o.workload());
-            workload[0].lossExcused(auditor::fileLossExcused);
+            workload[0].lossJudge(auditor::excuse);
+            workload[0].ackObserver(witness::acknowledged);
             if (timeline != null) workload[0].observe(timeline::operation);
             workload[0].start(() -> { });
         });
@@ -83,7 +89,7 @@ public final class SimRun {
         Auditor.Report a = lastAudit[0];
         return new SimResult(o.seed(), o, mix.toString(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
                 history.counts(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
-                a == null ? 0 : a.chunksChecked(), sim.violations(), world.recentLog());
+                a == null ? 0 : a.chunksChecked(), sim.violations(), workload[0] == null ? List.of() : List.copyOf(workload[0].excuses()), world.recentLog());
     }
 
     /**
@@ -91,7 +97,7 @@ public final class SimRun {
      * and usage balanced, on the planner's own initiative. Audits the ground truth once a second.
      */
     private static void awaitConvergence(Simulation sim, SimCluster cluster, Auditor auditor, Auditor.Report[] last, long deadline) {
-        Auditor.Report r = auditor.audit();
+        Auditor.Report r = auditor.audit(true);
         last[0] = r;
         if (r.clean()) {
             sim.stop();

@@ -31,7 +31,12 @@ class AuditorSimTest extends ClusterScenario {
         assertThat(chunks).hasSize(2);
         assertThat(chunks.get(1).version()).isEqualTo(2);
         assertThat(run(() -> client.lookup("/f")).size()).as("the second chunk holds nothing acknowledged").isEqualTo(CHUNK);
-        Auditor auditor = new Auditor(c, new FaultHistory(), () -> List.of("/f"));
+        Oracle oracle = new Oracle();
+        oracle.created("/f").write(0, CHUNK, 1);
+        oracle.model("/f").acknowledgeAll();
+        Holdings holdings = new Holdings();
+        Auditor auditor = new Auditor(c, new LossModel(c, oracle, holdings), oracle, holdings);
+        assertThat(auditor.audit(true).findings()).as("every current copy holds the acknowledged bytes").isEmpty();
         assertThat(auditor.audit().findings()).doesNotContainKey("durability");
 
         assertThat(wreckHeaders(chunks.get(1).chunkId())).isEqualTo(3);

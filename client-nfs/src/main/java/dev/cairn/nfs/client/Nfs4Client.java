@@ -24,7 +24,7 @@ public final class Nfs4Client {
     }
 
     /** A COMPOUND that did not end NFS4_OK: the status and the operation it stopped at. */
-    public static final class NfsException extends RuntimeException {
+    public static final class NfsException extends RuntimeException implements dev.cairn.core.async.Unexpected.Expected {
         public final int status;
         public final int op;
 

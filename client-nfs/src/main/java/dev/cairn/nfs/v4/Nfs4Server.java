@@ -264,6 +264,7 @@ public final class Nfs4Server {
                     p = Promise.completed(Nfs4Status.BADXDR);
                 } catch (RuntimeException e) {
                     log.warn("NFS operation {} failed unexpectedly: {}", op, e.toString());
+                    dev.cairn.core.async.Unexpected.report(e);
                     p = Promise.completed(Nfs4Status.SERVERFAULT);
                 }
                 int opIndex = index;
@@ -283,7 +284,10 @@ public final class Nfs4Server {
         /** Records operation {@code op}'s outcome; false if the COMPOUND ends here. */
         private boolean settle(int op, int opIndex, int start, int statusAt, Promise<Integer> p) {
             int status = p.isFailed() ? Nfs4Status.SERVERFAULT : p.value();
-            if (p.isFailed()) log.warn("NFS operation {} failed unexpectedly: {}", op, String.valueOf(p.error()));
+            if (p.isFailed()) {
+                log.warn("NFS operation {} failed unexpectedly: {}", op, String.valueOf(p.error()));
+                dev.cairn.core.async.Unexpected.report(p.error());
+            }
             if (status == Nfs4Status.BADXDR || status == Nfs4Status.SERVERFAULT) {
                 results.truncate(start); // whatever the operation wrote before failing is not a result
                 results.writeInt(op).writeInt(status);

@@ -26,7 +26,7 @@ public final class LocalMetaLog implements MetaLog {
         try {
             result = namespace.apply(command, batch);
         } catch (RuntimeException e) {
-            return Promise.failed(e); // refused: nothing was written
+            return Promise.failed(dev.cairn.core.async.Unexpected.report(e)); // refused: nothing was written
         }
         if (batch.isEmpty()) return Promise.completed(result);
         return kv.write(batch, true).map(v -> result);

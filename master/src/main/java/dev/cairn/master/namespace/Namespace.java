@@ -90,24 +90,35 @@ public final class Namespace {
     private final KvStore kv;
     private final int defaultGoal;
     private Watcher watcher = Watcher.NONE;
-    private final RecordCache<InodeRecord> inodes = new RecordCache<>(CACHED_RECORDS);
-    private final RecordCache<ChunkRecord> chunkRecords = new RecordCache<>(CACHED_RECORDS);
+    private final RecordCache<InodeRecord> inodes;
+    private final RecordCache<ChunkRecord> chunkRecords;
 
     /** A bounded least-recently-used map of decoded records. */
     private static final class RecordCache<T> extends java.util.LinkedHashMap<Long, T> {
         private final int max;
 
         RecordCache(int max) {
-            super(256, 0.75f, true);
+            super(Math.min(256, max + 1), 0.75f, true);
             this.max = max;
         }
 
         @Override protected boolean removeEldestEntry(java.util.Map.Entry<Long, T> eldest) { return size() > max; }
     }
 
-    public Namespace(KvStore kv, int defaultGoal) {
+    public Namespace(KvStore kv, int defaultGoal) { this(kv, defaultGoal, CACHED_RECORDS); }
+
+    /**
+     * A namespace that decodes every record it reads ({@code cachedRecords} 0): for a reader of a store that
+     * changes under it without going through {@link #apply} (the simulator's checkers, reading a master's
+     * durable state), which a cache would show stale.
+     */
+    public static Namespace uncached(KvStore kv, int defaultGoal) { return new Namespace(kv, defaultGoal, 0); }
+
+    private Namespace(KvStore kv, int defaultGoal, int cachedRecords) {
         this.kv = kv;
         this.defaultGoal = defaultGoal;
+        this.inodes = new RecordCache<>(cachedRecords);
+        this.chunkRecords = new RecordCache<>(cachedRecords);
     }
 
     public void watch(Watcher w) { this.watcher = w; }

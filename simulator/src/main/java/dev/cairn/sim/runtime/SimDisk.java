@@ -279,6 +279,48 @@ public final class SimDisk {
         return f.crc32c(offset, n);
     }
 
+    /**
+     * Ground truth for the checkers: the names a power loss now would leave (the durable directory), sorted.
+     * A dead disk still has them (nothing can read them, but they are not destroyed); a destroyed one has none.
+     */
+    public List<String> durableFiles() {
+        List<String> out = new ArrayList<>(durableNames.keySet());
+        java.util.Collections.sort(out);
+        return out;
+    }
+
+    /** Ground truth for the checkers: a durable file's durable length, or -1 if the name is not durable. */
+    public long peekDurableLength(String file) {
+        SimFile f = durableNames.get(file);
+        return f == null ? -1 : f.durableLength();
+    }
+
+    /** Ground truth for the checkers: up to {@code n} durable bytes of a durable file at {@code offset} into {@code into}; how many (-1: no such durable name). */
+    public int peekDurableInto(String file, long offset, byte[] into, int n) {
+        SimFile f = durableNames.get(file);
+        return f == null ? -1 : f.readDurableInto(offset, into, 0, n);
+    }
+
+    /** Compares bytes in place: {@code n} bytes of {@code b} from {@code from}, which stand at {@code at} of the range compared. */
+    public interface Compare {
+        /** The index (from {@code from}) of the first byte that differs, or -1. */
+        int mismatch(byte[] b, int from, int n, long at);
+    }
+
+    /** Ground truth for the checkers: {@link SimFile#durableMismatch} of a durable file (it must exist). */
+    public long peekDurableMismatch(String file, long offset, int n, Compare compare) {
+        SimFile f = durableNames.get(file);
+        if (f == null) throw new IllegalArgumentException("no durable file " + file + " on " + name);
+        return f.durableMismatch(offset, n, compare);
+    }
+
+    /** Ground truth for the checkers: the CRC32C of {@code n} durable bytes of a durable file at {@code offset} (zeros past its end). */
+    public int peekDurableCrc32c(String file, long offset, int n) {
+        SimFile f = durableNames.get(file);
+        if (f == null) throw new IllegalArgumentException("no durable file " + file + " on " + name);
+        return f.durableCrc32c(offset, n);
+    }
+
     void flipBit(String file, long offset, int bit) {
         SimFile f = names.get(file);
         if (f == null) throw new IllegalArgumentException("no file " + file + " on " + name);

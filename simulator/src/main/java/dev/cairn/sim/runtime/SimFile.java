@@ -44,6 +44,7 @@ final class SimFile {
 
     int length() { return length; }
 
+
     int durableLength() { return durableLength; }
 
     void write(long offset, byte[] data) {
@@ -152,6 +153,56 @@ final class SimFile {
         return (int) c.getValue();
     }
 
+    /**
+     * Like {@link #crc32c}, of the durable view. A durable page still shared with the volatile view (nothing
+     * written to it since the sync) takes the checksum the volatile view remembers; others are computed.
+     */
+    int durableCrc32c(long offset, int n) {
+        if (offset < 0 || n < 0) throw new IllegalArgumentException("offset " + offset + ", length " + n);
+        long end = offset + n;
+        int crc = 0;
+        for (long pos = offset; pos < end; ) {
+            int page = (int) (pos / PAGE), in = (int) (pos % PAGE), k = (int) Math.min(PAGE - in, end - pos);
+            byte[] p = page < durable.length && pos < durableLength ? durable[page] : null;
+            // a page shared with the volatile view and wholly within both views: the remembered checksum
+            if (k == PAGE && p != null && (long) (page + 1) * PAGE <= Math.min(durableLength, length) && page < current.length && current[page] == p) {
+                crc = Crc32c.combineShifted(crc, pageCrc(page), PAGE_SHIFT);
+            } else {
+                // past the durable end the view holds zeros, whatever the page (shared with a longer volatile view) holds there
+                int have = p == null ? 0 : (int) Math.min(k, durableLength - pos);
+                if (have > 0) crc = Crc32c.combine(crc, crcOf(p, in, have), have);
+                if (k > have) crc = Crc32c.combine(crc, crcOf(ZEROS, 0, k - have), k - have);
+            }
+            pos += k;
+        }
+        return crc;
+    }
+
+    /**
+     * Hands {@code compare} the durable view's bytes {@code [offset, offset + n)} page piece by page piece, in
+     * place (no copy; a missing page or bytes past the end as zeros), until it reports a mismatch: the
+     * position of the first differing byte from {@code offset}, or -1.
+     */
+    long durableMismatch(long offset, int n, SimDisk.Compare compare) {
+        for (long pos = offset; pos < offset + n; ) {
+            int page = (int) (pos / PAGE), in = (int) (pos % PAGE), k = (int) Math.min(PAGE - in, offset + n - pos);
+            byte[] p = page < durable.length && durable[page] != null && pos < durableLength ? durable[page] : ZEROS;
+            if (p != ZEROS && pos + k > durableLength) k = (int) (durableLength - pos); // the rest of the page reads as zeros
+            int at = compare.mismatch(p, in, k, pos - offset);
+            if (at >= 0) return pos - offset + at;
+            pos += k;
+        }
+        return -1;
+    }
+
+    /** Like {@link #readInto}, of the durable view (what a power loss now would leave). */
+    int readDurableInto(long offset, byte[] out, int at, int n) {
+        if (offset >= durableLength) return 0;
+        int from = (int) offset, to = (int) Math.min(durableLength, offset + n);
+        copyInto(durable, from, to, out, at);
+        return to - from;
+    }
+
     byte[] currentCopy() { return copy(current, 0, length); }
 
     byte[] durableCopy() { return copy(durable, 0, durableLength); }
@@ -193,6 +244,12 @@ final class SimFile {
         boolean shared = page < current.length && page < durable.length && current[page] != null && current[page] == durable[page];
         if (offset < length) {
             forget(page);
+            // past the durable end the byte is the volatile view's alone: a shared page is split first, or the
+            // durable view would hold the flip past its length (and a revert would bring it back)
+            if (shared && offset >= durableLength) {
+                writable(page);
+                shared = false;
+            }
             if (current[page] == null) current[page] = new byte[PAGE];
             current[page][in] ^= mask;
         }

@@ -126,6 +126,9 @@ public final class SimHost {
 
     SimKv kvStore() { return kv; }
 
+    /** Ground truth for the checkers: this host's key-value store as a power loss now would leave it. */
+    public dev.cairn.core.env.KvStore durableKv() { return kv.durableView(); }
+
     /** Boots a fresh incarnation of the node (first start or restart after a crash). */
     public void start() {
         if (up) throw new IllegalStateException(name + " is already up");
@@ -176,6 +179,9 @@ public final class SimHost {
 
     /** The disks this host has (created on first use by its node). */
     public java.util.List<String> diskNames() { return new java.util.ArrayList<>(disks.keySet()); }
+
+    /** Ground truth for the checkers: the disks in name order (a view, no copy: the witness asks per chunk). */
+    public java.util.Collection<SimDisk> disks() { return java.util.Collections.unmodifiableCollection(disks.values()); }
 
     /** Ground truth for the checkers: the named disk, or null if the node never opened it. */
     public SimDisk diskOrNull(String volume) { return disks.get(volume); }

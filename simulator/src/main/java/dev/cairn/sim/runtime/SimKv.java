@@ -121,6 +121,59 @@ final class SimKv implements KvStore {
         return index.put(k, value);
     }
 
+    /** The visible state, read only: the durable view while no batch is pending. */
+    private final KvStore visibleView = new KvStore() {
+        @Override public byte[] get(byte[] key) { return SimKv.this.get(key); }
+
+        @Override public void scanFrom(byte[] prefix, byte[] from, BiPredicate<byte[], byte[]> visitor) { SimKv.this.scanFrom(prefix, from, visitor); }
+
+        @Override public Promise<Void> write(KvBatch batch, boolean sync) { throw new UnsupportedOperationException("the durable view is read only"); }
+    };
+
+    /** Marks a key absent in {@link #durableView}'s overrides. */
+    private static final byte[] ABSENT = new byte[0];
+
+    /**
+     * Ground truth for the checkers: the store as a power loss now would leave it (the durable prefix), read
+     * only. Keys written by batches not yet durable read as they were before the oldest such batch. A view
+     * taken now; writes after it are not seen.
+     */
+    public KvStore durableView() {
+        if (pending.isEmpty()) return visibleView; // everything visible is durable
+        TreeMap<Key, byte[]> overrides = new TreeMap<>();
+        for (Pending p : pending) {
+            for (int i = 0; i < p.keys.length; i++) overrides.putIfAbsent(new Key(p.keys[i]), p.before[i] == null ? ABSENT : p.before[i]);
+        }
+        return new KvStore() {
+            @Override public byte[] get(byte[] key) {
+                Key k = new Key(key);
+                byte[] v = overrides.containsKey(k) ? overrides.get(k) : index.get(k);
+                return v == null || v == ABSENT ? null : v.clone();
+            }
+
+            @Override public void scanFrom(byte[] prefix, byte[] from, BiPredicate<byte[], byte[]> visitor) {
+                java.util.Iterator<Map.Entry<Key, byte[]>> a = current.tailMap(new Key(from), true).entrySet().iterator();
+                java.util.Iterator<Map.Entry<Key, byte[]>> b = overrides.tailMap(new Key(from), true).entrySet().iterator();
+                Map.Entry<Key, byte[]> x = a.hasNext() ? a.next() : null, y = b.hasNext() ? b.next() : null;
+                while (x != null || y != null) {
+                    int c = x == null ? 1 : y == null ? -1 : x.getKey().compareTo(y.getKey());
+                    Map.Entry<Key, byte[]> e = c <= 0 ? x : y;
+                    byte[] value = c < 0 ? x.getValue() : y.getValue(); // an override wins over the visible value
+                    if (c <= 0) x = a.hasNext() ? a.next() : null;
+                    if (c >= 0) y = b.hasNext() ? b.next() : null;
+                    byte[] k = e.getKey().bytes();
+                    if (!KvStore.hasPrefix(k, prefix)) break;
+                    if (value == ABSENT) continue;
+                    if (!visitor.test(k.clone(), value.clone())) break;
+                }
+            }
+
+            @Override public Promise<Void> write(KvBatch batch, boolean sync) {
+                throw new UnsupportedOperationException("the durable view is read only");
+            }
+        };
+    }
+
     /** The machine is gone: so is its store. */
     void destroy() {
         pending.clear();

@@ -120,8 +120,34 @@ public final class Simulation {
         return e;
     }
 
+    /** The host whose event is running (null: the world's), for reports of unexpected errors. */
+    private SimHost running;
+    /** Unexpected errors already recorded (one error may be caught, then seen again further down its chain). */
+    private final java.util.Set<Throwable> reported = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
+    /**
+     * An error node code caught that the protocol does not define ({@link dev.cairn.core.async.Unexpected}):
+     * a bug, whatever the code did with it next (an error reply, a retry). Recorded once per throwable.
+     */
+    private void unexpected(Throwable t) {
+        if (reported.size() > 10_000 || !reported.add(t)) return;
+        StackTraceElement[] st = t.getStackTrace();
+        StringBuilder where = new StringBuilder();
+        for (int i = 0; i < Math.min(3, st.length); i++) where.append(i == 0 ? "" : " < ").append(st[i]);
+        violation("unexpected-error", t + " on " + (running == null ? "world" : running.name()) + " at " + where);
+    }
+
     /** Runs events until the queue is empty, {@link #stop()} is called, or virtual time passes {@code until}. */
     public void runUntil(long until) {
+        java.util.function.Consumer<Throwable> outer = dev.cairn.core.async.Unexpected.install(this::unexpected);
+        try {
+            loop(until);
+        } finally {
+            dev.cairn.core.async.Unexpected.install(outer);
+        }
+    }
+
+    private void loop(long until) {
         while (!stopped) {
             if (cancelledQueued > COMPACT_MIN && cancelledQueued > queue.size() / 2) compact();
             if (queue.size() == 0 || queue.firstTime() > until) break;
@@ -141,11 +167,16 @@ public final class Simulation {
                 traceSink.accept(String.format(java.util.Locale.ROOT, "%d %s %s %016x",
                         now, e.host == null ? "world" : e.host.name(), e.kind, e.digest));
             }
+            running = e.host;
             try {
                 e.action.run();
             } catch (RuntimeException | AssertionError ex) {
-                violation("crash", "uncaught " + ex + " on " + (e.host == null ? "world" : e.host.name()) + " in " + e.kind
-                        + " at " + (ex.getStackTrace().length > 0 ? ex.getStackTrace()[0] : "?"));
+                if (reported.add(ex)) {
+                    violation("crash", "uncaught " + ex + " on " + (e.host == null ? "world" : e.host.name()) + " in " + e.kind
+                            + " at " + (ex.getStackTrace().length > 0 ? ex.getStackTrace()[0] : "?"));
+                }
+            } finally {
+                running = null;
             }
         }
         if (!stopped && now < until) now = until;

@@ -10,37 +10,31 @@ import java.util.SplittableRandom;
 import java.util.TreeSet;
 
 /**
- * What the cluster acknowledged, kept outside the system under test: every file whose close (sync) was
- * acknowledged, with the seed that generates its bytes. The durability check reads them all back.
+ * What the cluster acknowledged, kept outside the system under test: each file's {@link FileModel} (what
+ * was acknowledged, what may have landed), and which files exist. The durability checks read them back.
  */
 public final class Oracle {
-    /**
-     * A file's acknowledged content: the first {@code length} bytes of the content its seed generates
-     * ({@code length} grows with each acknowledged sync of a file still being written).
-     */
-    public record Expected(long contentSeed, int length, int intended) {
-        public byte[] bytes() { return content(contentSeed, length); }
-    }
-
     /** What is known of one path: one hashed lookup per operation (a map per fact made it four to six). */
     private static final class File {
         final String path;
-        /** Acknowledged content, or null (never committed, removed, or its remove's outcome unknown). */
-        Expected committed;
-        /** Bytes its writer meant to write, or -1: a commit the client saw fail may still have reached the master. */
-        int intended = -1;
+        /** Its content as acknowledged so far; replaced when the path is made anew. */
+        FileModel model = new FileModel();
+        /** Removed (or its remove's outcome unknown): no longer checked either way. */
+        boolean gone;
         /** Being written or removed: not picked until that is over. */
         boolean busy;
         /** Index in {@link #pickable}, or -1. */
         int pickAt = -1;
 
         File(String path) { this.path = path; }
+
+        boolean committed() { return !gone && model.everAcked(); }
     }
 
     // a hash map; whatever is listed is sorted first, so no order depends on it
     private final HashMap<String, File> files = new HashMap<>();
     private final TreeSet<String> removed = new TreeSet<>();
-    private int committedCount;
+
     /**
      * Committed and not busy, in no particular (but deterministic) order, each knowing its index: a uniform
      * draw in O(1). Walking the committed files per draw made the workload quadratic in its files.
@@ -78,6 +72,48 @@ public final class Oracle {
         return -1;
     }
 
+    /** {@code length} bytes of stream {@code seed} from file position {@code offset} (what a write there puts). */
+    public static byte[] content(long seed, long offset, int length) {
+        byte[] b = new byte[length];
+        fill(seed, offset, b, 0, length);
+        return b;
+    }
+
+    /** The byte of stream {@code seed} at file position {@code x} ({@link FileModel#ZEROS}: zero). */
+    static byte valueAt(long seed, long x) {
+        if (seed == FileModel.ZEROS) return 0;
+        return (byte) (mix(mix(seed) + ((x >>> 3) + 1) * GAMMA) >>> (8 * (int) (x & 7)));
+    }
+
+    /** Stream {@code seed}'s bytes at file positions {@code [pos, pos + n)} into {@code out[at..]}. */
+    static void fill(long seed, long pos, byte[] out, int at, int n) {
+        if (seed == FileModel.ZEROS) { java.util.Arrays.fill(out, at, at + n, (byte) 0); return; }
+        int i = 0;
+        for (; i < n && ((pos + i) & 7) != 0; i++) out[at + i] = valueAt(seed, pos + i);
+        // word w is mix(mix(seed) + (w + 1) * GAMMA): the argument kept by adding, one multiply a word fewer
+        for (long x = mix(seed) + ((pos + i) >>> 3) * GAMMA; i + 8 <= n; i += 8) WORD.set(out, at + i, mix(x += GAMMA));
+        for (; i < n; i++) out[at + i] = valueAt(seed, pos + i);
+    }
+
+    /**
+     * Where {@code got[at, at + n)} first differs from stream {@code seed} at file positions {@code [pos, pos + n)}:
+     * the index from {@code at}, or -1 if nowhere.
+     */
+    static int mismatchAt(long seed, long pos, byte[] got, int at, int n) {
+        if (seed == FileModel.ZEROS) {
+            for (int i = 0; i < n; i++) if (got[at + i] != 0) return i;
+            return -1;
+        }
+        int i = 0;
+        for (; i < n && ((pos + i) & 7) != 0; i++) if (got[at + i] != valueAt(seed, pos + i)) return i;
+        for (long x = mix(seed) + ((pos + i) >>> 3) * GAMMA; i + 8 <= n; i += 8) {
+            long want = mix(x += GAMMA), have = (long) WORD.get(got, at + i);
+            if (have != want) return i + Long.numberOfTrailingZeros(have ^ want) / Byte.SIZE;
+        }
+        for (; i < n; i++) if (got[at + i] != valueAt(seed, pos + i)) return i;
+        return -1;
+    }
+
     /** The golden ratio's odd 64-bit integer (as in SplitMix64): successive counters differ in many bits. */
     static final long GAMMA = 0x9e3779b97f4a7c15L;
 
@@ -89,28 +125,37 @@ public final class Oracle {
 
     private static final VarHandle WORD = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-    /** A sync or close acknowledged {@code length} bytes of {@code path}. */
-    public void committed(String path, long seed, int length) {
+    /** The path is created anew (a fresh, empty file): its model starts over. */
+    public FileModel created(String path) {
         File f = file(path);
-        assert f.committed == null || f.committed.length() <= length : "acknowledged length went backwards";
-        setCommitted(f, new Expected(seed, length, f.intended >= 0 ? f.intended : length));
+        f.model = new FileModel();
+        f.gone = false;
+        removed.remove(path);
         refresh(f);
+        return f.model;
     }
 
-    /** A writer starts writing {@code size} bytes to {@code path}. */
-    public void intends(String path, int size) { file(path).intended = size; }
+    /** The path's content model (null if the path was never created). */
+    public FileModel model(String path) {
+        File f = files.get(path);
+        return f == null ? null : f.model;
+    }
+
+    /** The path's model if it has acknowledged content and was not removed, else null. */
+    public FileModel acknowledgedModel(String path) {
+        File f = files.get(path);
+        return f == null || !f.committed() ? null : f.model;
+    }
+
+    /** The model's state changed (an acknowledgement): the file may become pickable. */
+    public void changed(String path) { refresh(file(path)); }
 
     /** A file being written is not picked for reads or removes until its writer is done. */
     public void writing(String path) { setBusy(file(path), true); }
 
     public void written(String path) { setBusy(file(path), false); }
 
-    public Expected expected(String path) {
-        File f = files.get(path);
-        return f == null ? null : f.committed;
-    }
-
-    /** A committed file not being removed, chosen by {@code pick} (an index draw). */
+    /** A committed file not being written or removed, chosen by {@code pick} (an index draw). */
     public String pick(int draw) {
         return pickable.isEmpty() ? null : pickable.get(Math.floorMod(draw, pickable.size())).path;
     }
@@ -120,7 +165,7 @@ public final class Oracle {
     public void removed(String path) {
         File f = file(path);
         f.busy = false;
-        setCommitted(f, null);
+        f.gone = true;
         removed.add(path);
         refresh(f);
     }
@@ -129,7 +174,7 @@ public final class Oracle {
     public void uncertain(String path) {
         File f = file(path);
         f.busy = false;
-        setCommitted(f, null);
+        f.gone = true;
         refresh(f);
     }
 
@@ -140,14 +185,9 @@ public final class Oracle {
         refresh(f);
     }
 
-    private void setCommitted(File f, Expected e) {
-        committedCount += (e != null ? 1 : 0) - (f.committed != null ? 1 : 0);
-        f.committed = e;
-    }
-
     /** Puts {@code f} in or takes it out of the pickable list (swap-remove) as its state says. */
     private void refresh(File f) {
-        boolean should = f.committed != null && !f.busy;
+        boolean should = f.committed() && !f.busy;
         if (should && f.pickAt < 0) {
             f.pickAt = pickable.size();
             pickable.add(f);
@@ -162,20 +202,19 @@ public final class Oracle {
         assert f.pickAt < 0 || pickable.get(f.pickAt) == f;
     }
 
+    /** Acknowledged, not removed, and not being written or removed now. */
     public boolean isCommitted(String path) {
         File f = files.get(path);
-        return f != null && f.committed != null && !f.busy;
+        return f != null && f.committed() && !f.busy;
     }
 
-    /** Every committed path, sorted. */
+    /** Every path with acknowledged content that was not removed, sorted. */
     public List<String> committedPaths() {
-        List<String> out = new ArrayList<>(committedCount);
-        for (File f : files.values()) if (f.committed != null) out.add(f.path);
+        List<String> out = new ArrayList<>();
+        for (File f : files.values()) if (f.committed()) out.add(f.path);
         out.sort(null);
         return out;
     }
 
     public List<String> removedPaths() { return new ArrayList<>(removed); }
-
-    public int committedCount() { return committedCount; }
 }

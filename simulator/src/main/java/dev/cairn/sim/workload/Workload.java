@@ -77,7 +77,10 @@ public final class Workload {
     private int fileCounter;
     private int activeWorkers = -1;
     private Runnable onQuiet;
-    private java.util.function.Predicate<String> lossExcused = p -> false;
+    private LossJudge lossJudge = (path, index) -> null;
+    private AckObserver ackObserver = (what, path, model, ops, issuedAt, cls, chunkSize) -> { };
+    /** Why each excused lost chunk was excused (the loss model's words). */
+    private final List<String> excuses = new ArrayList<>();
     private OpObserver observer = (start, end, op, path, error) -> { };
 
     /** Sees every client operation as it completes (for the timeline page). */
@@ -105,8 +108,20 @@ public final class Workload {
         observer.operation(start, sim.now(), op, path, e == null ? null : String.valueOf(e.getMessage()));
     }
 
-    /** The durability checker's judgement: may this acknowledged file be unreadable (from the fault history)? */
-    public void lossExcused(java.util.function.Predicate<String> judge) { this.lossExcused = judge; }
+    /** Judges an unreadable chunk of an acknowledged file: why its loss is excused, or null if it is not. */
+    public interface LossJudge { String excuse(String path, int chunkIndex); }
+
+    /** Told of every acknowledgement the moment it arrives (the ack-time durability witness). */
+    public interface AckObserver {
+        void acknowledged(String what, String path, FileModel model, List<FileModel.Op> acked, long issuedAt, StorageClass cls, int chunkSize);
+    }
+
+    public void lossJudge(LossJudge judge) { this.lossJudge = judge; }
+
+    public void ackObserver(AckObserver o) { this.ackObserver = o; }
+
+    /** Why each excused loss was excused. */
+    public List<String> excuses() { return excuses; }
 
     /** Makes the directories, then runs the workers until the end time; {@code onQuiet} runs when the last one stops. */
     public void start(Runnable whenWorkersStop) {
@@ -161,41 +176,52 @@ public final class Workload {
         byte[] data = Oracle.content(seed, size);
         classes.put(path, cls);
         stats.writesStarted++;
+        FileModel model = oracle.created(path);
         oracle.writing(path);
-        oracle.intends(path, size);
         long start = sim.now();
+        long[] since = {start}; // when the writes not yet acknowledged began
         return client.create(path, CHUNK_SIZE, cls).flatMap(attr -> {
             FileWriter w = client.writer(attr);
-            return writePieces(w, path, seed, data, 0, !cls.isEc()).flatMap(v -> w.close());
+            return writePieces(w, path, model, seed, data, 0, !cls.isEc(), since).flatMap(v -> w.close());
         }).then((v, e) -> {
             observed(start, "write", path, e);
-            oracle.written(path);
             if (e == null) {
-                oracle.committed(path, seed, size);
+                acknowledge("close of " + path, path, model, since[0], cls);
                 stats.commits++;
                 if (cls.isEc()) stats.ecCommits++;
                 stats.bytesCommitted += size;
             } else {
+                model.abandonPending();
                 stats.writeFailures++;
             }
+            oracle.written(path);
             return Promise.completed(null);
         });
     }
 
-    /** Writes uneven pieces; now and then syncs, which acknowledges the prefix written so far. */
-    private Promise<Void> writePieces(FileWriter w, String path, long seed, byte[] data, int off, boolean midSyncs) {
+    /** Writes uneven pieces; now and then syncs, which acknowledges what was written so far. */
+    private Promise<Void> writePieces(FileWriter w, String path, FileModel model, long seed, byte[] data, int off, boolean midSyncs, long[] since) {
         if (off >= data.length) return Promise.completed(null);
         int len = Math.min(data.length - off, 1 + rnd.nextInt(MAX_PIECE));
+        model.write(off, len, seed);
         Promise<Void> written = w.write(data, off, len);
         if (midSyncs && rnd.nextInt(100) < SYNC_PERCENT) {
-            int upTo = off + len;
             written = written.flatMap(v -> w.sync()).map(v -> {
-                oracle.committed(path, seed, upTo);
+                acknowledge("sync of " + path, path, model, since[0], classes.get(path));
+                since[0] = sim.now();
                 stats.midSyncs++;
                 return null;
             });
         }
-        return written.flatMap(v -> writePieces(w, path, seed, data, off + len, midSyncs));
+        return written.flatMap(v -> writePieces(w, path, model, seed, data, off + len, midSyncs, since));
+    }
+
+    /** The cluster acknowledged everything pending on {@code path}: the model folds it in, and the witness looks at the disks now. */
+    private void acknowledge(String what, String path, FileModel model, long issuedAt, StorageClass cls) {
+        List<FileModel.Op> acked = model.pendingOps();
+        model.acknowledgeAll();
+        oracle.changed(path);
+        ackObserver.acknowledged(what, path, model, acked, issuedAt, cls, CHUNK_SIZE);
     }
 
     private Promise<Void> readFile() {
@@ -239,18 +265,16 @@ public final class Workload {
         return client.lookup(path).flatMap(attr -> client.reader(attr).readAll());
     }
 
+    /**
+     * Every byte read must be one the model explains, and the length one the file can have (a commit the
+     * writer saw fail, its reply lost, may still have reached the master: then more of the written bytes
+     * are the file's).
+     */
     private boolean checkContent(String path, byte[] got) {
-        Oracle.Expected want = oracle.expected(path);
-        // at least what was acknowledged, at most what was written: a commit the writer saw fail (its reply
-        // lost) may still have reached the master, and then more of the written bytes are the file's
-        if (got.length < want.length() || got.length > want.intended()) {
-            sim.violation("corrupt-read", "read of " + path + " returned " + got.length + " bytes, acknowledged " + want.length()
-                    + ", written " + want.intended());
-            return false;
-        }
-        int i = Oracle.mismatch(want.contentSeed(), got);
-        if (i >= 0) {
-            sim.violation("corrupt-read", "read of " + path + " (" + classes.get(path) + ", " + got.length + " bytes) returned bytes never written (first difference at offset " + i + ")");
+        FileModel want = oracle.model(path);
+        String wrong = want.check(got);
+        if (wrong != null) {
+            sim.violation("corrupt-read", "read of " + path + " (" + classes.get(path) + ") returned " + wrong + "; " + want);
             return false;
         }
         return true;
@@ -283,14 +307,58 @@ public final class Workload {
                 scheduler.schedule(VERIFY_RETRY_NANOS, () -> verify(failed, round + 1, done));
                 return;
             }
-            for (String path : failed) {
-                if (lossExcused.test(path)) {
+            judgeLost(failed, 0, errors, done);
+        });
+    }
+
+    /**
+     * Files still unreadable after every round, read chunk by chunk: each chunk that cannot be read must have
+     * an excuse of its own ({@link LossJudge}); the chunks that can be read must be right.
+     */
+    private void judgeLost(List<String> paths, int i, java.util.Map<String, String> errors, Runnable done) {
+        if (i == paths.size()) { done.run(); return; }
+        String path = paths.get(i);
+        client.lookup(path).onComplete((attr, e) -> {
+            if (e != null) {
+                sim.violation("durability", "acknowledged file " + path + " (" + classes.get(path) + ") cannot be read back: " + errors.get(path)
+                        + "; its metadata cannot be looked up: " + e.getMessage());
+                judgeLost(paths, i + 1, errors, done);
+                return;
+            }
+            dev.cairn.client.FileReader reader = client.reader(attr);
+            int chunks = (int) ((attr.size() + attr.chunkSize() - 1) / attr.chunkSize());
+            judgeChunks(path, reader, attr.chunkSize(), attr.size(), 0, chunks, () -> judgeLost(paths, i + 1, errors, done));
+        });
+    }
+
+    private void judgeChunks(String path, dev.cairn.client.FileReader reader, int chunkSize, long size, int index, int chunks, Runnable done) {
+        if (index == chunks) { done.run(); return; }
+        long from = (long) index * chunkSize;
+        int n = (int) Math.min(chunkSize, size - from);
+        readRange(reader, from, new byte[n], 0).onComplete((bytes, e) -> {
+            if (e == null) {
+                long bad = oracle.model(path).mismatch(from, bytes, 0, bytes.length);
+                if (bad >= 0) sim.violation("corrupt-read", "read of chunk " + index + " of " + path + " returned bytes never written (at offset " + bad + ")");
+            } else {
+                String excuse = lossJudge.excuse(path, index);
+                if (excuse != null) {
                     stats.excusedLosses++;
+                    excuses.add(excuse);
                 } else {
-                    sim.violation("durability", "acknowledged file " + path + " (" + classes.get(path) + ") cannot be read back: " + errors.get(path));
+                    sim.violation("durability", "chunk " + index + " of acknowledged file " + path + " (" + classes.get(path)
+                            + ") cannot be read back, and no fault destroyed its last readable copies: " + e.getMessage());
                 }
             }
-            done.run();
+            judgeChunks(path, reader, chunkSize, size, index + 1, chunks, done);
+        });
+    }
+
+    private static Promise<byte[]> readRange(dev.cairn.client.FileReader reader, long offset, byte[] into, int at) {
+        if (at == into.length) return Promise.completed(into);
+        return reader.read(offset + at, into.length - at).flatMap(b -> {
+            if (b.length == 0) throw new CairnException(Status.IO, "short read at " + (offset + at));
+            System.arraycopy(b, 0, into, at, b.length);
+            return readRange(reader, offset, into, at + b.length);
         });
     }
 

@@ -98,6 +98,25 @@ class SimFileTest {
                 int whole = (m.current.length + SimFile.PAGE - 1) / SimFile.PAGE * SimFile.PAGE;
                 assertThat(f.crc32c(0, whole)).as("seed %d step %d", seed, step).isEqualTo(crc(m.current, 0, whole));
                 assertThat(f.crc32c(from, n)).as("seed %d step %d", seed, step).isEqualTo(crc(m.current, from, n));
+                // the durable view's checksums (the checkers' durable reads), whole pages and a random range
+                int durableWhole = (m.durable.length + SimFile.PAGE - 1) / SimFile.PAGE * SimFile.PAGE;
+                assertThat(f.durableCrc32c(0, durableWhole)).as("seed %d step %d durable", seed, step).isEqualTo(crc(m.durable, 0, durableWhole));
+                SplittableRandom r2 = new SplittableRandom(seed * 1000 + step); // its own draws: the steps stay those of the flat-model sweep
+                int dFrom = r2.nextInt(m.durable.length + 1);
+                assertThat(f.durableCrc32c(dFrom, n)).as("seed %d step %d durable range", seed, step).isEqualTo(crc(m.durable, dFrom, n));
+                byte[] into = new byte[n];
+                int got = f.readDurableInto(dFrom, into, 0, n);
+                assertThat(Arrays.copyOf(into, got)).isEqualTo(Arrays.copyOfRange(m.durable, dFrom, Math.min(m.durable.length, dFrom + n)));
+                // compared in place: every byte of the range (zeros past the end) against the model's
+                byte[] want = Arrays.copyOfRange(m.durable, dFrom, dFrom + n);
+                long mis = f.durableMismatch(dFrom, n, (b, at, len, pos) -> Arrays.mismatch(b, at, at + len, want, (int) pos, (int) pos + len));
+                assertThat(mis).as("seed %d step %d in-place compare", seed, step).isEqualTo(-1);
+                if (n > 0) {
+                    int flip = r2.nextInt(n);
+                    want[flip] ^= 1;
+                    assertThat(f.durableMismatch(dFrom, n, (b, at, len, pos) -> Arrays.mismatch(b, at, at + len, want, (int) pos, (int) pos + len)))
+                            .isEqualTo(flip);
+                }
                 int block = 1 + r.nextInt(3 * SimFile.PAGE);
                 int[] crcs = f.checksums(from, n, block);
                 assertThat(crcs).hasSize((n + block - 1) / block);

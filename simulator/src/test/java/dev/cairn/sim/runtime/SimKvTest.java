@@ -89,6 +89,15 @@ class SimKvTest {
                     byte[] got = kv.get(b("k" + k));
                     assertThat(got == null ? null : new String(got, StandardCharsets.UTF_8)).as("seed %d step %d: get k%d", seed, step, k).isEqualTo(want.get("k" + k));
                 }
+                // the checkers' durable view is what a power loss now would leave
+                TreeMap<String, String> durableWant = replay(batches, durable[0]);
+                KvStore view = h.durableKv();
+                assertThat(scan(view)).as("seed %d step %d: durable scan", seed, step).isEqualTo(durableWant);
+                for (int k = 0; k < 12; k++) {
+                    byte[] got = view.get(b("k" + k));
+                    assertThat(got == null ? null : new String(got, StandardCharsets.UTF_8)).as("seed %d step %d: durable get k%d", seed, step, k)
+                            .isEqualTo(durableWant.get("k" + k));
+                }
             }
         }
     }

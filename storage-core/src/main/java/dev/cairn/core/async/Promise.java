@@ -81,7 +81,7 @@ public final class Promise<T> {
         onComplete((v, e) -> {
             if (e != null) { out.fail(e); return; }
             R r;
-            try { r = f.apply(v); } catch (RuntimeException ex) { out.fail(ex); return; }
+            try { r = f.apply(v); } catch (Throwable ex) { out.fail(Unexpected.report(ex)); return; }
             out.complete(r);
         });
         return out;
@@ -92,7 +92,7 @@ public final class Promise<T> {
         onComplete((v, e) -> {
             if (e != null) { out.fail(e); return; }
             Promise<R> next;
-            try { next = f.apply(v); } catch (RuntimeException ex) { out.fail(ex); return; }
+            try { next = f.apply(v); } catch (Throwable ex) { out.fail(Unexpected.report(ex)); return; }
             next.onComplete((r, e2) -> { if (e2 != null) out.fail(e2); else out.complete(r); });
         });
         return out;
@@ -103,7 +103,7 @@ public final class Promise<T> {
         Promise<R> out = new Promise<>();
         onComplete((v, e) -> {
             Promise<R> next;
-            try { next = f.apply(v, e); } catch (RuntimeException ex) { out.fail(ex); return; }
+            try { next = f.apply(v, e); } catch (Throwable ex) { out.fail(Unexpected.report(ex)); return; }
             next.onComplete((r, e2) -> { if (e2 != null) out.fail(e2); else out.complete(r); });
         });
         return out;
@@ -135,12 +135,30 @@ public final class Promise<T> {
         return out;
     }
 
+    /**
+     * Runs the callbacks in the order added. One that throws does not keep the others from running (each may
+     * be another request's next step): the first throwable is rethrown once all have run, to whoever
+     * completed the promise.
+     */
     private void fire() {
         BiConsumer<? super T, Throwable> first = callback;
         List<BiConsumer<? super T, Throwable>> more = moreCallbacks;
         callback = null;
         moreCallbacks = null;
-        if (first != null) first.accept(value, error);
-        if (more != null) for (BiConsumer<? super T, Throwable> cb : more) cb.accept(value, error);
+        Throwable thrown = null;
+        if (first != null) thrown = run(first, null);
+        if (more != null) for (BiConsumer<? super T, Throwable> cb : more) thrown = run(cb, thrown);
+        if (thrown instanceof RuntimeException r) throw r;
+        if (thrown instanceof Error err) throw err;
+        assert thrown == null : thrown; // a callback cannot throw a checked exception
+    }
+
+    private Throwable run(BiConsumer<? super T, Throwable> cb, Throwable thrown) {
+        try {
+            cb.accept(value, error);
+            return thrown;
+        } catch (RuntimeException | Error t) {
+            return thrown == null ? t : thrown;
+        }
     }
 }

@@ -15,11 +15,15 @@ public final class SerialQueue {
         Promise<T> out = new Promise<>();
         waiting.add(() -> {
             Promise<T> p;
-            try { p = step.get(); } catch (RuntimeException e) { p = Promise.failed(e); }
+            try { p = step.get(); } catch (Throwable e) { p = Promise.failed(Unexpected.report(e)); }
             p.onComplete((v, e) -> {
-                if (e != null) out.fail(e); else out.complete(v);
-                running = false;
-                next();
+                // the next step runs even if the caller's callback throws: a queue must never wedge
+                try {
+                    if (e != null) out.fail(e); else out.complete(v);
+                } finally {
+                    running = false;
+                    next();
+                }
             });
         });
         next();

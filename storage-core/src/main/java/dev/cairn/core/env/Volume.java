@@ -52,12 +52,12 @@ public interface Volume {
     Promise<List<String>> list();
 
     /** Raised (as a failed promise) when a file does not exist. */
-    final class NoSuchFile extends RuntimeException {
+    final class NoSuchFile extends RuntimeException implements dev.cairn.core.async.Unexpected.Expected {
         public NoSuchFile(String file) { super("no such file: " + file); }
     }
 
     /** Raised (as a failed promise) when the disk has no room left for a write (ENOSPC); nothing else is wrong with it. */
-    final class NoSpace extends RuntimeException {
+    final class NoSpace extends RuntimeException implements dev.cairn.core.async.Unexpected.Expected {
         public NoSpace(String volume) { super("no space left on " + volume); }
     }
 
@@ -65,7 +65,7 @@ public interface Volume {
      * Raised (as a failed promise) when the disk itself failed the call: an I/O error, or an fsync that did
      * not complete. What that call covered must be taken as lost (DESIGN.md, durability contract).
      */
-    final class DiskError extends RuntimeException {
+    final class DiskError extends RuntimeException implements dev.cairn.core.async.Unexpected.Expected {
         public DiskError(String volume, String what, Throwable cause) { super("disk " + volume + ": " + what, cause); }
     }
 }

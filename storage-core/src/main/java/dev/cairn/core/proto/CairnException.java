@@ -1,7 +1,7 @@
 package dev.cairn.core.proto;
 
 /** A failed request, carrying the status a peer (or this node) answered. */
-public final class CairnException extends RuntimeException {
+public final class CairnException extends RuntimeException implements dev.cairn.core.async.Unexpected.Expected {
     private final Status status;
     private final String detail;
 

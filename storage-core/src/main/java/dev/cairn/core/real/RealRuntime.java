@@ -77,6 +77,9 @@ public final class RealRuntime implements AutoCloseable {
                                                          java.util.Map<String, Path> volumeDirs, Function<Env, N> factory) {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         RealEnv env = new RealEnv(hostId, dataDir, volumeDirs, group.next());
+        // a bug caught on the node's loop (a promise chain, a handler) is logged with its stack trace
+        org.slf4j.Logger bugs = org.slf4j.LoggerFactory.getLogger("dev.cairn.bug");
+        env.loop().execute(() -> dev.cairn.core.async.Unexpected.install(t -> bugs.error("[" + hostId + "] unexpected error (a bug)", t)));
         try {
             for (String v : volumes) env.requireVolume(v);
             if (listen != null) env.nettyTransport().bind(listen);

@@ -1,0 +1,223 @@
+package dev.cairn.sim;
+
+import dev.cairn.core.ec.CodecCache;
+import dev.cairn.core.ec.Stripes;
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.sim.GroundTruth.Copy;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.workload.FileModel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Which copies of one chunk hold its acknowledged bytes, judged from the disks' durable images against the
+ * file's {@link FileModel} alone: not from the system's versions, its metadata about copies, or its idea of
+ * which copies are current. A copy holds them if its durable header covers them, every block it covers
+ * verifies, and every byte is one the model explains (the acknowledged byte, or what a write still pending
+ * may have put there). A stale copy that missed an acknowledged write, a copy never made durable, a torn or
+ * corrupt one: none of them holds anything.
+ *
+ * <p>For an erasure-coded chunk each part is judged against the part the acknowledged bytes encode to, when
+ * no write is pending on the chunk; with writes pending, a data part byte by byte against the model and a
+ * parity part by its checksums and length only (its bytes depend on which pending writes landed).
+ */
+final class Holdings {
+    /** A copy that holds the chunk's acknowledged bytes: where it is, and the part it is (0 for a replica). */
+    record Holder(String host, String disk, int part) {}
+
+    /** The outcome for one chunk: who holds what, what was looked at, and what it needs to be readable. */
+    record Judgement(List<Holder> holders, List<Copy> looked, StorageClass cls, long ackedInChunk) {
+        /** Hosts holding a copy (any part). */
+        TreeSet<String> hosts() {
+            TreeSet<String> out = new TreeSet<>();
+            for (Holder h : holders) out.add(h.host());
+            return out;
+        }
+
+        /** Part -> hosts holding it. */
+        TreeMap<Integer, TreeSet<String>> parts() {
+            TreeMap<Integer, TreeSet<String>> out = new TreeMap<>();
+            for (Holder h : holders) out.computeIfAbsent(h.part(), p -> new TreeSet<>()).add(h.host());
+            return out;
+        }
+
+        /**
+         * The parts every copy set needs: all k+m of an erasure-coded chunk (a part past the data of a short
+         * chunk holds no bytes, but it is a part: the chunk survives the loss of m parts, whichever they are,
+         * and readers and rebuilders count the parts that exist), the one replica of a replicated chunk.
+         */
+        List<Integer> neededParts() {
+            List<Integer> out = new ArrayList<>();
+            if (!cls.isEc()) { out.add(0); return out; }
+            for (int p = 0; p < cls.parts(); p++) out.add(p);
+            return out;
+        }
+
+        /** Readable from the holders {@code gone} leaves: a replica survives, or any k parts to decode. */
+        boolean readableWithout(java.util.function.Predicate<Holder> gone) {
+            if (!cls.isEc()) {
+                for (Holder h : holders) if (!gone.test(h)) return true;
+                return false;
+            }
+            int present = 0;
+            for (int p : neededParts()) {
+                boolean any = false;
+                for (Holder h : holders) if (h.part() == p && !gone.test(h)) any = true;
+                if (any) present++;
+            }
+            return present >= cls.k();
+        }
+
+        boolean readable() { return readableWithout(h -> false); }
+
+        String describe() {
+            StringBuilder sb = new StringBuilder();
+            for (Copy k : looked) {
+                boolean holds = holders.contains(new Holder(k.host(), k.disk(), Math.max(0, k.part())));
+                sb.append(sb.length() == 0 ? "" : ", ").append(k.host()).append('/').append(k.disk()).append(" v").append(k.version())
+                        .append(" part ").append(k.part()).append(" len ").append(k.length())
+                        .append(holds ? " holds" : k.intact() ? " lacks acknowledged bytes" : " CORRUPT (" + k.note() + ")");
+            }
+            return sb.length() == 0 ? "no durable copy" : sb.toString();
+        }
+    }
+
+    private final CodecCache codecs = new CodecCache();
+    /** One buffer for every header read. */
+    private final byte[] headerBuf = new byte[dev.cairn.core.chunk.ChunkFormat.SLOT_SIZE];
+
+    /**
+     * What the copies of a chunk must hold, as last verified: per part, the block checksums of the expected
+     * bytes and how far the blocks they cover run. Reused while the chunk's expected bytes are the same (its
+     * fingerprint in the file model): the witness verifies a chunk at each acknowledgement, and the final
+     * audit and the loss model judge the same chunks again; comparing header checksums then costs nothing
+     * like reading, generating and (for parity) encoding the bytes again.
+     */
+    private record Expected(long fingerprint, StorageClass cls, int[][] crcs, long[] covered) {}
+
+    /** Chunk id -> its last verified expectation (at most {@link #MAX_EXPECTED}, least recently used dropped). */
+    private final java.util.LinkedHashMap<Long, Expected> expectations = new java.util.LinkedHashMap<>(256, 0.75f, true) {
+        @Override protected boolean removeEldestEntry(java.util.Map.Entry<Long, Expected> e) { return size() > MAX_EXPECTED; }
+    };
+    static final int MAX_EXPECTED = 1 << 16;
+
+    /**
+     * Judges every durable copy of chunk {@code chunkId}, chunk {@code index} of a file of {@code chunkSize}
+     * bytes per chunk and class {@code cls}, on the cluster's chunkservers (hosts lost for good hold nothing).
+     */
+    Judgement judge(SimCluster cluster, long chunkId, int index, int chunkSize, StorageClass cls, FileModel model) {
+        long start = (long) index * chunkSize;
+        long inChunk = Math.max(0, Math.min(chunkSize, model.ackedLength() - start));
+        List<Copy> looked = new ArrayList<>();
+        String name = dev.cairn.core.chunk.ChunkFormat.fileName(chunkId);
+        for (SimHost h : cluster.chunkservers()) GroundTruth.durableCopies(h, chunkId, name, looked, headerBuf);
+        List<Holder> holders = new ArrayList<>();
+        long fingerprint = model.fingerprint(start, start + inChunk); // 0: writes pending on the chunk
+        Expected known = fingerprint == 0 ? null : expectations.get(chunkId);
+        if (known != null && (known.fingerprint() != fingerprint || !known.cls().equals(cls))) known = null;
+        int[][] crcs = known != null ? known.crcs() : new int[cls.parts()][];
+        long[] covered = known != null ? known.covered() : new long[cls.parts()];
+        byte[][] expected = null;
+        boolean learned = false;
+        for (Copy k : looked) {
+            if (k.version() < 0 || !k.intact()) continue;
+            int part = Math.max(0, k.part());
+            if (part >= cls.parts()) continue;
+            long need = cls.isEc() ? Stripes.partLength(inChunk, cls.k(), part) : inChunk;
+            if (k.length() < need) continue;
+            Boolean holds = crcs[part] == null ? null : sameBlocks(k, crcs[part], covered[part], need);
+            if (holds == null) {
+                // no checksums to compare with (or they cover the blocks differently): the bytes themselves
+                if (!cls.isEc()) {
+                    holds = holdsReplica(k, start, inChunk, model);
+                    if (holds && fingerprint != 0 && crcs[0] == null) {
+                        crcs[0] = k.crcs(); // a verified replica's checksums stand for the expected bytes
+                        covered[0] = k.length();
+                        learned = true;
+                    }
+                } else if (fingerprint != 0) {
+                    if (expected == null) expected = Stripes.encode(codecs.get(cls.k(), cls.m()), model.ackedBytes(start, (int) inChunk));
+                    if (crcs[part] == null) {
+                        crcs[part] = blockCrcs(expected[part]);
+                        covered[part] = expected[part].length;
+                        learned = true;
+                    }
+                    holds = sameBytes(k, expected[part], crcs[part]);
+                } else {
+                    holds = part >= cls.k() || holdsDataPart(k, part, start, inChunk, cls.k(), model);
+                }
+            }
+            if (holds) holders.add(new Holder(k.host(), k.disk(), part));
+        }
+        if (learned) expectations.put(chunkId, new Expected(fingerprint, cls, crcs, covered));
+        return new Judgement(holders, looked, cls, inChunk);
+    }
+
+    private static int[] blockCrcs(byte[] b) {
+        int[] out = new int[dev.cairn.core.chunk.ChunkFormat.blocks(b.length)];
+        for (int i = 0; i < out.length; i++) {
+            int from = i * dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
+            out[i] = dev.cairn.core.chunk.ChunkFormat.crc(b, from, Math.min(dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE, b.length - from));
+        }
+        return out;
+    }
+
+    /**
+     * Whether intact copy {@code k} holds the first {@code need} bytes whose blocks, run to {@code covered},
+     * have checksums {@code crcs}: by its header's checksums (its bytes match them, as it is intact). Null if
+     * a block it covers runs to another length than the known one (then only its bytes can tell).
+     */
+    private static Boolean sameBlocks(Copy k, int[] crcs, long covered, long need) {
+        int block = dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
+        for (int b = 0; b < dev.cairn.core.chunk.ChunkFormat.blocks(need); b++) {
+            long from = (long) b * block;
+            if (Math.min(k.length(), from + block) != Math.min(covered, from + block)) return null;
+            if (k.crcs()[b] != crcs[b]) return false;
+        }
+        return true;
+    }
+
+    /**
+     * Whether the intact copy {@code k} begins with {@code want}: each block its header covers exactly as far
+     * as {@code want} goes is compared by checksum (the copy is intact, so its bytes match its header's); a
+     * last block the copy holds more of than {@code want} is compared byte by byte.
+     */
+    private static boolean sameBytes(Copy k, byte[] want, int[] wantCrcs) {
+        int block = dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
+        for (int b = 0; b < wantCrcs.length; b++) {
+            long from = (long) b * block;
+            long wantEnd = Math.min(want.length, from + block), copyEnd = Math.min(k.length(), from + block);
+            if (copyEnd == wantEnd) {
+                if (k.crcs()[b] != wantCrcs[b]) return false;
+                continue;
+            }
+            byte[] got = new byte[(int) (wantEnd - from)];
+            k.readData(from, got, got.length);
+            if (!java.util.Arrays.equals(got, 0, got.length, want, (int) from, (int) wantEnd)) return false;
+        }
+        return true;
+    }
+
+    /** Every acknowledged byte of replica {@code k}, in place, against the model. */
+    private static boolean holdsReplica(Copy k, long start, long inChunk, FileModel model) {
+        return k.mismatchData(0, (int) inChunk, (b, from, n, at) -> {
+            long x = model.mismatch(start + at, b, from, n);
+            return x < 0 ? -1 : (int) (x - start - at);
+        }) < 0;
+    }
+
+    /** Each cell of data part {@code part} against the file positions it holds. */
+    private static boolean holdsDataPart(Copy k, int part, long start, long inChunk, int dataParts, FileModel model) {
+        long need = Stripes.partLength(inChunk, dataParts, part);
+        byte[] got = new byte[(int) need];
+        k.readData(0, got, got.length);
+        for (long s = 0; s * Stripes.CELL < need; s++) {
+            int n = Stripes.cellLength(inChunk, dataParts, part, s);
+            long filePos = start + s * dataParts * Stripes.CELL + (long) part * Stripes.CELL;
+            if (n > 0 && model.mismatch(filePos, got, (int) (s * Stripes.CELL), n) >= 0) return false;
+        }
+        return true;
+    }
+}

@@ -1,0 +1,78 @@
+package dev.cairn.sim;
+
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.master.meta.ChunkRecord;
+import dev.cairn.master.namespace.Namespace;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.workload.FileModel;
+import dev.cairn.sim.workload.Oracle;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Which acknowledged chunks faults were entitled to destroy, decided outside the system. Just before a
+ * fault destroys data (a host or disk lost for good, a bit flipped, a write misdirected), the chunks it
+ * hits are judged on the disks' durable images ({@link Holdings}): if the chunk was readable from the copies
+ * then holding its acknowledged bytes and is not without the ones this fault destroys, its loss is excused,
+ * with the fault named as the reason. Nothing else excuses a loss: not a fault long ago whose copy was
+ * repaired since, not a stale or never-durable copy destroyed (it held nothing), not a lost neighbour chunk
+ * of the same file.
+ */
+final class LossModel {
+    /** A file whose acknowledged bytes the model guards: where it is, its class and chunk size. */
+    private record Tracked(String path, StorageClass cls, int chunkSize) {}
+
+    private final SimCluster cluster;
+    private final Oracle oracle;
+    private final Holdings holdings;
+    /** Inode -> the acknowledged file it is (from the witness, which found it in the master's durable metadata). */
+    private final Map<Long, Tracked> tracked = new HashMap<>();
+    /** Chunk id -> why its loss is excused. */
+    private final TreeMap<Long, String> excused = new TreeMap<>();
+
+    LossModel(SimCluster cluster, Oracle oracle, Holdings holdings) {
+        this.cluster = cluster;
+        this.oracle = oracle;
+        this.holdings = holdings;
+    }
+
+    /** The witness found an acknowledged file at {@code inode}. */
+    void track(long inode, String path, StorageClass cls, int chunkSize) { tracked.put(inode, new Tracked(path, Witness.effective(cls), chunkSize)); }
+
+    /**
+     * A fault ({@code fault}, for the reason) is about to destroy the copies of {@code chunkIds} on
+     * {@code host} (on its disk {@code disk}, or on all its disks if null): the chunks whose last readable set
+     * of holders it breaks are excused from now on.
+     */
+    void beforeDestroying(long now, SimHost host, String disk, Collection<Long> chunkIds, String fault) {
+        if (chunkIds.isEmpty() || tracked.isEmpty()) return;
+        Namespace ns = Witness.durableNamespace(cluster);
+        for (long id : chunkIds) {
+            if (excused.containsKey(id)) continue;
+            ChunkRecord rec = ns.chunk(id);
+            if (rec == null) continue;
+            Tracked t = tracked.get(rec.inode());
+            if (t == null) continue;
+            FileModel model = oracle.acknowledgedModel(t.path());
+            if (model == null) continue; // removed
+            long inChunk = model.ackedLength() - (long) rec.index() * t.chunkSize();
+            if (inChunk <= 0) continue;
+            Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), t.cls(), model);
+            java.util.function.Predicate<Holdings.Holder> gone = h -> h.host().equals(host.name()) && (disk == null || h.disk().equals(disk));
+            if (j.readable() && !j.readableWithout(gone)) {
+                excused.put(id, String.format(java.util.Locale.ROOT, "t=%.3fs %s on %s%s took the last readable set of chunk %d (%s, index %d of %s): held by %s",
+                        now / 1e9, fault, host.name(), disk == null ? "" : "/" + disk, id, t.cls(), rec.index(), t.path(), j.parts()));
+            }
+        }
+    }
+
+    /** Why the loss of {@code chunkId} is excused, or null if it is not. */
+    String excuse(long chunkId) { return excused.get(chunkId); }
+
+    /** Every excuse, by chunk. */
+    List<String> excuses() { return new ArrayList<>(excused.values()); }
+}
