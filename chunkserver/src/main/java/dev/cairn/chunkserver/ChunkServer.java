@@ -81,7 +81,7 @@ public final class ChunkServer implements Node, MessageHandler {
         List<Volume> volumes = new ArrayList<>();
         for (String v : config.volumes()) volumes.add(env.volume(v));
         this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
-        store.plantAckBeforeFsync(env.planted(dev.cairn.core.env.Plant.ACK_BEFORE_FSYNC));
+        store.hooks(env);
         this.incarnation = env.random().nextLong();
         this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), config.scrubIntervalNanos(), this::reportBad, this::leaseClock, this::removeAbandoned);
         this.converter = new Converter(store, rpc, codecs);
@@ -118,7 +118,7 @@ public final class ChunkServer implements Node, MessageHandler {
         registered = false;
         long attempt = ++registration;
         rpc.call(config.master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
-                        config.capacityBytes(), store.usedBytes(), store.report()), RegisterReply.class, MASTER_CALL_NANOS)
+                        config.capacityBytes(), store.usedBytes(), store.report(leaseClock())), RegisterReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
                     if (e != null || r.status() != Status.OK) {
@@ -159,7 +159,7 @@ public final class ChunkServer implements Node, MessageHandler {
 
     /** Sends the full chunk list; deletes what the master names (chunks of removed files). */
     private void inventory(long attempt) {
-        rpc.call(config.master(), rid -> new dev.cairn.core.proto.MasterProtocol.ChunkInventory(rid, config.serverId(), incarnation, store.report()),
+        rpc.call(config.master(), rid -> new dev.cairn.core.proto.MasterProtocol.ChunkInventory(rid, config.serverId(), incarnation, store.report(leaseClock())),
                         RegisterReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
                     if (stopped || attempt != registration || e != null || r.status() != Status.OK) return;
@@ -183,10 +183,10 @@ public final class ChunkServer implements Node, MessageHandler {
         if (stopped) return;
         if (m instanceof WriteData w) {
             chain(from, w.rid(), w.forward(), () -> store.write(w.chunkId(), w.version(), w.offset(), w.data(), leaseClock()),
-                    next -> rid -> new WriteData(rid, w.chunkId(), w.version(), w.offset(), w.data(), next));
+                    next -> rid -> new WriteData(rid, w.chunkId(), w.version(), w.offset(), w.data(), next), true);
         } else if (m instanceof SyncChunk s) {
             chain(from, s.rid(), s.forward(), () -> store.sync(s.chunkId(), s.version(), s.written()),
-                    next -> rid -> new SyncChunk(rid, s.chunkId(), s.version(), s.written(), next));
+                    next -> rid -> new SyncChunk(rid, s.chunkId(), s.version(), s.written(), next), !env.planted(dev.cairn.core.env.Plant.CHAIN_SYNC_EARLY));
         } else if (m instanceof ReadData r) {
             read(from, r);
         } else if (m instanceof CreateChunk c) {
@@ -225,7 +225,7 @@ public final class ChunkServer implements Node, MessageHandler {
      * it out of the next lease.
      */
     private void chain(Address from, long rid, List<ServerRef> forward, Supplier<Promise<Void>> localOp,
-                       Function<List<ServerRef>, LongFunction<Message>> nextRequest) {
+                       Function<List<ServerRef>, LongFunction<Message>> nextRequest, boolean waitDownstream) {
         Promise<Void> local = guard(localOp);
         Promise<ChainReply> downstream = new Promise<>();
         if (forward.isEmpty()) {
@@ -235,6 +235,9 @@ public final class ChunkServer implements Node, MessageHandler {
             rpc.call(next.address(), nextRequest.apply(forward.subList(1, forward.size())), ChainReply.class, CHAIN_CALL_NANOS)
                     .onComplete((r, e) -> downstream.complete(e == null ? r
                             : new ChainReply(rid, CairnException.statusOf(e), next.id(), CairnException.detailOf(e))));
+            env.hazard(dev.cairn.core.env.Hazard.CHAIN_FORWARDED);
+            // the planted bug CHAIN_SYNC_EARLY: the answer goes once this server is done, whatever the rest says
+            if (!waitDownstream) downstream.complete(new ChainReply(rid, Status.OK, "", ""));
         }
         local.onComplete((v, e) -> downstream.onSuccess(down -> {
             ChainReply reply;

@@ -10,6 +10,9 @@ import dev.cairn.core.async.SerialQueue;
 import dev.cairn.core.chunk.ChunkFormat;
 import dev.cairn.core.chunk.ChunkFormat.Header;
 import dev.cairn.core.env.Clock;
+import dev.cairn.core.env.Env;
+import dev.cairn.core.env.Hazard;
+import dev.cairn.core.env.Plant;
 import dev.cairn.core.env.Log;
 import dev.cairn.core.env.Volume;
 import dev.cairn.core.proto.CairnException;
@@ -49,6 +52,10 @@ final class ChunkStore {
         /** The slot holding the newest durable header, or -1 if none is durable yet. */
         int durableSlot = -1;
         boolean nameDurable;
+        /** Data written since the last durable header (the next header needs an fsync of the data first). */
+        boolean dataDirty;
+        /** The length the newest durable header records (0 while none is durable). */
+        long durableLength;
         boolean deleted;
         /** Found corrupt (by a read or the scrubber): never served again; the master repairs it elsewhere. */
         boolean bad;
@@ -82,8 +89,8 @@ final class ChunkStore {
     private final Log log;
     private final Consumer<Disk> onDiskFailed;
     private final TreeMap<Long, Chunk> chunks = new TreeMap<>();
-    /** Planted bug (simulator only): syncs answer before anything is fsynced. */
-    private boolean plantAckBeforeFsync;
+    /** The simulator's planted bugs and aimed faults (the real runtime's Env has neither). */
+    private Env hooks;
 
     /**
      * @param onDiskFailed told (after the disk's chunks have been dropped) when a disk fails, so the
@@ -101,7 +108,12 @@ final class ChunkStore {
 
     List<Disk> disks() { return volumes; }
 
-    void plantAckBeforeFsync(boolean on) { plantAckBeforeFsync = on; }
+    /** Where planted bugs are asked about and risky points reported ({@link Env#planted}, {@link Env#hazard}). */
+    void hooks(Env env) { this.hooks = env; }
+
+    private boolean planted(Plant p) { return hooks != null && hooks.planted(p); }
+
+    private void hazard(Hazard h) { if (hooks != null) hooks.hazard(h); }
 
     Disk disk(String name) {
         for (Disk d : volumes) if (d.name().equals(name)) return d;
@@ -209,48 +221,70 @@ final class ChunkStore {
                     return v.delete(name);
                 }
                 if (v.failed()) return Promise.completed(null);
-                Chunk c = new Chunk(id, v);
-                c.version = best.version();
-                c.part = best.part();
-                c.length = best.length();
-                c.crcs = best.crcs();
-                c.seq = best.seq();
-                c.durableSlot = bestSlot;
-                c.nameDurable = true;
-                Chunk other = chunks.get(id);
-                if (other != null) {
-                    // the chunk on two disks: one was failed, and the master copied the chunk back onto another
-                    // disk of this server before it restarted. Two different parts of an erasure-coded chunk: the
-                    // one on the disk written off as failed loses (the master rebuilt the other here in its place,
-                    // and counts on it; simulator seed 1897 lost a file by keeping the old part). Otherwise both
-                    // hold the same data: keep the newer, then the longer copy (the one made since may be a copy
-                    // cut short by the restart: seed 858 kept an empty rebuild over a whole part), then the one
-                    // on a disk not written off.
-                    boolean mineOff = writtenOff.contains(v.name()), otherOff = writtenOff.contains(other.volume.name());
-                    boolean mine;
-                    if (c.part != other.part && mineOff != otherOff) mine = otherOff;
-                    else if (c.version != other.version) mine = c.version > other.version;
-                    else if (c.length != other.length) mine = c.length > other.length;
-                    else mine = otherOff && !mineOff;
-                    Chunk loser = mine ? other : c;
-                    if (mine) {
-                        put(c);
-                        other.volume.account(-1, -(DATA_OFFSET + other.length));
-                    }
-                    log.warn("chunk {} is on both {} and {}: keeping v{} on {}, removing the other", id, other.volume.name(), v.name(),
-                            mine ? c.version : other.version, mine ? v.name() : other.volume.name());
-                    return loser.volume.delete(loser.file);
-                }
-                put(c);
-                return Promise.completed(null);
+                // what recovery read may be only in the page cache (a crash, not a power loss): made durable
+                // before the copy is counted, or a power loss after the restart could take a copy the master
+                // was told of (the simulator's final audit found one, its header never synced)
+                Header found = best;
+                int foundSlot = bestSlot;
+                return v.sync(name).flatMap(synced -> adopt(v, name, id, found, foundSlot, writtenOff));
             }));
         }
         return Promise.all(all).map(x -> null);
     }
 
-    List<ChunkReport> report() {
+    /** A copy recovery found, made durable: into the table, or (the chunk is on two disks) settled against the other copy. */
+    private Promise<Void> adopt(Disk v, String name, long id, Header best, int bestSlot, java.util.Set<String> writtenOff) {
+        Chunk c = new Chunk(id, v);
+        c.version = best.version();
+        c.part = best.part();
+        c.length = best.length();
+        c.crcs = best.crcs();
+        c.seq = best.seq();
+        c.durableSlot = bestSlot;
+        c.durableLength = best.length();
+        c.nameDurable = true;
+        Chunk other = chunks.get(id);
+        if (other != null) {
+            // the chunk on two disks: one was failed, and the master copied the chunk back onto another
+            // disk of this server before it restarted. Two different parts of an erasure-coded chunk: the
+            // one on the disk written off as failed loses (the master rebuilt the other here in its place,
+            // and counts on it; simulator seed 1897 lost a file by keeping the old part). Otherwise both
+            // hold the same data: keep the newer, then the longer copy (the one made since may be a copy
+            // cut short by the restart: seed 858 kept an empty rebuild over a whole part), then the one
+            // on a disk not written off.
+            boolean mineOff = writtenOff.contains(v.name()), otherOff = writtenOff.contains(other.volume.name());
+            boolean mine;
+            if (c.part != other.part && mineOff != otherOff) mine = otherOff;
+            else if (c.version != other.version) mine = c.version > other.version;
+            else if (c.length != other.length) mine = c.length > other.length;
+            else mine = otherOff && !mineOff;
+            Chunk loser = mine ? other : c;
+            if (mine) {
+                put(c);
+                other.volume.account(-1, -(DATA_OFFSET + other.length));
+            }
+            log.warn("chunk {} is on both {} and {}: keeping v{} on {}, removing the other", id, other.volume.name(), v.name(),
+                    mine ? c.version : other.version, mine ? v.name() : other.volume.name());
+            return loser.volume.delete(loser.file);
+        }
+        put(c);
+        return Promise.completed(null);
+    }
+
+    /**
+     * Every copy as the master is to judge it: at the length its newest durable header records, not counting
+     * bytes written since (a power loss may take them: the simulator caught the master counting a copy by
+     * its unsynced bytes as holding committed data, and the planner dropping a good copy as extra).
+     */
+    List<ChunkReport> report() { return report(Long.MIN_VALUE); }
+
+    /** As {@link #report()}, flagging the copies whose write window is open at {@code nowNanos} (the lease clock). */
+    List<ChunkReport> report(long nowNanos) {
         List<ChunkReport> out = new ArrayList<>(chunks.size());
-        for (Chunk c : chunks.values()) out.add(new ChunkReport(c.id, c.version, c.length, c.part, c.bad));
+        for (Chunk c : chunks.values()) {
+            boolean writable = nowNanos != Long.MIN_VALUE && nowNanos - c.writableUntilNanos < 0;
+            out.add(new ChunkReport(c.id, c.version, c.durableSlot >= 0 ? c.durableLength : 0, c.part, c.bad, writable));
+        }
         return out;
     }
 
@@ -298,8 +332,15 @@ final class ChunkStore {
                 existing.seenIdleUnsynced = false;
                 return Promise.completed(null);
             }
-            // an older copy (a stale part left from before, or a copy that missed leases) gives way to the new one
+            // an older copy gives way to the new one if it holds nothing durable (an empty or never-synced leftover)
+            // or is corrupt. One holding durable data may hold acknowledged bytes the master lost track of (its
+            // server reconnected and has not re-registered yet): the simulator caught a lease's top-up creating a
+            // fresh copy over such a one and destroying it. The master hears of it at the next report.
             if (existing.version < version) {
+                if (existing.durableSlot >= 0 && existing.durableLength > 0 && !existing.bad) {
+                    return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " is here at v" + existing.version + " with "
+                            + existing.durableLength + " durable bytes: not replaced by a new copy at v" + version));
+                }
                 return delete(id, existing.version).flatMap(v -> create(id, version, part, writableUntilNanos));
             }
             return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
@@ -415,7 +456,10 @@ final class ChunkStore {
             // earlier sync would become unreadable.
             c.version = to;
             c.writableUntilNanos = writableUntilNanos;
-            return persistHeader(c);
+            return persistHeader(c).map(v -> {
+                hazard(Hazard.VERSION_BUMPED);
+                return null;
+            });
         });
     }
 
@@ -425,7 +469,7 @@ final class ChunkStore {
         if (offset < 0 || offset + data.length > MAX_CHUNK_SIZE) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "write of " + data.length + " at " + offset + " outside the chunk"));
         }
-        if (c.version == version && nowNanos - c.writableUntilNanos >= 0) {
+        if (c.version == version && nowNanos - c.writableUntilNanos >= 0 && !planted(Plant.LEASE_WINDOW_IGNORED)) {
             return Promise.failed(new CairnException(Status.EXPIRED, "the write window of chunk " + id + " v" + version + " has closed"));
         }
         return c.ops.submit(() -> {
@@ -448,7 +492,7 @@ final class ChunkStore {
                 throw new CairnException(Status.IO, "chunk " + id + " v" + version + " holds " + c.length + " of the " + written
                         + " bytes written to it (writes lost in a restart)");
             }
-            if (plantAckBeforeFsync) return writeHeader(c);
+            if (planted(Plant.ACK_BEFORE_FSYNC)) return writeHeader(c);
             return persistHeader(c);
         });
     }
@@ -462,7 +506,10 @@ final class ChunkStore {
             long from = span.from, to = span.to, end = span.end;
             return c.volume.read(c.file, DATA_OFFSET + from, (int) (to - from)).map(bytes -> {
                 byte[] full = bytes.length == to - from ? bytes : Arrays.copyOf(bytes, (int) (to - from));
-                checkBlocks(c, full, 0, from, to);
+                // the planted bug LAST_BLOCK_UNVERIFIED leaves the read's last block unchecked
+                long checkTo = planted(Plant.LAST_BLOCK_UNVERIFIED) && to - from > BLOCK_SIZE ? alignDown(to - 1) : to;
+                if (planted(Plant.LAST_BLOCK_UNVERIFIED) && to - from <= BLOCK_SIZE) checkTo = from;
+                checkBlocks(c, full, 0, from, checkTo);
                 // a block-aligned read (most clients') is the bytes read: no second copy
                 return offset == from && end == to ? full : Arrays.copyOfRange(full, (int) (offset - from), (int) (end - from));
             });
@@ -558,6 +605,7 @@ final class ChunkStore {
                 System.arraycopy(data, 0, region, (int) (offset - from), data.length);
             }
             return c.volume.write(c.file, DATA_OFFSET + from, region).map(v -> {
+                c.dataDirty = true;
                 if (!c.deleted) c.volume.account(0, newLength - c.length);
                 c.length = newLength;
                 int blocks = ChunkFormat.blocks(newLength);
@@ -572,21 +620,41 @@ final class ChunkStore {
     }
 
     /**
-     * Makes the chunk's current state durable: data (fsync covers the whole file), then the header with
-     * version, length and checksums in the slot that is not the newest durable one, then (for a new file)
-     * the directory entry. Only after all three is the new slot the durable one.
+     * Makes the chunk's current state durable, in this order: the data (one fsync), then the header with
+     * version, length and checksums in the slot that is not the newest durable one (a second fsync), then
+     * (for a new file) the directory entry. Only after all three is the new slot the durable one.
+     *
+     * <p>Data before header, each with its own fsync: one fsync over both lets the disk persist them in
+     * any order, and a power loss in between can keep the new header and tear the data it vouches for: the
+     * copy's newest header then fails its own checksums, and after a cluster-wide power cut every copy of a
+     * chunk would (the simulator's check of durable images across torn power losses found it). The first
+     * fsync is skipped when nothing was written since the last durable header (a version bump).
      */
     private Promise<Void> persistHeader(Chunk c) {
-        int slot = c.nextSlot();
+        int slot = planted(Plant.HEADER_OVER_DURABLE_SLOT) && c.durableSlot >= 0 ? c.durableSlot : c.nextSlot();
         c.seq++;
         c.seenIdleUnsynced = false;
         byte[] header = ChunkFormat.encodeHeader(c.header());
-        return c.volume.write(c.file, ChunkFormat.slotOffset(slot), header)
-                .flatMap(v -> c.volume.sync(c.file))
-                .flatMap(v -> c.nameDurable ? Promise.<Void>completed(null) : c.volume.syncDirectory())
+        long length = c.length;
+        boolean dataFirst = c.dataDirty && !planted(Plant.HEADER_BEFORE_DATA);
+        c.dataDirty = false; // a write from now on (none: the chunk's queue runs this alone) would need the next sync
+        Promise<Void> data = dataFirst ? c.volume.sync(c.file) : Promise.completed(null);
+        return data
+                .flatMap(v -> {
+                    if (dataFirst) hazard(Hazard.CHUNK_DATA_SYNCED);
+                    return c.volume.write(c.file, ChunkFormat.slotOffset(slot), header);
+                })
+                .flatMap(v -> {
+                    hazard(Hazard.CHUNK_HEADER_WRITTEN);
+                    return planted(Plant.HEADER_NOT_SYNCED) ? Promise.<Void>completed(null) : c.volume.sync(c.file);
+                })
+                .flatMap(v -> c.nameDurable || planted(Plant.DIR_NOT_SYNCED) ? Promise.<Void>completed(null) : c.volume.syncDirectory())
                 .map(v -> {
+                    assert slot != c.durableSlot || planted(Plant.HEADER_OVER_DURABLE_SLOT) : "header written over the newest durable one";
                     c.durableSlot = slot;
+                    c.durableLength = length;
                     c.nameDurable = true;
+                    hazard(Hazard.CHUNK_HEADER_SYNCED);
                     return null;
                 });
     }

@@ -216,9 +216,11 @@ public final class CairnClient implements Node, MessageHandler {
         Map<Long, Long> pending = uncommitted.remove(inode);
         List<ChunkVersion> chunks = new ArrayList<>();
         if (pending != null) for (Map.Entry<Long, Long> e : pending.entrySet()) chunks.add(new ChunkVersion(e.getKey(), e.getValue()));
-        return commitFrom(inode, length, chunks, 0).onFailure(e -> {
+        Promise<Void> committed = commitFrom(inode, length, chunks, 0).onFailure(e -> {
             if (pending != null && CairnException.statusOf(e) != Status.STALE) pending.forEach((chunk, version) -> written(inode, chunk, version));
         });
+        // the planted bug COMMIT_NOT_AWAITED: the commit is sent, and the caller hears OK without waiting for it
+        return env.planted(dev.cairn.core.env.Plant.COMMIT_NOT_AWAITED) ? Promise.completed(null) : committed;
     }
 
     /** Commits {@code chunks} from index {@code from} on in batches; only the last carries the length. */

@@ -106,6 +106,8 @@ final class ChunkRegistry {
         private Server[] servers = new Server[3];
         private int[] parts = new int[3];
         private long[] versions = new long[3];
+        /** Each copy's length as its server last reported it; {@link #UNREPORTED} for copies this master made. */
+        private long[] lengths = new long[3];
         private int n;
 
         private int indexOf(String id) {
@@ -115,10 +117,11 @@ final class ChunkRegistry {
 
         boolean contains(String id) { return indexOf(id) >= 0; }
 
-        /** Records the copy on {@code s}; true if that changed anything. */
-        boolean put(Server s, int part, long version) {
+        /** Records the copy on {@code s}; true if that changed anything the planner looks at (a length alone does not). */
+        boolean put(Server s, int part, long version, long length) {
             int i = indexOf(s.id);
             if (i >= 0) {
+                lengths[i] = length;
                 if (parts[i] == part && versions[i] == version) return false;
                 parts[i] = part;
                 versions[i] = version;
@@ -128,15 +131,18 @@ final class ChunkRegistry {
                 servers = java.util.Arrays.copyOf(servers, 2 * n);
                 parts = java.util.Arrays.copyOf(parts, 2 * n);
                 versions = java.util.Arrays.copyOf(versions, 2 * n);
+                lengths = java.util.Arrays.copyOf(lengths, 2 * n);
             }
             int at = n;
             while (at > 0 && servers[at - 1].id.compareTo(s.id) > 0) at--;
             System.arraycopy(servers, at, servers, at + 1, n - at);
             System.arraycopy(parts, at, parts, at + 1, n - at);
             System.arraycopy(versions, at, versions, at + 1, n - at);
+            System.arraycopy(lengths, at, lengths, at + 1, n - at);
             servers[at] = s;
             parts[at] = part;
             versions[at] = version;
+            lengths[at] = length;
             n++;
             return true;
         }
@@ -148,6 +154,7 @@ final class ChunkRegistry {
             System.arraycopy(servers, i + 1, servers, i, n - i - 1);
             System.arraycopy(parts, i + 1, parts, i, n - i - 1);
             System.arraycopy(versions, i + 1, versions, i, n - i - 1);
+            System.arraycopy(lengths, i + 1, lengths, i, n - i - 1);
             servers[--n] = null;
             return true;
         }
@@ -253,10 +260,20 @@ final class ChunkRegistry {
      * server holds, and the planner must not look at them all each time. True if {@code s} was not known to
      * hold a current copy before.
      */
-    boolean addLocation(long chunkId, Server s, int part, long version) {
+    boolean addLocation(long chunkId, Server s, int part, long version) { return addLocation(chunkId, s, part, version, UNREPORTED); }
+
+    /**
+     * The length of a copy this master made itself (a lease's chain, a planner copy): as long as the writer or
+     * the copy made it, which the master does not hear; only a server's report gives a copy a length.
+     */
+    static final long UNREPORTED = Long.MAX_VALUE;
+
+    /** As {@link #addLocation(long, Server, int, long)}, for a copy its server reported {@code length} bytes long. */
+    boolean addLocation(long chunkId, Server s, int part, long version, long length) {
         assert s.alive;
+        assert length >= 0 : "copy length " + length;
         boolean wasStale = !s.staleChunks.isEmpty() && s.staleChunks.remove(chunkId) != null;
-        boolean moved = locations.computeIfAbsent(chunkId, k -> new Copies()).put(s, part, version);
+        boolean moved = locations.computeIfAbsent(chunkId, k -> new Copies()).put(s, part, version, length);
         boolean added = s.chunks.add(chunkId);
         if (wasStale || moved) changed.accept(chunkId);
         return added;
@@ -292,6 +309,13 @@ final class ChunkRegistry {
         }
         changed.accept(chunkId);
         return out;
+    }
+
+    /** The length server {@code serverId} last reported for its current copy of the chunk ({@link #UNREPORTED} if none). */
+    long reportedLength(long chunkId, String serverId) {
+        Copies set = locations.get(chunkId);
+        int i = set == null ? -1 : set.indexOf(serverId);
+        return i < 0 ? UNREPORTED : set.lengths[i];
     }
 
     /** Live servers holding a current copy, in id order, with the part and version each holds. */

@@ -116,6 +116,12 @@ public final class Master implements Node, MessageHandler {
     /** Chunk id -> instant (master clock) until which a lease granted on it may still see writes. */
     private final java.util.Map<Long, Long> leaseUntil = new java.util.HashMap<>();
     /**
+     * Chunk id -> instant (master clock) until which a write window a chunkserver reported open may still see
+     * writes (a lease this master does not know of: granted before it restarted). Only the planner keeps off
+     * these; copies are judged and recorded as usual (readers need them).
+     */
+    private final java.util.Map<Long, Long> openWindows = new java.util.HashMap<>();
+    /**
      * Chunk id -> the fresh copies its open lease's top-up created ({@link #topUp}), recorded as holders when
      * the writer commits that version ({@link #commit}). Dropped with the hold.
      */
@@ -155,7 +161,7 @@ public final class Master implements Node, MessageHandler {
 
     @Override public void start() {
         namespace = new Namespace(env.kv(), config.defaultGoal());
-        metaLog = new LocalMetaLog(env.kv(), namespace);
+        metaLog = new LocalMetaLog(env.kv(), namespace, env);
         archiver = new Archiver(env, rpc, registry, log, this::choose, namespace, metaLog);
         namespace.watch(new Namespace.Watcher() {
             @Override public void chunkChanged(long chunkId, int delta) {
@@ -328,12 +334,13 @@ public final class Master implements Node, MessageHandler {
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
         for (ChunkReport c : r.chunks()) {
             ChunkRecord rec = namespace.chunk(c.chunkId());
+            holdIfWritable(c);
             switch (judge(c, rec, files)) {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
-                case GONE -> { if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId())) delete.add(c.chunkId()); }
+                case GONE -> { if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !metaLog.freeing(c.chunkId())) delete.add(c.chunkId()); }
                 case CURRENT -> {
-                    registry.addLocation(c.chunkId(), s, c.part(), c.version());
+                    registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length());
                     current++;
                 }
                 case AHEAD -> {
@@ -374,12 +381,13 @@ public final class Master implements Node, MessageHandler {
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
         for (ChunkReport c : r.chunks()) {
             reported[n++] = c.chunkId();
+            holdIfWritable(c);
             if (busy.test(c.chunkId()) || archiver.isRewriting(c.chunkId())) continue;
             ChunkRecord rec = namespace.chunk(c.chunkId());
             switch (judge(c, rec, files)) {
-                case GONE -> { if (c.chunkId() < nextChunk) delete.add(c.chunkId()); }
+                case GONE -> { if (c.chunkId() < nextChunk && !metaLog.freeing(c.chunkId())) delete.add(c.chunkId()); }
                 case CURRENT -> {
-                    if (registry.addLocation(c.chunkId(), s, c.part(), c.version())) found++; // the version as reported
+                    if (registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length())) found++; // the version as reported
                 }
                 case AHEAD -> {
                     adopt(s, c);
@@ -410,6 +418,18 @@ public final class Master implements Node, MessageHandler {
         return new RegisterReply(r.rid(), Status.OK, delete);
     }
 
+    /**
+     * A copy with a write window still open: a lease granted it, maybe by this master before a restart, which
+     * does not remember it (holds are in memory). Held as a lease would be, so the planner keeps off while
+     * writes may still land (sim: after a master crash the planner tidied an erasure-coded chunk mid-upload,
+     * counting an empty repair copy and dropping a whole part).
+     */
+    private void holdIfWritable(ChunkReport c) {
+        if (!c.writable()) return;
+        long until = leaseClock() + Leases.MASTER_HOLD_NANOS;
+        openWindows.merge(c.chunkId(), until, (a, b) -> b - a > 0 ? b : a);
+    }
+
     /** A registered server's report of a copy ahead of the record, left for when its chunk is no longer busy. */
     private record Deferred(String serverId, long incarnation, ChunkReport report) {}
 
@@ -430,7 +450,7 @@ public final class Master implements Node, MessageHandler {
             if (busy.test(c.chunkId())) return false;
             switch (judge(c, namespace.chunk(c.chunkId()), files)) {
                 case GONE -> { } // the next inventory has it deleted
-                case CURRENT -> registry.addLocation(c.chunkId(), s, c.part(), c.version());
+                case CURRENT -> registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length());
                 case AHEAD -> adopt(s, c);
                 case OUTDATED -> registry.addStale(c.chunkId(), s, c.version());
             }
@@ -454,6 +474,12 @@ public final class Master implements Node, MessageHandler {
         return id -> moving.contains(id) || leaseUntil.containsKey(id) || settingUp.contains(id);
     }
 
+    /** {@link ChunkRecord#current}, or the planted bug {@link Plant#CURRENT_WITHOUT_LOWER_BOUND}'s version of it. */
+    private boolean current(ChunkRecord rec, long copyVersion, boolean ec) {
+        if (!ec && env.planted(Plant.CURRENT_WITHOUT_LOWER_BOUND)) return copyVersion <= rec.version();
+        return rec.current(copyVersion, ec);
+    }
+
     /** What a reported copy is, against the metadata. */
     private enum Verdict {
         /** No file has the chunk. */
@@ -474,8 +500,8 @@ public final class Master implements Node, MessageHandler {
         if (rec == null) return Verdict.GONE;
         InodeRecord f = files.computeIfAbsent(rec.inode(), namespace::inode);
         boolean ec = f.storageClass().isEc();
-        boolean whole = c.length() >= committedLength(rec, f, c.part()) && !c.bad();
-        if (whole && rec.current(c.version(), ec)) return Verdict.CURRENT;
+        boolean whole = (env.planted(Plant.COPY_LENGTH_UNJUDGED) || c.length() >= committedLength(rec, f, c.part())) && !c.bad();
+        if (whole && current(rec, c.version(), ec)) return Verdict.CURRENT;
         if (whole && c.version() > rec.version() && !ec) return Verdict.AHEAD;
         return Verdict.OUTDATED;
     }
@@ -586,8 +612,13 @@ public final class Master implements Node, MessageHandler {
                         }
                     }
                 }
+                InodeRecord f = namespace.inode(rec.inode());
                 for (Holder h : registry.holders(w.chunkId())) {
-                    if (!rec.current(h.version(), ec)) registry.addStale(w.chunkId(), h.server(), h.version());
+                    // a copy reported shorter than what is now committed (registered while the write was under way)
+                    // lacks acknowledged bytes: the planner must not count it (sim: it dropped a good copy as extra)
+                    boolean shortCopy = registry.reportedLength(w.chunkId(), h.server().id) < committedLength(rec, f, h.part())
+                            && !env.planted(Plant.COPY_LENGTH_UNJUDGED);
+                    if (!current(rec, h.version(), ec) || shortCopy) registry.addStale(w.chunkId(), h.server(), h.version());
                 }
             }
             return Ack.ok(r.rid());
@@ -782,6 +813,8 @@ public final class Master implements Node, MessageHandler {
      */
     private Promise<Lease> bump(ChunkRecord c, List<Holder> holders) {
         long to = c.version() + 1;
+        long[] lengths = new long[holders.size()];
+        for (int i = 0; i < holders.size(); i++) lengths[i] = registry.reportedLength(c.chunkId(), holders.get(i).server().id);
         for (Holder h : holders) registry.removeLocation(c.chunkId(), h.server().id);
         List<Promise<Ack>> calls = new ArrayList<>();
         for (Holder h : holders) calls.add(call(h.server(), rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), h.version(), to)));
@@ -793,7 +826,10 @@ public final class Master implements Node, MessageHandler {
             }
             if (ok.isEmpty()) {
                 // nothing changed anywhere we know of: the copies are still current at their versions
-                for (Holder h : holders) if (h.server().alive) registry.addLocation(c.chunkId(), h.server(), 0, h.version());
+                for (int i = 0; i < holders.size(); i++) {
+                    Holder h = holders.get(i);
+                    if (h.server().alive) registry.addLocation(c.chunkId(), h.server(), 0, h.version(), lengths[i]);
+                }
                 return Promise.failed(new CairnException(Status.UNAVAILABLE, "no chunkserver took the bump of chunk " + c.chunkId() + " to v" + to));
             }
             return metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), to)).flatMap(next -> {
@@ -863,7 +899,7 @@ public final class Master implements Node, MessageHandler {
     private void adopt(Server s, ChunkReport c) {
         metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), c.version())).onComplete((rec, e) -> {
             if (e != null || rec.version() != c.version() || !s.alive) return;
-            registry.addLocation(c.chunkId(), s, c.part(), c.version());
+            registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length());
             log.info("chunk {}: {} holds v{}, ahead of the record: adopted", c.chunkId(), s.id, c.version());
         });
     }
@@ -952,6 +988,7 @@ public final class Master implements Node, MessageHandler {
         long now = env.clock().nanoTime();
         long leaseNow = leaseClock();
         leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
+        openWindows.values().removeIf(until -> until - leaseNow <= 0);
         toppedUp.keySet().removeIf(id -> !leaseUntil.containsKey(id)); // no commit came while writes could land
         judgeDeferred(); // recording copies needs no grace: registrations do it all along
         if (grace) {
@@ -963,6 +1000,7 @@ public final class Master implements Node, MessageHandler {
         }
         Set<Long> skip = new HashSet<>(moving);
         skip.addAll(leaseUntil.keySet());
+        skip.addAll(openWindows.keySet());
         retryAt.values().removeIf(at -> at - now <= 0);
         skip.addAll(retryAt.keySet());
         Set<Long> leasingInodes = new HashSet<>();
@@ -997,7 +1035,8 @@ public final class Master implements Node, MessageHandler {
                 else changed.remove(id); // gone, or allocated and never written: nothing to plan
             }
         }
-        Planner.Plan plan = Planner.plan(registry.live(), states, busy, skip, Planner.Limits.DEFAULT, true,
+        Planner.Limits limits = env.planted(Plant.TIDY_BELOW_GOAL) ? Planner.Limits.DEFAULT.withTidyBelowGoal() : Planner.Limits.DEFAULT;
+        Planner.Plan plan = Planner.plan(registry.live(), states, busy, skip, limits, true,
                 server -> balanceCandidates(server, leasingInodes, skip));
         Planner.Counts c = plan.counts();
         counts = new Planner.Counts(chunkTotal, c.underGoal(), c.overGoal(), c.endangered(), c.lost(), c.stale());

@@ -30,8 +30,13 @@ final class Planner {
      * @param spread balance until every server's used fraction is within this of every other's
      * @param fullFraction a server this full gets no new copies
      */
-    record Limits(int perServer, int maxActions, double spread, double fullFraction) {
-        static final Limits DEFAULT = new Limits(2, 64, 0.05, 0.95);
+    record Limits(int perServer, int maxActions, double spread, double fullFraction, boolean plantTidyBelowGoal) {
+        static final Limits DEFAULT = new Limits(2, 64, 0.05, 0.95, false);
+
+        Limits(int perServer, int maxActions, double spread, double fullFraction) { this(perServer, maxActions, spread, fullFraction, false); }
+
+        /** These limits with the planted bug {@link dev.cairn.core.env.Plant#TIDY_BELOW_GOAL} (the simulator's only). */
+        Limits withTidyBelowGoal() { return new Limits(perServer, maxActions, spread, fullFraction, true); }
     }
 
     /**
@@ -102,7 +107,7 @@ final class Planner {
             stale += c.stale().size();
             if (skip.contains(c.chunkId())) continue;
             if (missing > 0 && redundancy >= 0) repair.add(c);
-            else if (missing == 0) tidy.add(c);
+            if (missing == 0 || limits.plantTidyBelowGoal()) tidy.add(c);
         }
         // least remaining redundancy first; chunk id breaks ties so plans are reproducible
         repair.sort(Comparator.comparingInt(Planner::redundancy).thenComparingLong(ChunkState::chunkId));
@@ -113,7 +118,8 @@ final class Planner {
         if (deletes) {
             for (ChunkState c : tidy) {
                 if (actions.size() >= limits.maxActions()) break;
-                planTidy(c, load, limits, actions);
+                if (missing(c) == 0) planTidy(c, load, limits, actions);
+                else plantedTidyBelowGoal(c, load, limits, actions);
             }
         }
         if (deletes && repair.isEmpty() && actions.isEmpty()) planBalance(live, pool != null ? pool : server -> tidy, load, limits, actions);
@@ -318,6 +324,24 @@ final class Planner {
             if (keep.contains(h.server().id) || !free(h.server(), load, limits)) continue;
             load.merge(h.server().id, 1, Integer::sum);
             actions.add(new Drop(c.chunkId(), h.version(), h.server(), leaving(h, cls) ? Reason.DRAIN : Reason.EXTRA));
+        }
+        for (Server s : c.stale()) {
+            if (!free(s, load, limits)) continue;
+            load.merge(s.id, 1, Integer::sum);
+            actions.add(new Drop(c.chunkId(), s.staleChunks.getOrDefault(c.chunkId(), -1L), s, Reason.STALE));
+        }
+    }
+
+    /**
+     * The planted bug {@link dev.cairn.core.env.Plant#TIDY_BELOW_GOAL}: a chunk short of its goal is tidied as
+     * if it were at it: its leaving copies (draining server, wrong label) and its stale ones are dropped,
+     * though the repair has not made their replacements yet.
+     */
+    private static void plantedTidyBelowGoal(ChunkState c, Map<String, Integer> load, Limits limits, List<Action> actions) {
+        for (Holder h : c.current()) {
+            if (!leaving(h, c.cls()) || !free(h.server(), load, limits)) continue;
+            load.merge(h.server().id, 1, Integer::sum);
+            actions.add(new Drop(c.chunkId(), h.version(), h.server(), Reason.DRAIN));
         }
         for (Server s : c.stale()) {
             if (!free(s, load, limits)) continue;

@@ -39,6 +39,13 @@ final class FaultInjector {
     /** Quiet periods: faults run for a while, then pause (transient ones healed). */
     static final long MIN_ACTIVE_NANOS = 5_000_000_000L, MAX_ACTIVE_NANOS = 15_000_000_000L;
     static final long MIN_QUIET_NANOS = 3_000_000_000L, MAX_QUIET_NANOS = 8_000_000_000L;
+    /**
+     * Aimed faults per run at most (of them on the master, which reaches its points on every metadata change),
+     * and the odds a risky point reached fires one (the kind's weight in this many).
+     */
+    static final int MAX_AIMED = 4, MAX_AIMED_MASTER = 1, AIMED_ODDS = 64;
+    /** Aimed faults come at least this far apart (points are reached all the time: a seed's budget would go in its first second). */
+    static final long AIMED_GAP_NANOS = 2_000_000_000L;
 
     /** A seed's fault mix: the kinds it injects and their relative weights (swarm testing). */
     record Mix(EnumMap<Fault, Integer> weights) {
@@ -82,6 +89,12 @@ final class FaultInjector {
     private final TreeSet<String> sickDisks = new TreeSet<>();
     private int hostsLost, newHosts, diskDeaths, clusterPowerLosses;
     private boolean quiet;
+    /** The risky points this seed aims at (each on with probability one half), and firings left. */
+    private final java.util.EnumSet<dev.cairn.core.env.Hazard> aimedAt = java.util.EnumSet.noneOf(dev.cairn.core.env.Hazard.class);
+    private int aimedLeft, aimedMasterLeft;
+    private long nextAimedNanos;
+    /** Chance in {@link #AIMED_ODDS} that a risky point reached fires its fault (times the kind's weight). */
+    private int aimedChance;
 
     FaultInjector(Simulation sim, SimCluster cluster, Mix mix, FaultHistory history, LossModel losses, long end) {
         this.losses = losses;
@@ -94,7 +107,15 @@ final class FaultInjector {
         this.rnd = sim.random().split();
         for (Map.Entry<Fault, Integer> e : mix.weights().entrySet()) {
             Fault f = e.getKey();
-            if (f == Fault.TORN_WRITES || f == Fault.CLOCK_SKEW || f == Fault.CLOCK_DRIFT || f == Fault.QUIET_PERIODS) continue;
+            if (f == Fault.AIMED) {
+                for (dev.cairn.core.env.Hazard h : dev.cairn.core.env.Hazard.values()) if (rnd.nextBoolean()) aimedAt.add(h);
+                if (aimedAt.isEmpty()) aimedAt.add(dev.cairn.core.env.Hazard.values()[rnd.nextInt(dev.cairn.core.env.Hazard.values().length)]);
+                aimedLeft = MAX_AIMED;
+                aimedMasterLeft = MAX_AIMED_MASTER;
+                aimedChance = e.getValue();
+                sim.onHazard(this::reached);
+            }
+            if (f == Fault.TORN_WRITES || f == Fault.CLOCK_SKEW || f == Fault.CLOCK_DRIFT || f == Fault.QUIET_PERIODS || f == Fault.AIMED) continue;
             drawable.add(f);
             totalWeight += e.getValue();
         }
@@ -133,6 +154,66 @@ final class FaultInjector {
             quiet = false;
             sim.at(between(MIN_ACTIVE_NANOS, MAX_ACTIVE_NANOS), null, Simulation.Kind.FAULT, 3, this::quietBegins);
         });
+    }
+
+    /**
+     * Node code reached a risky point: with the seed's odds, right after the step that reached it (before any
+     * disk call it started can complete) the host loses power, tearing what it had not synced, or crashes; a
+     * chunkserver's point may take its rack or the whole cluster down with it. Within the usual bounds.
+     */
+    private void reached(SimHost host, dev.cairn.core.env.Hazard point) {
+        if (quiet || aimedLeft == 0 || sim.now() >= end || sim.now() < nextAimedNanos || !aimedAt.contains(point)
+                || rnd.nextInt(AIMED_ODDS) >= aimedChance) return;
+        if (!host.isUp() || host.isLost()) return;
+        if (point.where == dev.cairn.core.env.Hazard.Where.MASTER) {
+            if (aimedMasterLeft == 0) return;
+            aimedMasterLeft--;
+        }
+        int dice = rnd.nextInt(100);
+        sim.at(0, null, Simulation.Kind.FAULT, 11, () -> {
+            if (!host.isUp() || sim.now() >= end) return;
+            String what;
+            if (point.where == dev.cairn.core.env.Hazard.Where.MASTER) {
+                boolean power = dice < 70;
+                if (power) host.powerLoss(true); else host.crash();
+                sim.at(between(MIN_DOWNTIME_NANOS, 5_000_000_000L), null, Simulation.Kind.FAULT, 8, () -> { if (!host.isUp()) host.start(); });
+                what = power ? "master power lost (writes torn)" : "master killed";
+            } else if (dice < 15 && clusterPowerLosses < MAX_CLUSTER_POWER_LOSSES) {
+                clusterPowerLosses++;
+                List<SimHost> hit = new ArrayList<>();
+                hit.add(cluster.master());
+                for (SimHost h : cluster.chunkservers()) if (h.isUp()) hit.add(h);
+                for (SimHost h : hit) if (h.isUp()) h.powerLoss(true);
+                sim.at(between(MIN_DOWNTIME_NANOS, 5_000_000_000L), null, Simulation.Kind.FAULT, 7, () -> {
+                    for (SimHost h : hit) if (!h.isUp() && !h.isLost()) h.start();
+                });
+                what = "cluster power lost (writes torn)";
+            } else if (dice < 35 && down() == 0 && rackSize(host) <= MAX_DOWN) {
+                String rack = cluster.rackOf(host);
+                for (SimHost h : upChunkservers()) {
+                    if (!cluster.rackOf(h).equals(rack)) continue;
+                    h.powerLoss(true);
+                    restartLater(h);
+                }
+                what = rack + " power lost (writes torn)";
+            } else if (down() < MAX_DOWN) {
+                boolean power = dice < 85;
+                if (power) host.powerLoss(true); else host.crash();
+                restartLater(host);
+                what = power ? "power lost (writes torn)" : "process killed";
+            } else {
+                return;
+            }
+            aimedLeft--;
+            nextAimedNanos = sim.now() + AIMED_GAP_NANOS;
+            history.record(sim.now(), Fault.AIMED, host.name(), what + " at " + point.cliName());
+        });
+    }
+
+    private int rackSize(SimHost host) {
+        int n = 0;
+        for (SimHost h : upChunkservers()) if (cluster.rackOf(h).equals(cluster.rackOf(host))) n++;
+        return n;
     }
 
     private void inject() {

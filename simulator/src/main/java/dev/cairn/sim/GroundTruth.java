@@ -19,7 +19,7 @@ import java.util.List;
  */
 final class GroundTruth {
     /** One chunk file as found; {@code bytes} reads it in the same view. Version -1: no valid header. */
-    record Copy(String host, String disk, long chunkId, long version, int part, long length, boolean intact, String note, Bytes bytes, int[] crcs) {
+    record Copy(String host, String disk, long chunkId, long version, int part, long length, long seq, boolean intact, String note, Bytes bytes, int[] crcs) {
         /** Up to {@code n} bytes of the copy's data at {@code offset} (its chunk bytes, not the file's) into {@code into}. */
         int readData(long offset, byte[] into, int n) { return bytes.read(ChunkFormat.DATA_OFFSET + offset, into, n); }
 
@@ -56,6 +56,11 @@ final class GroundTruth {
             if (d.isDead() || d.peekDurableLength(name) < 0) continue;
             out.add(read(h.name(), d.name(), chunkId, new DurableFile(d, name), buf));
         }
+    }
+
+    /** The durable copy in chunk file {@code name} of one disk (it must be a durable name). */
+    static Copy durableCopy(String host, SimDisk d, String name) {
+        return read(host, d.name(), ChunkFormat.chunkIdOf(name), new DurableFile(d, name), new byte[ChunkFormat.SLOT_SIZE]);
     }
 
     /** Chunk ids with a file on one disk of a host, current or durable (what a fault there destroys). */
@@ -148,7 +153,7 @@ final class GroundTruth {
                 // blank or torn slot: the other one decides
             }
         }
-        if (best == null) return new Copy(host, disk, id, -1, -1, 0, false, "no valid header", bytes, new int[0]);
+        if (best == null) return new Copy(host, disk, id, -1, -1, 0, -1, false, "no valid header", bytes, new int[0]);
         boolean intact = best.length() == 0 || size >= ChunkFormat.DATA_OFFSET + best.length(); // an empty chunk may end after its header
         String note = intact ? "" : "file is " + size + " bytes, header says " + best.length() + " of data";
         for (int b = 0; intact && b < best.crcs().length; b++) {
@@ -157,6 +162,6 @@ final class GroundTruth {
             intact = bytes.crc32c(ChunkFormat.DATA_OFFSET + from, n) == best.crcs()[b];
             if (!intact) note = "block " + b + " of " + best.crcs().length + " fails its checksum (header seq " + best.seq() + ")";
         }
-        return new Copy(host, disk, id, best.version(), best.part(), best.length(), intact, note, bytes, best.crcs());
+        return new Copy(host, disk, id, best.version(), best.part(), best.length(), best.seq(), intact, note, bytes, best.crcs());
     }
 }

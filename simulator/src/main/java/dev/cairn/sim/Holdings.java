@@ -108,6 +108,21 @@ final class Holdings {
      * bytes per chunk and class {@code cls}, on the cluster's chunkservers (hosts lost for good hold nothing).
      */
     Judgement judge(SimCluster cluster, long chunkId, int index, int chunkSize, StorageClass cls, FileModel model) {
+        return judge(cluster, chunkId, index, chunkSize, cls, model, 0, Long.MAX_VALUE);
+    }
+
+    /**
+     * As above, counting only copies at versions the protocol keeps: a replica from the chunk's durable data
+     * version on (below it the copy missed a committed write, and the cluster counts it stale and replaces it,
+     * even where its bytes happen to be the same), an erasure-coded part at the chunk's version only (parts of
+     * two placements never meet in one stripe). {@code rec} is the master's durable record of the chunk.
+     */
+    Judgement judge(SimCluster cluster, long chunkId, int index, int chunkSize, StorageClass cls, FileModel model, dev.cairn.master.meta.ChunkRecord rec) {
+        return cls.isEc() ? judge(cluster, chunkId, index, chunkSize, cls, model, rec.version(), rec.version())
+                : judge(cluster, chunkId, index, chunkSize, cls, model, rec.dataVersion(), Long.MAX_VALUE);
+    }
+
+    private Judgement judge(SimCluster cluster, long chunkId, int index, int chunkSize, StorageClass cls, FileModel model, long minVersion, long maxVersion) {
         long start = (long) index * chunkSize;
         long inChunk = Math.max(0, Math.min(chunkSize, model.ackedLength() - start));
         List<Copy> looked = new ArrayList<>();
@@ -122,7 +137,7 @@ final class Holdings {
         byte[][] expected = null;
         boolean learned = false;
         for (Copy k : looked) {
-            if (k.version() < 0 || !k.intact()) continue;
+            if (k.version() < 0 || !k.intact() || k.version() < minVersion || k.version() > maxVersion) continue;
             int part = Math.max(0, k.part());
             if (part >= cls.parts()) continue;
             long need = cls.isEc() ? Stripes.partLength(inChunk, cls.k(), part) : inChunk;

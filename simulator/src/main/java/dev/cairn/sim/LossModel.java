@@ -24,7 +24,7 @@ import java.util.TreeMap;
  */
 final class LossModel {
     /** A file whose acknowledged bytes the model guards: where it is, its class and chunk size. */
-    private record Tracked(String path, StorageClass cls, int chunkSize) {}
+    record Tracked(String path, StorageClass cls, int chunkSize) {}
 
     private final SimCluster cluster;
     private final Oracle oracle;
@@ -61,7 +61,7 @@ final class LossModel {
             if (model == null) continue; // removed
             long inChunk = model.ackedLength() - (long) rec.index() * t.chunkSize();
             if (inChunk <= 0) continue;
-            Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), t.cls(), model);
+            Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), t.cls(), model, rec);
             java.util.function.Predicate<Holdings.Holder> gone = h -> h.host().equals(host.name()) && (disk == null || h.disk().equals(disk));
             if (j.readable() && !j.readableWithout(gone)) {
                 excused.put(id, String.format(java.util.Locale.ROOT, "t=%.3fs %s on %s%s took the last readable set of chunk %d (%s, index %d of %s): held by %s",
@@ -69,6 +69,9 @@ final class LossModel {
             }
         }
     }
+
+    /** The acknowledged file at {@code inode}, or null. */
+    Tracked tracked(long inode) { return tracked.get(inode); }
 
     /** Why the loss of {@code chunkId} is excused, or null if it is not. */
     String excuse(long chunkId) { return excused.get(chunkId); }

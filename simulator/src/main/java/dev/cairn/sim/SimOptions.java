@@ -38,6 +38,12 @@ public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fa
         NEW_HOST(Group.HOST),
         /** The master crashes or loses power, and restarts. */
         MASTER_CRASH(Group.HOST),
+        /**
+         * Crashes and power losses (tearing unsynced writes) fired where the node code marks a risky point
+         * ({@link dev.cairn.core.env.Hazard}: between a data fsync and the header write, between the header
+         * fsync and the answer, mid-chain, around version bumps and log commits), with raised probability.
+         */
+        AIMED(Group.HOST),
         // disks
         /** Power losses tear unsynced writes at 4 KiB sectors (old, new, or garbage where the file grew). */
         TORN_WRITES(Group.DISK),

@@ -62,6 +62,9 @@ public final class SimRun {
             history.destroyed(sim.now(), id, h.name());
         });
         Auditor auditor = new Auditor(cluster, losses, oracle, holdings);
+        DurableStateChecks durable = new DurableStateChecks(sim, cluster, history, losses, oracle, holdings);
+        sim.onTear(durable::powerLoss);
+        sim.onDelete(durable::deleting);
         long end = WORKLOAD_START_NANOS + o.durationNanos();
         FaultInjector faults = new FaultInjector(sim, cluster, mix, history, losses, end);
         cluster.startAll();

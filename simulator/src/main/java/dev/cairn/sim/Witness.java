@@ -75,7 +75,7 @@ final class Witness {
                 continue;
             }
             ChunkRecord rec = recs.get(0);
-            Holdings.Judgement j = holdings.judge(cluster, rec.chunkId(), index, chunkSize, cls, model);
+            Holdings.Judgement j = holdings.judge(cluster, rec.chunkId(), index, chunkSize, cls, model, rec);
             String missing = missing(j, history.destroyedSince(rec.chunkId(), issuedAt));
             if (missing != null) {
                 sim.violation("durability", "at the " + what + " (" + cls + "): chunk " + rec.chunkId() + " (index " + index + ", "

@@ -10,4 +10,11 @@ import dev.cairn.core.async.Promise;
  */
 public interface MetaLog {
     <R> Promise<R> submit(MetaCommand<R> command);
+
+    /**
+     * True while a command that deletes chunk {@code chunkId}'s record is applied but not yet durable: the
+     * namespace no longer shows the chunk, yet a power loss could bring it back, so nothing may be done to
+     * its copies on the strength of its absence.
+     */
+    boolean freeing(long chunkId);
 }

@@ -20,7 +20,7 @@ abstract class NamespaceFixture {
         ns = new Namespace(kv, 3);
         assertThat(ns.isEmpty()).isTrue();
         kv.write(ns.formatBatch(0), true);
-        log = new LocalMetaLog(kv, ns);
+        log = new LocalMetaLog(kv, ns, null);
     }
 
     /** Applies a command; its failure is thrown (the local log completes at once). */

@@ -233,6 +233,7 @@ public final class SimDisk {
 
     void delete(String file) {
         check("unlink", file);
+        if (names.containsKey(file)) host.sim().deleting(host, this, file);
         SimFile f = names.remove(file);
         if (f != null) {
             usedBytes -= f.length();
@@ -331,10 +332,14 @@ public final class SimDisk {
      * Everything not synced is gone: names revert to the durable directory, bytes to the durable image;
      * with torn writes, each unsynced sector is independently the old bytes, the new ones or garbage.
      */
-    void powerLoss() {
+    void powerLoss() { powerLoss(false); }
+
+    /** A power loss; {@code tear}: unsynced writes are torn even if this disk's torn writes are off (an aimed fault). */
+    void powerLoss(boolean tear) {
         SplittableRandom rnd = host.random();
-        if (tornWrites) {
-            for (String file : sortedNames()) names.get(file).tear(rnd); // in name order: the draws are the seed's
+        if (tornWrites || tear) {
+            // in name order: the draws are the seed's
+            host.sim().tearing(host, this, () -> { for (String file : sortedNames()) names.get(file).tear(rnd); });
         }
         names.clear();
         names.putAll(durableNames);

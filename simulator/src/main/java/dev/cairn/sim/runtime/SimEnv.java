@@ -60,5 +60,7 @@ public final class SimEnv implements Env {
 
     @Override public boolean planted(dev.cairn.core.env.Plant bug) { return host.sim().planted(bug); }
 
+    @Override public void hazard(dev.cairn.core.env.Hazard point) { host.sim().hazard(host, point); }
+
     int incarnation() { return incarnation; }
 }

@@ -187,9 +187,12 @@ public final class SimHost {
     public SimDisk diskOrNull(String volume) { return disks.get(volume); }
 
     /** Loses power: a crash plus every unsynced write on its disks and key-value store. */
-    public void powerLoss() {
+    public void powerLoss() { powerLoss(false); }
+
+    /** Loses power; {@code tear}: unsynced writes are torn at sectors even if this host's torn writes are off. */
+    public void powerLoss(boolean tear) {
         crash();
-        for (SimDisk d : disks.values()) d.powerLoss();
+        for (SimDisk d : disks.values()) d.powerLoss(tear);
         kv.powerLoss();
     }
 }

@@ -82,6 +82,36 @@ public final class Simulation {
 
     public boolean planted(dev.cairn.core.env.Plant bug) { return plants.contains(bug); }
 
+    /** Decides what a hazard point reached by node code sets off (the fault injector's aimed faults). */
+    public interface HazardListener { void reached(SimHost host, dev.cairn.core.env.Hazard point); }
+
+    private HazardListener hazardListener = (h, p) -> { };
+
+    public void onHazard(HazardListener l) { hazardListener = l; }
+
+    void hazard(SimHost host, dev.cairn.core.env.Hazard point) { hazardListener.reached(host, point); }
+
+    /**
+     * Wraps every power loss of a disk that tears unsynced writes: the checker snapshots the durable images
+     * before and judges them after (a power loss must never take back what was durable).
+     */
+    public interface TearListener { void powerLoss(SimHost host, SimDisk disk, Runnable tear); }
+
+    private TearListener tearListener = (h, d, tear) -> tear.run();
+
+    public void onTear(TearListener l) { tearListener = l; }
+
+    void tearing(SimHost host, SimDisk disk, Runnable tear) { tearListener.powerLoss(host, disk, tear); }
+
+    /** Told of every file a node deletes (the checkers judge whether it took a copy the cluster still needed). */
+    public interface DeleteListener { void deleting(SimHost host, SimDisk disk, String file); }
+
+    private DeleteListener deleteListener = (h, d, f) -> { };
+
+    public void onDelete(DeleteListener l) { deleteListener = l; }
+
+    void deleting(SimHost host, SimDisk disk, String file) { deleteListener.deleting(host, disk, file); }
+
     /** Told when a fault damages a file as it happens (a misdirected write), for the fault history. */
     public interface DamageListener { void damaged(SimHost host, String disk, String file); }
 

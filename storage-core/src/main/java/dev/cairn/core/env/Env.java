@@ -31,4 +31,10 @@ public interface Env {
 
     /** True only in a simulated run told to plant this bug ({@link Plant}); never in the real runtime. */
     default boolean planted(Plant bug) { return false; }
+
+    /**
+     * Marks a risky point ({@link Hazard}): the simulator may crash this host or cut its power right after
+     * the current step; the real runtime does nothing.
+     */
+    default void hazard(Hazard point) {}
 }

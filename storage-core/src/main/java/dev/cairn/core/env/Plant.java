@@ -6,7 +6,9 @@ import java.util.Locale;
  * Bugs the simulator can plant in the node code ({@code ./cairn sim --plant NAME}) to prove that its
  * invariant checkers can fail. The real runtime never plants anything ({@link Env#planted} is false);
  * each hook in the node code is one {@code if} naming the plant, so the correct path stays the
- * obvious one to read.
+ * obvious one to read. Each is a realistic mistake of one of the kinds the durability contract rests on:
+ * fsync order, chain order, commit order, header slots, version rules, tidying, checksum coverage,
+ * placement and leases. {@code PlantedBugTest} shows each caught by the standing sweep.
  */
 public enum Plant {
     /** A chunkserver answers a sync without fsyncing the data, the header or the name. */
@@ -16,7 +18,31 @@ public enum Plant {
     /** Placement forgets that it already chose a server: two copies or parts of a chunk land on one host. */
     TWO_ON_ONE_HOST,
     /** Write leases are timed on wall clocks, so a step or skew between hosts shortens or stretches them. */
-    WALL_CLOCK_LEASES;
+    WALL_CLOCK_LEASES,
+    /** A chunkserver answers a chain sync once its own fsync is done, without waiting for the servers after it. */
+    CHAIN_SYNC_EARLY,
+    /** The planner tidies (drops extra, leaving and stale copies of) chunks that are below their goal. */
+    TIDY_BELOW_GOAL,
+    /** A replica counts as current at any version up to the record's, without the data version as lower bound. */
+    CURRENT_WITHOUT_LOWER_BOUND,
+    /** A chunk's new header goes into the slot holding the newest durable header (overwriting it). */
+    HEADER_OVER_DURABLE_SLOT,
+    /** A chunk's header is written but not fsynced before the sync is answered. */
+    HEADER_NOT_SYNCED,
+    /** A new chunk file's directory entry is never fsynced. */
+    DIR_NOT_SYNCED,
+    /** Data and header share one fsync, so the disk may persist the header before the data it vouches for. */
+    HEADER_BEFORE_DATA,
+    /** The client acknowledges a sync or close before the master has committed the file's length. */
+    COMMIT_NOT_AWAITED,
+    /** The master answers a length commit (any metadata change) without syncing its log. */
+    LOG_NOT_SYNCED,
+    /** A read verifies every checksum block it touches but the last. */
+    LAST_BLOCK_UNVERIFIED,
+    /** The master counts a reported copy as current without checking it holds the committed length. */
+    COPY_LENGTH_UNJUDGED,
+    /** A chunkserver takes client writes at a version after the lease's write window closed. */
+    LEASE_WINDOW_IGNORED;
 
     /** The command-line name, e.g. {@code ack-before-fsync}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }

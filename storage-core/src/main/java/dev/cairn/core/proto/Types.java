@@ -64,10 +64,16 @@ public final class Types {
         public static Topology of(String serverId) { return new Topology(serverId, "rack0", ""); }
     }
 
-    /** What a chunkserver holds of one chunk; {@code part} is the part index of an erasure-coded chunk (0 for a replica). */
-    /** One chunk a chunkserver holds; {@code bad}: found corrupt there (never served; to be repaired elsewhere, then deleted). */
-    public record ChunkReport(long chunkId, long version, long length, int part, boolean bad) {
-        public ChunkReport(long chunkId, long version, long length, int part) { this(chunkId, version, length, part, false); }
+    /**
+     * One chunk a chunkserver holds: version, durable length, part index (0 for a replica); {@code bad}: found
+     * corrupt there (never served; to be repaired elsewhere, then deleted); {@code writable}: a lease's write
+     * window on it is still open here (a master that restarted does not know of the lease, and must keep off
+     * the chunk until the window has closed).
+     */
+    public record ChunkReport(long chunkId, long version, long length, int part, boolean bad, boolean writable) {
+        public ChunkReport(long chunkId, long version, long length, int part) { this(chunkId, version, length, part, false, false); }
+
+        public ChunkReport(long chunkId, long version, long length, int part, boolean bad) { this(chunkId, version, length, part, bad, false); }
     }
 
     /**

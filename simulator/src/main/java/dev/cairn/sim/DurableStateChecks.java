@@ -1,0 +1,159 @@
+package dev.cairn.sim;
+
+import dev.cairn.core.chunk.ChunkFormat;
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.master.meta.ChunkRecord;
+import dev.cairn.master.namespace.Namespace;
+import dev.cairn.sim.GroundTruth.Copy;
+import dev.cairn.sim.runtime.SimDisk;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.runtime.Simulation;
+import dev.cairn.sim.workload.FileModel;
+import dev.cairn.sim.workload.Oracle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * Two invariants checked the moment they could break, on the disks' durable images:
+ *
+ * <ul>
+ *   <li><b>A power loss never takes back what was durable.</b> It may drop or tear what was not synced, but
+ *       each chunk file's newest durable header, and the data it vouches for, must come through: after the
+ *       power loss the best valid header is the same one, or a newer one whose every block verifies. A header
+ *       written over the newest durable one, or made durable before its data, breaks this on the first torn
+ *       power loss that lands in between, on one copy, long before a run happens to tear every copy of a
+ *       chunk at once (kind {@code torn-durable}).</li>
+ *   <li><b>No copy the cluster needs is deleted.</b> When a chunkserver deletes a chunk file that durably
+ *       holds acknowledged bytes, the other holders must still make up the class's goal (copies on distinct
+ *       hosts, or every part): tidying drops extra, leaving and stale copies only once the chunk is at its
+ *       goal, and a copy moves by being copied before it is dropped (kind {@code redundancy}).</li>
+ * </ul>
+ */
+final class DurableStateChecks {
+    private final Simulation sim;
+    private final SimCluster cluster;
+    private final FaultHistory history;
+    private final LossModel losses;
+    private final Oracle oracle;
+    private final Holdings holdings;
+
+    DurableStateChecks(Simulation sim, SimCluster cluster, FaultHistory history, LossModel losses, Oracle oracle, Holdings holdings) {
+        this.sim = sim;
+        this.cluster = cluster;
+        this.history = history;
+        this.losses = losses;
+        this.oracle = oracle;
+        this.holdings = holdings;
+    }
+
+    /** Wraps a torn power loss of {@code disk}: snapshots each chunk file's durable copy, tears, and compares. */
+    void powerLoss(SimHost host, SimDisk disk, Runnable tear) {
+        TreeMap<String, Copy> before = new TreeMap<>();
+        for (String name : disk.durableFiles()) {
+            if (ChunkFormat.chunkIdOf(name) < 0) continue;
+            Copy c = GroundTruth.durableCopy(host.name(), disk, name);
+            if (c.version() >= 0 && c.intact()) before.put(name, c);
+        }
+        tear.run();
+        for (var e : before.entrySet()) {
+            Copy b = e.getValue();
+            if (!history.destroyedSince(b.chunkId(), 0).isEmpty() && history.destroyedSince(b.chunkId(), 0).contains(host.name())) continue; // a fault's damage
+            Copy a = GroundTruth.durableCopy(host.name(), disk, e.getKey());
+            String wrong = null;
+            if (a.version() < 0) wrong = "has no valid header left";
+            else if (a.seq() < b.seq()) wrong = "went back to header seq " + a.seq() + " (v" + a.version() + ")";
+            else if (!a.intact()) wrong = "has header seq " + a.seq() + " (v" + a.version() + ", " + a.length() + " bytes) whose data did not all land: " + a.note();
+            if (wrong != null) {
+                sim.violation("torn-durable", "a power loss of " + host.name() + " tore what was durable: chunk " + b.chunkId() + " on " + disk.name()
+                        + " was durable at header seq " + b.seq() + " (v" + b.version() + ", " + b.length() + " bytes) and now " + wrong);
+            }
+        }
+    }
+
+    /** A chunkserver deletes {@code file} from {@code disk}: it must not be a copy the chunk's goal still needs. */
+    void deleting(SimHost host, SimDisk disk, String file) {
+        long id = ChunkFormat.chunkIdOf(file);
+        if (id < 0 || disk.peekDurableLength(file) < 0) return; // a name never durable held nothing acknowledged
+        Namespace ns = Witness.durableNamespace(cluster);
+        ChunkRecord rec = ns.chunk(id);
+        if (rec == null) return; // the file was removed or truncated (durably) first: its chunks go
+        LossModel.Tracked t = losses.tracked(rec.inode());
+        if (t == null) return;
+        FileModel model = oracle.acknowledgedModel(t.path());
+        if (model == null || model.ackedLength() <= (long) rec.index() * t.chunkSize()) return;
+        Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), t.cls(), model, rec);
+        Holdings.Holder gone = null;
+        for (Holdings.Holder h : j.holders()) if (h.host().equals(host.name()) && h.disk().equals(disk.name())) gone = h;
+        if (gone == null) return; // it held nothing acknowledged (stale, short, never durable, corrupt)
+        // a server keeps one copy of a chunk: of two on its disks (one on a disk that failed and came back) it
+        // keeps the one the master counts on; the other never counted toward the goal
+        for (SimDisk d : host.disks()) if (d != disk && !d.isDead() && d.peekLength(file) >= 0) return;
+        Holdings.Holder deleted = gone;
+        List<Holdings.Holder> rest = new ArrayList<>(j.holders());
+        rest.remove(deleted);
+        // fine if the rest still make up the goal, or if the copy added nothing (a second copy of a part, a second on a host)
+        if (enough(rest, t.cls(), unknowinglyLost(id, j)) || redundancy(rest, t.cls()) == redundancy(j.holders(), t.cls())) return;
+        sim.violation("redundancy", host.name() + " deleted its copy of chunk " + id + " (index " + rec.index() + " of " + t.path() + ", " + t.cls()
+                + ", part " + deleted.part() + ") on " + disk.name() + ", which durably holds acknowledged bytes, leaving " + describe(rest)
+                + ": below the goal; durable copies were: " + j.describe());
+    }
+
+    /** How long after a fault destroyed a copy the cluster may still count it (the master hears of a lost host after 5 s). */
+    static final long UNNOTICED_NANOS = 10_000_000_000L;
+
+    /**
+     * Copies of the chunk a fault destroyed that the cluster may still count, host -> the part it held: a copy
+     * corrupted on a disk that is still there (nobody has read the bad block yet), or any destroyed in the
+     * last {@link #UNNOTICED_NANOS}. A planner that drops an extra copy trusting one of these is not wrong.
+     */
+    private java.util.Map<String, Integer> unknowinglyLost(long chunkId, Holdings.Judgement j) {
+        java.util.Map<String, Integer> out = new java.util.TreeMap<>();
+        java.util.Set<String> recent = history.destroyedSince(chunkId, sim.now() - UNNOTICED_NANOS);
+        String name = ChunkFormat.fileName(chunkId);
+        for (String host : history.destroyedSince(chunkId, 0)) {
+            SimHost h = null;
+            for (SimHost x : cluster.chunkservers()) if (x.name().equals(host)) h = x;
+            if (h == null) continue;
+            Integer part = null;
+            for (Copy k : j.looked()) if (k.host().equals(host)) part = Math.max(0, k.part());
+            boolean stillThere = false;
+            if (!h.isLost()) for (SimDisk d : h.disks()) if (!d.isDead() && d.peekLength(name) >= 0) stillThere = true;
+            if (stillThere || recent.contains(host)) out.put(host, part == null ? -1 : part);
+        }
+        return out;
+    }
+
+    /**
+     * Holders that make up the class's goal: replicas on that many hosts, or every part on hosts of their own;
+     * {@code maybe} (host -> part, -1 unknown) are copies the cluster cannot yet know it lost, counted too.
+     */
+    private static boolean enough(List<Holdings.Holder> holders, StorageClass cls, java.util.Map<String, Integer> maybe) {
+        java.util.TreeSet<String> hosts = new java.util.TreeSet<>();
+        java.util.TreeSet<Integer> parts = new java.util.TreeSet<>();
+        for (Holdings.Holder h : holders) {
+            hosts.add(h.host());
+            parts.add(h.part());
+        }
+        int unknownParts = 0;
+        for (var e : maybe.entrySet()) {
+            if (!hosts.add(e.getKey())) continue;
+            if (e.getValue() >= 0) parts.add(e.getValue()); else unknownParts++;
+        }
+        return cls.isEc() ? parts.size() + unknownParts >= cls.parts() && hosts.size() >= cls.parts() : hosts.size() >= cls.replicas();
+    }
+
+    /** Distinct hosts holding a replica, or distinct parts held (each counted once). */
+    private static int redundancy(List<Holdings.Holder> holders, StorageClass cls) {
+        java.util.TreeSet<Object> seen = new java.util.TreeSet<>();
+        for (Holdings.Holder h : holders) seen.add(cls.isEc() ? String.valueOf(h.part()) : h.host());
+        return seen.size();
+    }
+
+    private static String describe(List<Holdings.Holder> holders) {
+        if (holders.isEmpty()) return "none";
+        StringBuilder sb = new StringBuilder();
+        for (Holdings.Holder h : holders) sb.append(sb.length() == 0 ? "" : ", ").append(h.host()).append('/').append(h.disk()).append(" part ").append(h.part());
+        return sb.toString();
+    }
+}
