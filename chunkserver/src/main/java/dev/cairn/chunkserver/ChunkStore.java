@@ -56,6 +56,12 @@ final class ChunkStore {
         boolean dataDirty;
         /** The length the newest durable header records (0 while none is durable). */
         long durableLength;
+        /**
+         * A header written and not yet fsynced (the slot, or -1), with its length: the next fsync of the file,
+         * whatever it is for, makes it the newest durable one.
+         */
+        int unsyncedSlot = -1;
+        long unsyncedLength;
         boolean deleted;
         /** Found corrupt (by a read or the scrubber): never served again; the master repairs it elsewhere. */
         boolean bad;
@@ -324,6 +330,8 @@ final class ChunkStore {
     // ---------------------------------------------------------------- operations
 
     Promise<Void> create(long id, long version, int part, long writableUntilNanos) {
+        Promise<Void> pendingDelete = deleting.get(id);
+        if (pendingDelete != null) return pendingDelete.then((v, e) -> create(id, version, part, writableUntilNanos));
         Chunk existing = chunks.get(id);
         if (existing != null) {
             // a retried create is fine
@@ -569,14 +577,22 @@ final class ChunkStore {
         }
         chunks.remove(id);
         c.volume.account(-1, -(DATA_OFFSET + c.length));
-        return c.ops.submit(() -> {
+        Promise<Void> gone = c.ops.submit(() -> {
             c.deleted = true;
             return c.volume.delete(c.file).map(v -> {
                 c.volume.spaceFreed();
                 return null;
             });
         });
+        // until the file is gone a new copy of the chunk must not be started: it would write the same file, and
+        // the queued delete would then take it (the simulator caught a new header landing on the old file)
+        deleting.put(id, gone);
+        gone.onComplete((v, e) -> deleting.remove(id, gone));
+        return gone;
     }
+
+    /** Chunk id -> the deletion of its file, while it is queued behind the old copy's operations. */
+    private final java.util.HashMap<Long, Promise<Void>> deleting = new java.util.HashMap<>();
 
     // ---------------------------------------------------------------- internals
 
@@ -631,18 +647,24 @@ final class ChunkStore {
      * fsync is skipped when nothing was written since the last durable header (a version bump).
      */
     private Promise<Void> persistHeader(Chunk c) {
-        int slot = planted(Plant.HEADER_OVER_DURABLE_SLOT) && c.durableSlot >= 0 ? c.durableSlot : c.nextSlot();
-        c.seq++;
         c.seenIdleUnsynced = false;
-        byte[] header = ChunkFormat.encodeHeader(c.header());
         long length = c.length;
         boolean dataFirst = c.dataDirty && !planted(Plant.HEADER_BEFORE_DATA);
         c.dataDirty = false; // a write from now on (none: the chunk's queue runs this alone) would need the next sync
         Promise<Void> data = dataFirst ? c.volume.sync(c.file) : Promise.completed(null);
+        int[] slotOf = {-1};
         return data
                 .flatMap(v -> {
-                    if (dataFirst) hazard(Hazard.CHUNK_DATA_SYNCED);
-                    return c.volume.write(c.file, ChunkFormat.slotOffset(slot), header);
+                    if (dataFirst) {
+                        synced(c);
+                        hazard(Hazard.CHUNK_DATA_SYNCED);
+                    }
+                    // the slot is chosen once the data is durable: that fsync made any header written since the last
+                    // one durable too (a new copy's first header), and the newest durable header is never written over
+                    int slot = planted(Plant.HEADER_OVER_DURABLE_SLOT) && c.durableSlot >= 0 ? c.durableSlot : c.nextSlot();
+                    slotOf[0] = slot;
+                    c.seq++;
+                    return c.volume.write(c.file, ChunkFormat.slotOffset(slot), ChunkFormat.encodeHeader(c.header()));
                 })
                 .flatMap(v -> {
                     hazard(Hazard.CHUNK_HEADER_WRITTEN);
@@ -650,8 +672,10 @@ final class ChunkStore {
                 })
                 .flatMap(v -> c.nameDurable || planted(Plant.DIR_NOT_SYNCED) ? Promise.<Void>completed(null) : c.volume.syncDirectory())
                 .map(v -> {
+                    int slot = slotOf[0];
                     assert slot != c.durableSlot || planted(Plant.HEADER_OVER_DURABLE_SLOT) : "header written over the newest durable one";
                     c.durableSlot = slot;
+                    c.unsyncedSlot = -1;
                     c.durableLength = length;
                     c.nameDurable = true;
                     hazard(Hazard.CHUNK_HEADER_SYNCED);
@@ -659,10 +683,24 @@ final class ChunkStore {
                 });
     }
 
+    /** The file was fsynced: a header written since the last durable one is durable now. */
+    private static void synced(Chunk c) {
+        if (c.unsyncedSlot < 0) return;
+        c.durableSlot = c.unsyncedSlot;
+        c.durableLength = c.unsyncedLength;
+        c.unsyncedSlot = -1;
+    }
+
     /** Writes the header without syncing (a new, empty chunk: losing it loses nothing acknowledged). */
     private Promise<Void> writeHeader(Chunk c) {
         c.seq++;
-        return c.volume.write(c.file, ChunkFormat.slotOffset(c.nextSlot()), ChunkFormat.encodeHeader(c.header()));
+        int slot = c.nextSlot();
+        Header h = c.header();
+        return c.volume.write(c.file, ChunkFormat.slotOffset(slot), ChunkFormat.encodeHeader(h)).map(v -> {
+            c.unsyncedSlot = slot;
+            c.unsyncedLength = h.length();
+            return null;
+        });
     }
 
     private Chunk find(long id) {

@@ -71,6 +71,26 @@ final class DurableStateChecks {
         }
     }
 
+    /**
+     * A write to a chunk file must never land on its newest durable header: a header is updated in the other
+     * slot, so that a power loss in the middle leaves the last durable one whole (a header spans sectors once a
+     * chunk has many blocks, and not every device writes even one sector atomically).
+     */
+    void writing(SimHost host, SimDisk disk, String file, long offset, int length) {
+        if (offset >= ChunkFormat.DATA_OFFSET || ChunkFormat.chunkIdOf(file) < 0 || disk.peekDurableLength(file) < 0) return;
+        if (!disk.peekSameFile(file)) return; // a new file under a name whose old file is still the durable one
+        // a fault damaged this copy (a misdirected write put a header where the chunkserver did not think it was)
+        if (history.destroyedSince(ChunkFormat.chunkIdOf(file), 0).contains(host.name())) return;
+        Copy durable = GroundTruth.durableCopy(host.name(), disk, file);
+        if (durable.version() < 0) return;
+        int slot = GroundTruth.durableSlot(disk, file, durable.seq());
+        long from = ChunkFormat.slotOffset(slot), to = from + ChunkFormat.SLOT_SIZE;
+        if (offset < to && offset + length > from) {
+            sim.violation("torn-durable", host.name() + " wrote " + length + " bytes at " + offset + " of chunk " + durable.chunkId() + " on " + disk.name()
+                    + ", over header slot " + slot + ", which holds its newest durable header (seq " + durable.seq() + ", v" + durable.version() + ")");
+        }
+    }
+
     /** A chunkserver deletes {@code file} from {@code disk}: it must not be a copy the chunk's goal still needs. */
     void deleting(SimHost host, SimDisk disk, String file) {
         long id = ChunkFormat.chunkIdOf(file);

@@ -63,6 +63,24 @@ final class GroundTruth {
         return read(host, d.name(), ChunkFormat.chunkIdOf(name), new DurableFile(d, name), new byte[ChunkFormat.SLOT_SIZE]);
     }
 
+    /** The slot (0 or 1) of a durable chunk file whose durable header has sequence {@code seq}. */
+    static int durableSlot(SimDisk d, String name, long seq) {
+        byte[] buf = new byte[ChunkFormat.SLOT_SIZE];
+        for (int slot = 0; slot < 2; slot++) {
+            long off = ChunkFormat.slotOffset(slot);
+            int n = d.peekDurableInto(name, off, buf, ChunkFormat.SLOT_SIZE);
+            if (n < ChunkFormat.MIN_HEADER_BYTES) continue;
+            int head = ChunkFormat.headerBytes(buf);
+            if (head == 0 || head > n) continue;
+            try {
+                if (ChunkFormat.decodeHeader(buf, head, ChunkFormat.chunkIdOf(name)).seq() == seq) return slot;
+            } catch (CodecException e) {
+                // not this one
+            }
+        }
+        throw new IllegalStateException("no durable header seq " + seq + " in " + name);
+    }
+
     /** Chunk ids with a file on one disk of a host, current or durable (what a fault there destroys). */
     static List<Long> chunkIds(SimHost h, String disk) {
         java.util.TreeSet<Long> out = new java.util.TreeSet<>();

@@ -65,6 +65,7 @@ public final class SimRun {
         DurableStateChecks durable = new DurableStateChecks(sim, cluster, history, losses, oracle, holdings);
         sim.onTear(durable::powerLoss);
         sim.onDelete(durable::deleting);
+        sim.onWrite(durable::writing);
         long end = WORKLOAD_START_NANOS + o.durationNanos();
         FaultInjector faults = new FaultInjector(sim, cluster, mix, history, losses, end);
         cluster.startAll();

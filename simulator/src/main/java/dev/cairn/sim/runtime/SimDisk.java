@@ -156,6 +156,7 @@ public final class SimDisk {
 
     void write(String file, long offset, byte[] data) {
         check("write", file);
+        host.sim().writing(host, this, file, offset, data.length);
         if (misdirectedWrites > 0) {
             misdirectedWrites--;
             offset += SECTOR; // the head lands on the wrong track: the aimed-at sectors keep their old bytes
@@ -288,6 +289,15 @@ public final class SimDisk {
         List<String> out = new ArrayList<>(durableNames.keySet());
         java.util.Collections.sort(out);
         return out;
+    }
+
+    /**
+     * Ground truth for the checkers: whether the name's current file is the one its durable name points to (a
+     * file deleted and made anew under the same name is another file until the directory is synced).
+     */
+    public boolean peekSameFile(String file) {
+        SimFile f = names.get(file);
+        return f != null && f == durableNames.get(file);
     }
 
     /** Ground truth for the checkers: a durable file's durable length, or -1 if the name is not durable. */

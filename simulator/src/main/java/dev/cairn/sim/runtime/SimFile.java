@@ -261,7 +261,9 @@ final class SimFile {
 
     /**
      * Power loss with torn writes: what reached the platter of the unsynced writes becomes the durable view.
-     * Per sector old, new or (only where the file grew) garbage; the length old or new.
+     * Per sector old, new, torn (the new bytes up to a point within it, the old ones after: a sector being
+     * written when the power went, which not every device writes atomically) or, only where the file grew,
+     * garbage; the length old or new.
      */
     void tear(SplittableRandom rnd) {
         int oldLength = durableLength;
@@ -273,9 +275,10 @@ final class SimFile {
             if (!(e > oldLength || e > length || !sameSector(s, e))) continue;
             // a sector is written whole (old or new); only space the file grew into may hold garbage (blocks
             // allocated and sized before their data landed, as with ext4's writeback mode)
-            int dice = rnd.nextInt(s >= oldLength ? 3 : 2);
+            int dice = rnd.nextInt(s >= oldLength ? 4 : 3);
             if (dice == 0) continue; // old bytes (zeros past the old end)
-            for (int i = s; i < e; i++) out[i] = dice == 1 ? (i < length ? byteAt(current, i) : 0) : (byte) rnd.nextInt(256);
+            int split = dice == 2 ? s + rnd.nextInt(e - s) : e; // torn: new before the split, old from it
+            for (int i = s; i < split; i++) out[i] = dice <= 2 ? (i < length ? byteAt(current, i) : 0) : (byte) rnd.nextInt(256);
         }
         durable = pagesOf(out);
         durableLength = len;

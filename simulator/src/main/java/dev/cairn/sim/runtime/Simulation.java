@@ -103,6 +103,15 @@ public final class Simulation {
 
     void tearing(SimHost host, SimDisk disk, Runnable tear) { tearListener.powerLoss(host, disk, tear); }
 
+    /** Told of every write a node makes to a file, before it lands (the checkers watch what it overwrites). */
+    public interface WriteListener { void writing(SimHost host, SimDisk disk, String file, long offset, int length); }
+
+    private WriteListener writeListener = (h, d, f, o, n) -> { };
+
+    public void onWrite(WriteListener l) { writeListener = l; }
+
+    void writing(SimHost host, SimDisk disk, String file, long offset, int length) { writeListener.writing(host, disk, file, offset, length); }
+
     /** Told of every file a node deletes (the checkers judge whether it took a copy the cluster still needed). */
     public interface DeleteListener { void deleting(SimHost host, SimDisk disk, String file); }
 

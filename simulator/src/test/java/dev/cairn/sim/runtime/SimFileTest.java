@@ -37,9 +37,10 @@ class SimFileTest {
                 int e = Math.min(len, s + SimDisk.SECTOR);
                 boolean changed = e > old.length || e > current.length || !Arrays.equals(old, s, e, current, s, e);
                 if (!changed) continue;
-                int dice = rnd.nextInt(s >= old.length ? 3 : 2);
+                int dice = rnd.nextInt(s >= old.length ? 4 : 3);
                 if (dice == 0) continue;
-                for (int i = s; i < e; i++) out[i] = dice == 1 ? (i < current.length ? current[i] : 0) : (byte) rnd.nextInt(256);
+                int split = dice == 2 ? s + rnd.nextInt(e - s) : e;
+                for (int i = s; i < split; i++) out[i] = dice <= 2 ? (i < current.length ? current[i] : 0) : (byte) rnd.nextInt(256);
             }
             durable = out;
         }
