@@ -1057,6 +1057,7 @@ public final class Master implements Node, MessageHandler {
             if (a instanceof Planner.Copy cp) startCopy(cp);
             else if (a instanceof Planner.Drop d) startDrop(d);
         }
+        skip.addAll(moving); // the actions just started too: the archiver must not rewrite a chunk being copied
         skipped = skip;
         return true;
     }
@@ -1064,7 +1065,7 @@ public final class Master implements Node, MessageHandler {
     /** What the planner is told of one chunk; null for a chunk allocated and never written (nothing to plan). */
     private Planner.ChunkState chunkState(ChunkRecord c, Map<Long, InodeRecord> files, Set<Long> leasingInodes, Set<Long> skip) {
         InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
-        if (leasingInodes.contains(c.inode())) skip.add(c.chunkId());
+        if (leasingInodes.contains(c.inode()) || metaLog.changing(c.inode())) skip.add(c.chunkId());
         List<Holder> holders = registry.holders(c.chunkId());
         if (c.isNew() && holders.isEmpty()) return null;
         List<Server> staleHolders = registry.staleHolders(c.chunkId());
@@ -1139,7 +1140,10 @@ public final class Master implements Node, MessageHandler {
                     ChunkRecord rec = namespace.chunk(c.chunkId());
                     if (!target.alive || target.incarnation != incarnation) return; // its registration reports the copy
                     if (rec == null) { // the file went away meanwhile
-                        rpc.call(target.address, rid -> new DeleteChunk(rid, c.chunkId(), DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
+                        // (not while the command that took it is still being made durable: the next inventory deletes it then)
+                        if (!metaLog.freeing(c.chunkId())) {
+                            rpc.call(target.address, rid -> new DeleteChunk(rid, c.chunkId(), DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
+                        }
                     } else if (rec.current(c.version(), cls.isEc())) {
                         registry.addLocation(c.chunkId(), target, c.part(), c.version());
                         copiesMade++;
@@ -1209,13 +1213,18 @@ public final class Master implements Node, MessageHandler {
     /** Marks a server for removal (or back in service), durably: the mark outlives a master restart. */
     private Promise<Ack> drain(MasterProtocol.Drain r) {
         Server s = registry.server(r.serverId());
-        if (s == null) throw new CairnException(Status.NOT_FOUND, "no chunkserver " + r.serverId() + " has registered");
+        // a drain mark can be taken back from a server that is gone (retired, or not registered since a restart)
+        if (s == null && !(!r.drain() && drainingServers.contains(r.serverId()))) {
+            throw new CairnException(Status.NOT_FOUND, "no chunkserver " + r.serverId() + " has registered");
+        }
+        String id = r.serverId();
         KvBatch b = new KvBatch();
-        if (r.drain()) b.put(serverKey(DRAINING_SERVER, s.id), new byte[0]);
-        else b.delete(serverKey(DRAINING_SERVER, s.id));
+        if (r.drain()) b.put(serverKey(DRAINING_SERVER, id), new byte[0]);
+        else b.delete(serverKey(DRAINING_SERVER, id));
         return env.kv().write(b, true).map(v -> {
-            if (r.drain()) drainingServers.add(s.id);
-            else drainingServers.remove(s.id);
+            if (r.drain()) drainingServers.add(id);
+            else drainingServers.remove(id);
+            if (s == null) return Ack.ok(r.rid());
             s.draining = r.drain();
             registry.touch(s); // its copies count as leaving now, or no longer
             log.info("chunkserver {} {}", s.id, r.drain() ? "draining: its chunks move elsewhere" : "back in service");

@@ -102,7 +102,8 @@ final class DurableStateChecks {
         if (t == null) return;
         FileModel model = oracle.acknowledgedModel(t.path());
         if (model == null || model.ackedLength() <= (long) rec.index() * t.chunkSize()) return;
-        Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), t.cls(), model, rec);
+        StorageClass cls = Witness.effective(ns.inode(rec.inode()).storageClass()); // as kept now (class changes, archive rewrites)
+        Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), cls, model, rec);
         Holdings.Holder gone = null;
         for (Holdings.Holder h : j.holders()) if (h.host().equals(host.name()) && h.disk().equals(disk.name())) gone = h;
         if (gone == null) return; // it held nothing acknowledged (stale, short, never durable, corrupt)
@@ -113,8 +114,8 @@ final class DurableStateChecks {
         List<Holdings.Holder> rest = new ArrayList<>(j.holders());
         rest.remove(deleted);
         // fine if the rest still make up the goal, or if the copy added nothing (a second copy of a part, a second on a host)
-        if (enough(rest, t.cls(), unknowinglyLost(id, j)) || redundancy(rest, t.cls()) == redundancy(j.holders(), t.cls())) return;
-        sim.violation("redundancy", host.name() + " deleted its copy of chunk " + id + " (index " + rec.index() + " of " + t.path() + ", " + t.cls()
+        if (enough(rest, cls, unknowinglyLost(id, j)) || redundancy(rest, cls) == redundancy(j.holders(), cls)) return;
+        sim.violation("redundancy", host.name() + " deleted its copy of chunk " + id + " (index " + rec.index() + " of " + t.path() + ", " + cls
                 + ", part " + deleted.part() + ") on " + disk.name() + ", which durably holds acknowledged bytes, leaving " + describe(rest)
                 + ": below the goal; durable copies were: " + j.describe());
     }

@@ -61,11 +61,13 @@ final class LossModel {
             if (model == null) continue; // removed
             long inChunk = model.ackedLength() - (long) rec.index() * t.chunkSize();
             if (inChunk <= 0) continue;
-            Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), t.cls(), model, rec);
+            // the class the chunk is kept in now (a class change or an archive rewrite changes it)
+            StorageClass cls = Witness.effective(ns.inode(rec.inode()).storageClass());
+            Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), cls, model, rec);
             java.util.function.Predicate<Holdings.Holder> gone = h -> h.host().equals(host.name()) && (disk == null || h.disk().equals(disk));
             if (j.readable() && !j.readableWithout(gone)) {
                 excused.put(id, String.format(java.util.Locale.ROOT, "t=%.3fs %s on %s%s took the last readable set of chunk %d (%s, index %d of %s): held by %s",
-                        now / 1e9, fault, host.name(), disk == null ? "" : "/" + disk, id, t.cls(), rec.index(), t.path(), j.parts()));
+                        now / 1e9, fault, host.name(), disk == null ? "" : "/" + disk, id, cls, rec.index(), t.path(), j.parts()));
             }
         }
     }

@@ -54,6 +54,10 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
         sb.append(String.format(Locale.ROOT, "  files: %d written (%d erasure-coded, %d failed, %d syncs mid-file), %d bytes acknowledged; %d reads (%d errors); %d removes; %d verified at the end, %d lost with an excuse; %d probed; %d chunks audited%n",
                 stats.commits, stats.ecCommits, stats.writeFailures, stats.midSyncs, stats.bytesCommitted, stats.reads, stats.readErrors,
                 stats.removes, stats.verified, stats.excusedLosses, stats.probed, chunksAudited));
+        if (stats.drains + stats.classChanges + stats.retired > 0) {
+            sb.append(String.format(Locale.ROOT, "  operator: %d drains (%d taken back), %d class changes, %d servers retired%n",
+                    stats.drains, stats.undrains, stats.classChanges, stats.retired));
+        }
         for (String x : excuses) sb.append("  excused loss: ").append(x).append('\n');
         for (String v : violations) sb.append("  VIOLATION ").append(v).append('\n');
         sb.append("  trace hash ").append(traceHash).append('\n');

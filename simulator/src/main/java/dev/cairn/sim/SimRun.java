@@ -31,6 +31,8 @@ public final class SimRun {
     static final long CAPACITY_BYTES = 1L << 30;
     static final List<String> DISKS = List.of("disk0", "disk1");
     static final int RACKS = 3;
+    /** Disk labels of the first chunkservers (cs1, cs3 and cs5 carry ssd; others, and hosts that join later, none). */
+    static final List<String> LABELS = List.of("ssd", "", "ssd", "", "ssd");
 
     private SimRun() {}
 
@@ -49,7 +51,7 @@ public final class SimRun {
         sim.plant(o.plants());
         FaultInjector.Mix mix = FaultInjector.Mix.draw(o.faults(), o.swarm(), sim.random().split());
         SimWorld world = new SimWorld(sim, o.verbose());
-        SimCluster cluster = new SimCluster(world, o.chunkservers(), DISKS, CAPACITY_BYTES, List.of(), RACKS, mix.has(Fault.CLOCK_SKEW));
+        SimCluster cluster = new SimCluster(world, o.chunkservers(), DISKS, CAPACITY_BYTES, LABELS, RACKS, mix.has(Fault.CLOCK_SKEW));
         FaultHistory history = new FaultHistory();
         Oracle oracle = new Oracle();
         Holdings holdings = new Holdings();
@@ -72,6 +74,7 @@ public final class SimRun {
         faults.setUp();
         SimHost clientHost = cluster.clientHost();
         Workload[] workload = new Workload[1];
+        AdminWorkload[] admin = new AdminWorkload[1];
         boolean[] verified = {false};
         Auditor.Report[] lastAudit = {null};
         sim.at(WORKLOAD_START_NANOS, clientHost, Simulation.Kind.CHECK, 0, () -> {
@@ -80,13 +83,17 @@ public final class SimRun {
             workload[0].ackObserver(witness::acknowledged);
             if (timeline != null) workload[0].observe(timeline::operation);
             workload[0].start(() -> { });
+            if (o.workload() == Workload.Profile.SWEEP) {
+                admin[0] = new AdminWorkload(sim, cluster, cluster.client(), clientHost.env().scheduler(), oracle, sim.random().split(), end, workload[0].stats());
+                admin[0].start();
+            }
         });
         faults.start(FIRST_FAULT_NANOS);
         sim.at(end, null, Simulation.Kind.FAULT, 2, faults::healAll);
-        sim.at(end + SETTLE_NANOS, clientHost, Simulation.Kind.CHECK, 1, () -> workload[0].verifyAll(() -> workload[0].probe(() -> {
+        sim.at(end + SETTLE_NANOS, clientHost, Simulation.Kind.CHECK, 1, () -> finishAdmin(admin[0], () -> workload[0].verifyAll(() -> workload[0].probe(() -> {
             verified[0] = true;
             awaitConvergence(sim, cluster, auditor, lastAudit, sim.now() + CONVERGENCE_LIMIT_NANOS);
-        })));
+        }))));
         sim.runUntil(end + SETTLE_NANOS + VERIFY_LIMIT_NANOS + CONVERGENCE_LIMIT_NANOS);
         if (!verified[0]) sim.violation("liveness", "the final read-back did not finish within " + VERIFY_LIMIT_NANOS / 1_000_000_000L + "s of virtual time");
         if (timeline != null) timeline.finish(sim, history, cluster);
@@ -94,6 +101,11 @@ public final class SimRun {
         return new SimResult(o.seed(), o, mix.toString(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
                 history.counts(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
                 a == null ? 0 : a.chunksChecked(), sim.violations(), workload[0] == null ? List.of() : List.copyOf(workload[0].excuses()), world.recentLog());
+    }
+
+    /** The operator's drains are taken back before the final checks (which expect every server in service). */
+    private static void finishAdmin(AdminWorkload admin, Runnable then) {
+        if (admin == null) then.run(); else admin.finish(then);
     }
 
     /**

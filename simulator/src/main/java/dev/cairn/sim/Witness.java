@@ -57,6 +57,13 @@ final class Witness {
             return;
         }
         losses.track(f.inode(), path, cls, chunkSize);
+        // the class the chunks are kept in: the file's, or its archive rule's target once the archiver rewrote it
+        StorageClass kept = effective(f.storageClass());
+        if (!kept.equals(cls) && !(cls.archiveClass() != null && kept.equals(cls.archiveClass()))) {
+            sim.violation("metadata", "at the " + what + ": the master's durable record keeps " + path + " as " + kept + ", written as " + cls);
+            return;
+        }
+        cls = kept;
         if (f.size() < model.ackedLength()) {
             sim.violation("durability", "at the " + what + ": the master's durable size of " + path + " is " + f.size() + ", "
                     + model.ackedLength() + " bytes were acknowledged");

@@ -31,6 +31,8 @@ public final class LocalMetaLog implements MetaLog {
     private final Env env;
     /** Chunk id -> commands not yet durable that delete its record. */
     private final Map<Long, Integer> freeing = new HashMap<>();
+    /** Inode -> commands not yet durable that write its record. */
+    private final Map<Long, Integer> changing = new HashMap<>();
 
     public LocalMetaLog(KvStore kv, Namespace namespace, Env env) {
         this.kv = kv;
@@ -47,12 +49,15 @@ public final class LocalMetaLog implements MetaLog {
             return Promise.failed(dev.cairn.core.async.Unexpected.report(e)); // refused: nothing was written
         }
         if (batch.isEmpty()) return Promise.completed(result);
-        List<Long> freed = freedChunks(batch);
+        List<Long> freed = keysOf(batch, (byte) 'K', true);
+        List<Long> inodes = keysOf(batch, (byte) 'I', false);
         for (long id : freed) freeing.merge(id, 1, Integer::sum);
+        for (long ino : inodes) changing.merge(ino, 1, Integer::sum);
         Promise<Void> written = kv.write(batch, env == null || !env.planted(Plant.LOG_NOT_SYNCED));
         if (env != null) env.hazard(Hazard.LOG_WRITTEN);
         return written.then((v, e) -> {
             for (long id : freed) freeing.computeIfPresent(id, (k, n) -> n == 1 ? null : n - 1);
+            for (long ino : inodes) changing.computeIfPresent(ino, (k, n) -> n == 1 ? null : n - 1);
             if (e != null) return Promise.failed(e);
             if (env != null) env.hazard(Hazard.LOG_COMMITTED);
             return Promise.completed(result);
@@ -61,12 +66,14 @@ public final class LocalMetaLog implements MetaLog {
 
     @Override public boolean freeing(long chunkId) { return freeing.containsKey(chunkId); }
 
-    /** Chunk ids whose records the batch deletes (keys {@code K} + id with no value). */
-    private static List<Long> freedChunks(KvBatch batch) {
+    @Override public boolean changing(long inode) { return changing.containsKey(inode); }
+
+    /** Ids of the batch's records of table {@code table} ({@code K} chunk, {@code I} inode): deleted ones only, or any write. */
+    private static List<Long> keysOf(KvBatch batch, byte table, boolean deletesOnly) {
         List<Long> out = new ArrayList<>(0);
         for (KvBatch.Op op : batch.ops()) {
             byte[] k = op.key();
-            if (op.value() == null && k.length == 9 && k[0] == 'K') out.add(ByteBuffer.wrap(k, 1, 8).getLong());
+            if ((!deletesOnly || op.value() == null) && k.length == 9 && k[0] == table) out.add(ByteBuffer.wrap(k, 1, 8).getLong());
         }
         return out;
     }

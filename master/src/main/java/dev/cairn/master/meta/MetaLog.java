@@ -17,4 +17,10 @@ public interface MetaLog {
      * its copies on the strength of its absence.
      */
     boolean freeing(long chunkId);
+
+    /**
+     * True while a command that changes inode {@code inode}'s record is applied but not yet durable: its new
+     * class, size or chunks may still be undone, so the planner keeps off its chunks until then.
+     */
+    boolean changing(long inode);
 }

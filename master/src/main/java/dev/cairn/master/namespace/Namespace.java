@@ -628,7 +628,13 @@ public final class Namespace {
         List<ChunkRecord> raised = new ArrayList<>();
         for (ChunkVersion w : c.chunks()) {
             ChunkRecord chunk = chunk(w.chunkId());
-            if (chunk == null) continue; // dropped by a truncate since: no longer part of the file
+            if (chunk == null) {
+                // dropped since (a truncate, or an archive rewrite that swapped the file's chunks): the bytes written
+                // there are gone, and the length must not be committed as if they were (the simulator's witness
+                // caught an archive rewrite of a file whose writer had paused, then the writer's close acknowledged)
+                throw new CairnException(Status.STALE, "chunk " + w.chunkId() + " is no longer part of inode " + ino
+                        + " (truncated or rewritten since this write); write it again");
+            }
             if (chunk.inode() != ino) {
                 throw new CairnException(Status.BAD_REQUEST, "chunk " + w.chunkId() + " belongs to inode " + chunk.inode() + ", not " + ino);
             }

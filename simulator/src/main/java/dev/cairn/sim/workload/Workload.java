@@ -30,7 +30,11 @@ public final class Workload {
     static final int SYNC_PERCENT = 20;
     /** Storage classes files are written with, drawn uniformly (replicated(3) twice as often). */
     static final StorageClass[] CLASSES = {
-        StorageClass.DEFAULT, StorageClass.DEFAULT, StorageClass.replicated(2), StorageClass.ec(2, 1), StorageClass.ec(2, 2), StorageClass.ec(3, 1)
+        StorageClass.DEFAULT, StorageClass.DEFAULT, StorageClass.replicated(2), StorageClass.ec(2, 1), StorageClass.ec(2, 2), StorageClass.ec(3, 1),
+        // on the servers labelled ssd, spilling onto others when they are full or down (moved back later)
+        StorageClass.parse("replicated(2,disk=ssd,full=overflow)"),
+        // hot replicas rewritten as cold erasure-coded parts once idle five seconds
+        StorageClass.parse("replicated(2,archive=ec(2,1),after=5s)"),
     };
 
     /**
@@ -62,6 +66,8 @@ public final class Workload {
         public long excusedLosses;
         /** Files written and read back by the liveness probe once the faults had stopped. */
         public long probed;
+        /** The operator's actions: drains and their reversals, class changes of files holding data, servers retired. */
+        public long drains, undrains, classChanges, retired;
     }
 
     private final Profile profile;
