@@ -185,13 +185,13 @@ public final class ChunkServer implements Node, MessageHandler {
             chain(from, w.rid(), w.forward(), () -> store.write(w.chunkId(), w.version(), w.offset(), w.data(), leaseClock()),
                     next -> rid -> new WriteData(rid, w.chunkId(), w.version(), w.offset(), w.data(), next), true);
         } else if (m instanceof SyncChunk s) {
-            chain(from, s.rid(), s.forward(), () -> store.sync(s.chunkId(), s.version(), s.written()),
-                    next -> rid -> new SyncChunk(rid, s.chunkId(), s.version(), s.written(), next), !env.planted(dev.cairn.core.env.Plant.CHAIN_SYNC_EARLY));
+            chain(from, s.rid(), s.forward(), () -> store.sync(s.chunkId(), s.version(), s.written(), s.pieces()),
+                    next -> rid -> new SyncChunk(rid, s.chunkId(), s.version(), s.written(), s.pieces(), next), !env.planted(dev.cairn.core.env.Plant.CHAIN_SYNC_EARLY));
         } else if (m instanceof ReadData r) {
             read(from, r);
         } else if (m instanceof CreateChunk c) {
             long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
-            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), until)));
+            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), c.capacity(), until)));
         } else if (m instanceof BumpVersion b) {
             long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
             ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion(), until)));
@@ -301,7 +301,7 @@ public final class ChunkServer implements Node, MessageHandler {
         // fails must not have destroyed it first (simulator seed 27 at 60 s lost data that way). Its durable
         // header stays as it was until the new sync.
         boolean synced = store.holdsDurable(r.chunkId(), r.version(), r.part());
-        Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part()));
+        Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part(), r.capacity()));
         Promise<Void> done = started
                 .flatMap(v -> copyPieces(r, rebuild, 0))
                 .flatMap(copied -> store.sync(r.chunkId(), r.version(), copied));

@@ -57,11 +57,19 @@ final class ChunkStore {
         /** The length the newest durable header records (0 while none is durable). */
         long durableLength;
         /**
-         * A header written and not yet fsynced (the slot, or -1), with its length: the next fsync of the file,
+         * A header written and not yet fsynced (the slot, or -1), and the header: the next fsync of the file,
          * whatever it is for, makes it the newest durable one.
          */
         int unsyncedSlot = -1;
-        long unsyncedLength;
+        Header unsynced;
+        /** Where each block is (its place or its shadow place); the capacity in blocks. Set at create or recovery. */
+        BlockPlaces places;
+        /**
+         * Client writes taken at this version since the newest durable header: a sync naming more was sent
+         * writes this copy lost (it restarted between them and the sync), which no length check can see when
+         * they overwrote bytes already there.
+         */
+        long pieces;
         boolean deleted;
         /** Found corrupt (by a read or the scrubber): never served again; the master repairs it elsewhere. */
         boolean bad;
@@ -84,7 +92,8 @@ final class ChunkStore {
         }
 
         Header header() {
-            return new Header(id, version, length, seq, part, Arrays.copyOf(crcs, ChunkFormat.blocks(length)));
+            int blocks = ChunkFormat.blocks(length);
+            return new Header(id, version, length, seq, part, places.capacity, Arrays.copyOf(crcs, blocks), places.bits(blocks));
         }
 
         /** Never overwrite the newest durable slot: a torn write there would leave no valid header. */
@@ -248,6 +257,7 @@ final class ChunkStore {
         c.seq = best.seq();
         c.durableSlot = bestSlot;
         c.durableLength = best.length();
+        c.places = BlockPlaces.recovered(best);
         c.nameDurable = true;
         Chunk other = chunks.get(id);
         if (other != null) {
@@ -330,8 +340,16 @@ final class ChunkStore {
     // ---------------------------------------------------------------- operations
 
     Promise<Void> create(long id, long version, int part, long writableUntilNanos) {
+        return create(id, version, part, ChunkFormat.MAX_BLOCKS, writableUntilNanos);
+    }
+
+    /** A new, empty copy of {@code capacity} blocks at most (the file's chunk size, or an erasure-coded part of it). */
+    Promise<Void> create(long id, long version, int part, int capacity, long writableUntilNanos) {
+        if (capacity < 1 || capacity > ChunkFormat.MAX_BLOCKS) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, "chunk capacity " + capacity + " blocks"));
+        }
         Promise<Void> pendingDelete = deleting.get(id);
-        if (pendingDelete != null) return pendingDelete.then((v, e) -> create(id, version, part, writableUntilNanos));
+        if (pendingDelete != null) return pendingDelete.then((v, e) -> create(id, version, part, capacity, writableUntilNanos));
         Chunk existing = chunks.get(id);
         if (existing != null) {
             // a retried create is fine
@@ -349,7 +367,7 @@ final class ChunkStore {
                     return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " is here at v" + existing.version + " with "
                             + existing.durableLength + " durable bytes: not replaced by a new copy at v" + version));
                 }
-                return delete(id, existing.version).flatMap(v -> create(id, version, part, writableUntilNanos));
+                return delete(id, existing.version).flatMap(v -> create(id, version, part, capacity, writableUntilNanos));
             }
             return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
         }
@@ -360,6 +378,7 @@ final class ChunkStore {
         Chunk c = new Chunk(id, disk);
         c.version = version;
         c.part = part;
+        c.places = new BlockPlaces(capacity);
         c.writableUntilNanos = writableUntilNanos;
         put(c);
         return c.ops.submit(() -> writeHeader(c));
@@ -372,13 +391,13 @@ final class ChunkStore {
      * version stays: the master may not have heard of its version yet. Filled with {@link #writeCopy},
      * then {@link #sync}ed.
      */
-    Promise<Void> createCopy(long id, long version, int part) {
+    Promise<Void> createCopy(long id, long version, int part, int capacity) {
         Chunk existing = chunks.get(id);
         if (existing != null && existing.version > version && !existing.bad) {
             return Promise.failed(new CairnException(Status.STALE, "chunk " + id + " is here at v" + existing.version + ", newer than v" + version));
         }
         Promise<Void> cleared = existing == null ? Promise.completed(null) : delete(id, existing.version);
-        return cleared.flatMap(v -> create(id, version, part, 0));
+        return cleared.flatMap(v -> create(id, version, part, capacity, 0));
     }
 
     /** A piece of a planner copy: no lease window involved (the copy is not in any client's chain). */
@@ -482,7 +501,10 @@ final class ChunkStore {
         }
         return c.ops.submit(() -> {
             checkVersion(c, version);
-            return writeLocked(c, offset, data);
+            return writeLocked(c, offset, data).map(v -> {
+                c.pieces++;
+                return null;
+            });
         });
     }
 
@@ -492,13 +514,23 @@ final class ChunkStore {
      * lost writes (this server restarted between them and the sync, and came back with what its last
      * durable header says), and syncing it would acknowledge bytes that are not here.
      */
-    Promise<Void> sync(long id, long version, long written) {
+    Promise<Void> sync(long id, long version, long written) { return sync(id, version, written, 0); }
+
+    /**
+     * As above; {@code pieces} is how many writes the sender made to this copy since its last sync (under this
+     * version): a copy that took fewer lost some in a restart, even writes over bytes it still has.
+     */
+    Promise<Void> sync(long id, long version, long written, long pieces) {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             checkVersion(c, version);
             if (c.length < written) {
                 throw new CairnException(Status.IO, "chunk " + id + " v" + version + " holds " + c.length + " of the " + written
                         + " bytes written to it (writes lost in a restart)");
+            }
+            if (c.pieces < pieces) {
+                throw new CairnException(Status.IO, "chunk " + id + " v" + version + " took " + c.pieces + " of the " + pieces
+                        + " writes sent to it since its last sync (writes lost in a restart)");
             }
             if (planted(Plant.ACK_BEFORE_FSYNC)) return writeHeader(c);
             return persistHeader(c);
@@ -512,8 +544,7 @@ final class ChunkStore {
             Span span = span(c, version, offset, length);
             if (span == null) return Promise.completed(new byte[0]);
             long from = span.from, to = span.to, end = span.end;
-            return c.volume.read(c.file, DATA_OFFSET + from, (int) (to - from)).map(bytes -> {
-                byte[] full = bytes.length == to - from ? bytes : Arrays.copyOf(bytes, (int) (to - from));
+            return readBlocks(c, from, to).map(full -> {
                 // the planted bug LAST_BLOCK_UNVERIFIED leaves the read's last block unchecked
                 long checkTo = planted(Plant.LAST_BLOCK_UNVERIFIED) && to - from > BLOCK_SIZE ? alignDown(to - 1) : to;
                 if (planted(Plant.LAST_BLOCK_UNVERIFIED) && to - from <= BLOCK_SIZE) checkTo = from;
@@ -535,9 +566,18 @@ final class ChunkStore {
             Span span = span(c, version, offset, length);
             if (span == null) return Promise.completed(null);
             long from = span.from, to = span.to;
-            return c.volume.checksums(c.file, DATA_OFFSET + from, (int) (to - from), BLOCK_SIZE).map(crcs -> {
-                assert crcs.length == ChunkFormat.blocks(to - from);
-                for (int i = 0; i < crcs.length; i++) checkBlock(c, (int) (from / BLOCK_SIZE) + i, crcs[i]);
+            List<Promise<int[]>> runs = new ArrayList<>();
+            List<int[]> at = new ArrayList<>(); // {first block, blocks} of each run
+            forEachRun(c, from, to, (first, n, fileOffset, bytes) -> {
+                runs.add(c.volume.checksums(c.file, fileOffset, bytes, BLOCK_SIZE));
+                at.add(new int[] {first, n});
+            });
+            return Promise.all(runs).map(all -> {
+                for (int r = 0; r < all.size(); r++) {
+                    int[] crcs = all.get(r);
+                    assert crcs.length == at.get(r)[1];
+                    for (int i = 0; i < crcs.length; i++) checkBlock(c, at.get(r)[0] + i, crcs[i]);
+                }
                 return null;
             });
         });
@@ -608,10 +648,13 @@ final class ChunkStore {
         // past the end, start at the old partial last block so it and the hole get their checksums
         long from = offset > oldLength ? alignDown(oldLength) : alignDown(offset);
         long to = Math.min(alignUp(end), newLength);
+        if (to > (long) c.places.capacity * BLOCK_SIZE) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, "write to " + end + " past the " + c.places.capacity
+                    + " blocks chunk " + c.id + " may hold"));
+        }
         boolean needOld = (from < offset && from < oldLength) || (end < to && end < oldLength);
-        Promise<byte[]> old = needOld
-                ? c.volume.read(c.file, DATA_OFFSET + from, (int) (Math.min(to, oldLength) - from))
-                : Promise.completed(new byte[0]);
+        // the old bytes of a partial first or last block, read from where the block is now
+        Promise<byte[]> old = needOld ? readBlocks(c, from, Math.min(to, oldLength)) : Promise.completed(new byte[0]);
         c.seenIdleUnsynced = false;
         return old.flatMap(oldBytes -> {
             if (c.deleted) throw new CairnException(Status.NOT_FOUND, "chunk " + c.id + " deleted");
@@ -620,7 +663,17 @@ final class ChunkStore {
                 System.arraycopy(oldBytes, 0, region, 0, Math.min(oldBytes.length, region.length));
                 System.arraycopy(data, 0, region, (int) (offset - from), data.length);
             }
-            return c.volume.write(c.file, DATA_OFFSET + from, region).map(v -> {
+            // each block to a place the newest durable header does not name (never over acknowledged bytes),
+            // runs of blocks whose places follow each other in one write
+            int first = (int) (from / BLOCK_SIZE), last = (int) ((to - 1) / BLOCK_SIZE);
+            for (int b = first; b <= last; b++) c.places.placeForWrite(b);
+            List<Promise<Void>> writes = new ArrayList<>(1);
+            forEachRun(c, from, to, (runFirst, n, fileOffset, bytes) -> {
+                int at = (int) ((long) (runFirst - first) * BLOCK_SIZE);
+                byte[] piece = at == 0 && bytes == region.length ? region : Arrays.copyOfRange(region, at, at + bytes);
+                writes.add(c.volume.write(c.file, fileOffset, piece));
+            });
+            return Promise.all(writes).map(v -> {
                 c.dataDirty = true;
                 if (!c.deleted) c.volume.account(0, newLength - c.length);
                 c.length = newLength;
@@ -653,6 +706,7 @@ final class ChunkStore {
         c.dataDirty = false; // a write from now on (none: the chunk's queue runs this alone) would need the next sync
         Promise<Void> data = dataFirst ? c.volume.sync(c.file) : Promise.completed(null);
         int[] slotOf = {-1};
+        Header[] headerOf = {null};
         return data
                 .flatMap(v -> {
                     if (dataFirst) {
@@ -664,7 +718,9 @@ final class ChunkStore {
                     int slot = planted(Plant.HEADER_OVER_DURABLE_SLOT) && c.durableSlot >= 0 ? c.durableSlot : c.nextSlot();
                     slotOf[0] = slot;
                     c.seq++;
-                    return c.volume.write(c.file, ChunkFormat.slotOffset(slot), ChunkFormat.encodeHeader(c.header()));
+                    Header h = c.header();
+                    headerOf[0] = h;
+                    return c.volume.write(c.file, ChunkFormat.slotOffset(slot), ChunkFormat.encodeHeader(h));
                 })
                 .flatMap(v -> {
                     hazard(Hazard.CHUNK_HEADER_WRITTEN);
@@ -676,7 +732,10 @@ final class ChunkStore {
                     assert slot != c.durableSlot || planted(Plant.HEADER_OVER_DURABLE_SLOT) : "header written over the newest durable one";
                     c.durableSlot = slot;
                     c.unsyncedSlot = -1;
+                    c.unsynced = null;
                     c.durableLength = length;
+                    c.places.durable(headerOf[0].shadow(), headerOf[0].crcs().length);
+                    c.pieces = 0; // writes up to here are durable: a sync from now on counts the ones after
                     c.nameDurable = true;
                     hazard(Hazard.CHUNK_HEADER_SYNCED);
                     return null;
@@ -687,8 +746,45 @@ final class ChunkStore {
     private static void synced(Chunk c) {
         if (c.unsyncedSlot < 0) return;
         c.durableSlot = c.unsyncedSlot;
-        c.durableLength = c.unsyncedLength;
+        c.durableLength = c.unsynced.length();
+        c.places.durable(c.unsynced.shadow(), c.unsynced.crcs().length);
         c.unsyncedSlot = -1;
+        c.unsynced = null;
+    }
+
+    /** A run of blocks whose places follow each other in the file: {@code n} blocks from {@code first}, at {@code offset}, {@code bytes} long. */
+    private interface Run { void accept(int first, int n, long offset, int bytes); }
+
+    /**
+     * The chunk bytes {@code [from, to)} (from a block boundary) in runs of blocks that lie one after another in
+     * the file: a copy written once is one run; an overwritten block at its other place splits it.
+     */
+    private static void forEachRun(Chunk c, long from, long to, Run run) {
+        int first = (int) (from / BLOCK_SIZE), last = (int) ((to - 1) / BLOCK_SIZE);
+        int start = first;
+        for (int b = first + 1; b <= last + 1; b++) {
+            if (b <= last && c.places.offset(b) == c.places.offset(b - 1) + BLOCK_SIZE) continue;
+            long runFrom = (long) start * BLOCK_SIZE, runTo = Math.min(to, (long) b * BLOCK_SIZE);
+            run.accept(start, b - start, c.places.offset(start), (int) (runTo - runFrom));
+            start = b;
+        }
+    }
+
+    /** Chunk bytes {@code [from, to)} (from a block boundary) from where their blocks are; zeros past the file's end. */
+    private static Promise<byte[]> readBlocks(Chunk c, long from, long to) {
+        if (to <= from) return Promise.completed(new byte[0]);
+        List<Promise<byte[]>> reads = new ArrayList<>(1);
+        List<Long> at = new ArrayList<>(1);
+        forEachRun(c, from, to, (first, n, offset, bytes) -> {
+            reads.add(c.volume.read(c.file, offset, bytes));
+            at.add((long) first * BLOCK_SIZE - from);
+        });
+        return Promise.all(reads).map(parts -> {
+            if (parts.size() == 1 && parts.get(0).length == to - from) return parts.get(0); // one run, read whole: no copy
+            byte[] out = new byte[(int) (to - from)];
+            for (int i = 0; i < parts.size(); i++) System.arraycopy(parts.get(i), 0, out, (int) (long) at.get(i), Math.min(parts.get(i).length, out.length - (int) (long) at.get(i)));
+            return out;
+        });
     }
 
     /** Writes the header without syncing (a new, empty chunk: losing it loses nothing acknowledged). */
@@ -698,7 +794,7 @@ final class ChunkStore {
         Header h = c.header();
         return c.volume.write(c.file, ChunkFormat.slotOffset(slot), ChunkFormat.encodeHeader(h)).map(v -> {
             c.unsyncedSlot = slot;
-            c.unsyncedLength = h.length();
+            c.unsynced = h;
             return null;
         });
     }

@@ -666,15 +666,17 @@ public final class Master implements Node, MessageHandler {
         Promise<LeaseReply> out = metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
             if (f.storageClass().isEc()) return ecLease(f, c, existed, committedData, exclude);
             StorageClass cls = f.storageClass();
-            if (!existed) return place(c, cls, exclude).flatMap(l -> topUp(l, cls, exclude));
+            int capacity = capacity(f.chunkSize(), cls);
+            if (!existed) return place(c, cls, exclude, capacity).flatMap(l -> topUp(l, cls, exclude, capacity));
             List<Holder> holders = new ArrayList<>();
             for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h);
-            if (!holders.isEmpty()) return bump(c, holders).flatMap(l -> topUp(l, cls, exclude));
+            if (!holders.isEmpty()) return bump(c, holders).flatMap(l -> topUp(l, cls, exclude, capacity));
             if (committedData) {
                 throw new CairnException(Status.UNAVAILABLE, "no live current copy of chunk " + c.chunkId() + " holding committed data");
             }
             // nothing committed in this chunk: start over on fresh servers, above every version handed out
-            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude)).flatMap(l -> topUp(l, cls, exclude));
+            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude, capacity))
+                    .flatMap(l -> topUp(l, cls, exclude, capacity));
         }).map(lease -> {
             StorageClass cls = f.storageClass();
             if (!cls.isEc() && lease.chain.size() < cls.replicas()) {
@@ -696,13 +698,22 @@ public final class Master implements Node, MessageHandler {
     /** The fresh copies a top-up added to a lease at {@code version}, each with its server's {@code epoch} then. */
     private record ToppedUp(long version, List<Server> servers, long[] epochs) {}
 
+    /**
+     * Blocks a copy of a chunk of a file with chunks of {@code chunkSize} bytes in class {@code cls} may hold: the
+     * chunk, or its longest erasure-coded part (part 0). Where a copy's shadow block places begin.
+     */
+    static int capacity(int chunkSize, StorageClass cls) {
+        long bytes = cls.isEc() ? Stripes.partLength(chunkSize, cls.k(), 0) : chunkSize;
+        return dev.cairn.core.chunk.ChunkFormat.capacityFor(bytes);
+    }
+
     /** The clock write-lease holds are timed on: this host's monotonic clock (a planted bug uses the wall clock). */
     private long leaseClock() {
         return env.planted(Plant.WALL_CLOCK_LEASES) ? env.clock().wallMillis() * 1_000_000L : env.clock().nanoTime();
     }
 
     /** Places a new replicated chunk on up to its goal of servers in distinct failure domains (the planner adds any missing later). */
-    private Promise<Lease> place(ChunkRecord c, StorageClass cls, Set<String> exclude) {
+    private Promise<Lease> place(ChunkRecord c, StorageClass cls, Set<String> exclude, int capacity) {
         List<Server> chosen = choose(cls, exclude, cls.replicas());
         if (chosen.isEmpty()) {
             throw new CairnException(Status.NO_SPACE, "no live chunkserver can take chunk " + c.chunkId() + " of class " + cls
@@ -710,7 +721,7 @@ public final class Master implements Node, MessageHandler {
         }
         assert env.planted(Plant.TWO_ON_ONE_HOST) || distinctDomains(chosen, cls.domain()) : "two copies of one chunk in one failure domain";
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0)));
+        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0, capacity)));
         return settle(c, List.copyOf(chosen), calls);
     }
 
@@ -775,7 +786,7 @@ public final class Master implements Node, MessageHandler {
             List<Promise<Ack>> calls = new ArrayList<>();
             for (int p = 0; p < chosen.size(); p++) {
                 int part = p;
-                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part)));
+                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part, capacity(f.chunkSize(), cls))));
             }
             return settleAll(c.chunkId(), next.version(), chosen, calls);
         });
@@ -863,7 +874,7 @@ public final class Master implements Node, MessageHandler {
      * every copy of the chain by then), or when their server next reports them (inventory or registration)
      * holding at least the committed data; they are marked stale and removed if neither happens.
      */
-    private Promise<Lease> topUp(Lease lease, StorageClass cls, Set<String> exclude) {
+    private Promise<Lease> topUp(Lease lease, StorageClass cls, Set<String> exclude, int capacity) {
         int need = cls.replicas() - lease.chain.size();
         if (need <= 0) return Promise.completed(lease);
         Set<String> skip = new TreeSet<>(exclude);
@@ -871,7 +882,7 @@ public final class Master implements Node, MessageHandler {
         List<Server> fresh = choose(cls, skip, need);
         if (fresh.isEmpty()) return Promise.completed(lease);
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0)));
+        for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0, capacity)));
         return Promise.all(calls).then((acks, e) -> {
             List<ServerRef> chain = new ArrayList<>(lease.chain);
             List<Server> added = new ArrayList<>();
@@ -1124,8 +1135,9 @@ public final class Master implements Node, MessageHandler {
         ChunkRecord record = namespace.chunk(c.chunkId());
         InodeRecord file = record == null ? null : namespace.inodeOrNull(record.inode());
         long dataLength = file == null ? 0 : dataLength(record, file);
+        int capacity = file == null ? dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS : capacity(file.chunkSize(), cls);
         rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), dataLength,
-                sources, parts),
+                sources, parts, capacity),
                 Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
                     moving.remove(c.chunkId());
                     for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);

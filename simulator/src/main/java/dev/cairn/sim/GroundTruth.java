@@ -19,12 +19,42 @@ import java.util.List;
  */
 final class GroundTruth {
     /** One chunk file as found; {@code bytes} reads it in the same view. Version -1: no valid header. */
-    record Copy(String host, String disk, long chunkId, long version, int part, long length, long seq, boolean intact, String note, Bytes bytes, int[] crcs) {
-        /** Up to {@code n} bytes of the copy's data at {@code offset} (its chunk bytes, not the file's) into {@code into}. */
-        int readData(long offset, byte[] into, int n) { return bytes.read(ChunkFormat.DATA_OFFSET + offset, into, n); }
+    record Copy(String host, String disk, long chunkId, long version, int part, long length, long seq, boolean intact, String note, Bytes bytes,
+                Header header) {
+        /** The block checksums its header holds (none without a valid header). */
+        int[] crcs() { return header == null ? new int[0] : header.crcs(); }
+
+        /**
+         * Up to {@code n} bytes of the copy's data at {@code offset} (its chunk bytes, not the file's) into
+         * {@code into}, each block from the place its header names; how many (up to the header's length).
+         */
+        int readData(long offset, byte[] into, int n) {
+            int got = 0;
+            while (got < n && offset + got < length) {
+                long pos = offset + got;
+                int block = (int) (pos / ChunkFormat.BLOCK_SIZE), in = (int) (pos % ChunkFormat.BLOCK_SIZE);
+                int k = (int) Math.min(Math.min(n - got, ChunkFormat.BLOCK_SIZE - in), length - pos);
+                byte[] tmp = got == 0 && k == n ? into : new byte[k];
+                bytes.read(header.blockOffset(block) + in, tmp, k);
+                if (tmp != into) System.arraycopy(tmp, 0, into, got, k);
+                got += k;
+            }
+            return got;
+        }
 
         /** The first of its data bytes {@code [offset, offset + n)} that {@code compare} finds different (from {@code offset}), or -1. */
-        long mismatchData(long offset, int n, SimDisk.Compare compare) { return bytes.mismatch(ChunkFormat.DATA_OFFSET + offset, n, compare); }
+        long mismatchData(long offset, int n, SimDisk.Compare compare) {
+            for (int done = 0; done < n; ) {
+                long pos = offset + done;
+                int block = (int) (pos / ChunkFormat.BLOCK_SIZE), in = (int) (pos % ChunkFormat.BLOCK_SIZE);
+                int k = Math.min(n - done, ChunkFormat.BLOCK_SIZE - in);
+                int base = done;
+                long x = bytes.mismatch(header.blockOffset(block) + in, k, (b, from, len, at) -> compare.mismatch(b, from, len, base + at));
+                if (x >= 0) return done + x;
+                done += k;
+            }
+            return -1;
+        }
     }
 
     private GroundTruth() {}
@@ -171,15 +201,21 @@ final class GroundTruth {
                 // blank or torn slot: the other one decides
             }
         }
-        if (best == null) return new Copy(host, disk, id, -1, -1, 0, -1, false, "no valid header", bytes, new int[0]);
-        boolean intact = best.length() == 0 || size >= ChunkFormat.DATA_OFFSET + best.length(); // an empty chunk may end after its header
-        String note = intact ? "" : "file is " + size + " bytes, header says " + best.length() + " of data";
+        if (best == null) return new Copy(host, disk, id, -1, -1, 0, -1, false, "no valid header", bytes, null);
+        boolean intact = true;
+        String note = "";
         for (int b = 0; intact && b < best.crcs().length; b++) {
             long from = (long) b * ChunkFormat.BLOCK_SIZE;
             int n = (int) Math.min(ChunkFormat.BLOCK_SIZE, best.length() - from);
-            intact = bytes.crc32c(ChunkFormat.DATA_OFFSET + from, n) == best.crcs()[b];
-            if (!intact) note = "block " + b + " of " + best.crcs().length + " fails its checksum (header seq " + best.seq() + ")";
+            long at = best.blockOffset(b);
+            if (size < at + n) {
+                intact = false;
+                note = "file is " + size + " bytes, header puts block " + b + " at " + at + " (" + n + " bytes)";
+                break;
+            }
+            intact = bytes.crc32c(at, n) == best.crcs()[b];
+            if (!intact) note = "block " + b + " of " + best.crcs().length + (best.shadowed(b) ? " (shadow place)" : "") + " fails its checksum (header seq " + best.seq() + ")";
         }
-        return new Copy(host, disk, id, best.version(), best.part(), best.length(), best.seq(), intact, note, bytes, best.crcs());
+        return new Copy(host, disk, id, best.version(), best.part(), best.length(), best.seq(), intact, note, bytes, best);
     }
 }

@@ -92,7 +92,7 @@ class ScrubberSimTest {
     }
 
     @Test void anAbandonedCopyGoesOnTheSecondSearchWhateverThePace() {
-        run(s -> s.createCopy(500, 1, 0)); // a planner copy never filled nor synced
+        run(s -> s.createCopy(500, 1, 0, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS)); // a planner copy never filled nor synced
         long until = node().env.clock().nanoTime() + 200 * SECOND; // on the lease clock the scrubber is given
         run(s -> s.create(501, 1, 0, until)); // a lease's copy inside its window
         node().scrub(ChunkServerConfig.DEFAULT_SCRUB_BYTES_PER_SECOND, 7 * 24 * 3600 * SECOND);

@@ -14,7 +14,10 @@ public sealed interface ChunkProtocol extends Message {
             implements ChunkProtocol {}
 
     /** Makes the chunk durable (data, checksums, header, directory entry) on this copy and the rest of the chain. */
-    record SyncChunk(long rid, long chunkId, long version, long written, List<ServerRef> forward) implements ChunkProtocol {}
+    record SyncChunk(long rid, long chunkId, long version, long written, long pieces, List<ServerRef> forward) implements ChunkProtocol {
+        /** A sync checking the length written only. */
+        public SyncChunk(long rid, long chunkId, long version, long written, List<ServerRef> forward) { this(rid, chunkId, version, written, 0, forward); }
+    }
 
     /** Answer to WriteData and SyncChunk; on failure {@code failedServer} names the copy that failed (empty if unknown). */
     record ChainReply(long rid, Status status, String failedServer, String detail) implements ChunkProtocol {

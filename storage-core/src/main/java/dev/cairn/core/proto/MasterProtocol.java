@@ -144,7 +144,10 @@ public sealed interface MasterProtocol extends Message {
     // ---- master -> chunkserver ----
 
     /** Creates an empty chunk copy (or part {@code part} of an erasure-coded chunk) at {@code version}. Answered with Ack. */
-    record CreateChunk(long rid, long chunkId, long version, int part) implements MasterProtocol {}
+    record CreateChunk(long rid, long chunkId, long version, int part, int capacity) implements MasterProtocol {
+        /** A copy of the largest chunk (capacity {@link dev.cairn.core.chunk.ChunkFormat#MAX_BLOCKS} blocks). */
+        public CreateChunk(long rid, long chunkId, long version, int part) { this(rid, chunkId, version, part, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS); }
+    }
 
     /** Moves a copy from {@code fromVersion} to {@code toVersion}; STALE if the copy is not at fromVersion. */
     record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) implements MasterProtocol {}
@@ -162,7 +165,12 @@ public sealed interface MasterProtocol extends Message {
      * how long each part is ({@link dev.cairn.core.ec.Stripes#partLength}). Answered with Ack once the copy is synced.
      */
     record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
-                          List<Integer> sourceParts) implements MasterProtocol {}
+                          List<Integer> sourceParts, int capacity) implements MasterProtocol {
+        public ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
+                              List<Integer> sourceParts) {
+            this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS);
+        }
+    }
 
     /**
      * Rewrites a chunk in another class (a file moving to its archive class): the receiving server reads

@@ -17,7 +17,9 @@ class ChunkFormatTest {
         int[] crcs = new int[ChunkFormat.blocks(length)];
         SplittableRandom r = new SplittableRandom(length);
         for (int i = 0; i < crcs.length; i++) crcs[i] = r.nextInt();
-        Header h = new Header(42, 7, length, 3, (int) (length % 32), crcs);
+        byte[] shadow = new byte[ChunkFormat.shadowBytes(crcs.length)];
+        for (int b = 0; b < crcs.length; b++) if (r.nextBoolean()) shadow[b >>> 3] |= (byte) (1 << (b & 7));
+        Header h = new Header(42, 7, length, 3, (int) (length % 32), ChunkFormat.capacityFor(Math.max(length, 65536)), crcs, shadow);
         byte[] slot = ChunkFormat.encodeHeader(h);
         assertThat(slot).hasSize(ChunkFormat.headerLength(crcs.length)).hasSizeLessThanOrEqualTo(ChunkFormat.SLOT_SIZE);
         assertThat(ChunkFormat.decodeHeader(slot, 42)).isEqualTo(h);
@@ -30,9 +32,9 @@ class ChunkFormatTest {
     }
 
     @Test void anyFlippedBitInTheUsedPartIsDetected() {
-        Header h = new Header(42, 7, 200_000, 3, 5, new int[ChunkFormat.blocks(200_000)]);
+        Header h = new Header(42, 7, 200_000, 3, 5, 16, new int[ChunkFormat.blocks(200_000)]);
         byte[] slot = ChunkFormat.encodeHeader(h);
-        int used = 4 + 8 * 4 + 4 + 4 + 4 * h.crcs().length + 4;
+        int used = ChunkFormat.headerLength(h.crcs().length);
         for (int bit = 0; bit < used * 8; bit += 7) {
             byte[] b = slot.clone();
             b[bit / 8] ^= (byte) (1 << (bit % 8));
@@ -42,8 +44,31 @@ class ChunkFormatTest {
 
     @Test void blankAndForeignSlotsAreRefused() {
         assertThatThrownBy(() -> ChunkFormat.decodeHeader(new byte[ChunkFormat.SLOT_SIZE], 1)).isInstanceOf(CodecException.class);
-        byte[] other = ChunkFormat.encodeHeader(new Header(1, 1, 0, 1, 0, new int[0]));
+        byte[] other = ChunkFormat.encodeHeader(new Header(1, 1, 0, 1, 0, 1, new int[0]));
         assertThatThrownBy(() -> ChunkFormat.decodeHeader(other, 2)).isInstanceOf(CodecException.class).hasMessageContaining("chunk");
+    }
+
+    /** A header of the first layout (no capacity, no shadow bits) reads as every block at its place. */
+    @Test void firstLayoutHeadersStillRead() throws CodecException {
+        int[] crcs = {11, 22, 33};
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 + 8 * 4 + 4 + 4 + 4 * crcs.length + 4);
+        b.putInt(0x4341_4b31).putLong(9).putLong(4).putLong(150_000).putLong(2).putInt(0).putInt(crcs.length);
+        for (int c : crcs) b.putInt(c);
+        b.putInt(ChunkFormat.crc(b.array(), 0, b.position()));
+        byte[] slot = java.util.Arrays.copyOf(b.array(), ChunkFormat.SLOT_SIZE);
+        assertThat(ChunkFormat.headerBytes(slot)).isEqualTo(b.capacity());
+        Header h = ChunkFormat.decodeHeader(slot, 9);
+        assertThat(h).isEqualTo(new Header(9, 4, 150_000, 2, 0, ChunkFormat.MAX_BLOCKS, crcs));
+        for (int i = 0; i < crcs.length; i++) assertThat(h.blockOffset(i)).isEqualTo(ChunkFormat.DATA_OFFSET + (long) i * ChunkFormat.BLOCK_SIZE);
+    }
+
+    /** A block's two places: its place in the data area, or the same block past the capacity. */
+    @Test void shadowPlacesFollowTheCapacity() {
+        Header h = new Header(1, 1, 3 * 65536L, 1, 0, 4, new int[3], new byte[] {0b010});
+        assertThat(h.blockOffset(0)).isEqualTo(ChunkFormat.DATA_OFFSET);
+        assertThat(h.blockOffset(1)).isEqualTo(ChunkFormat.DATA_OFFSET + 5L * 65536);
+        assertThat(h.blockOffset(2)).isEqualTo(ChunkFormat.DATA_OFFSET + 2L * 65536);
+        assertThatThrownBy(() -> new Header(1, 1, 5 * 65536L, 1, 0, 4, new int[5])).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test void fileNamesMapBackToIds() {
