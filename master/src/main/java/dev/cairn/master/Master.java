@@ -1062,6 +1062,12 @@ public final class Master implements Node, MessageHandler {
                 changed.add(st.chunkId());
             }
         }
+        if (overflowFlipped) {
+            // chunks of a class planned with or without its label from now on: marked by nothing, so all looked at
+            overflowFlipped = false;
+            fullPassDue = true;
+            missed.clear();
+        }
         if (!missed.isEmpty()) log.warn("planner: full pass found {} chunks needing work that no change marked: {}", missed.size(), missed);
         assert missed.isEmpty() : "chunks needing the planner were never marked changed: " + missed;
         for (Planner.Action a : plan.actions()) {
@@ -1087,8 +1093,33 @@ public final class Master implements Node, MessageHandler {
             for (Server s : staleHolders) holders.add(new Holder(s, 0, c.version()));
             staleHolders = List.of();
         }
-        return new Planner.ChunkState(c.chunkId(), c.version(), f.storageClass(), holders, staleHolders);
+        return new Planner.ChunkState(c.chunkId(), c.version(), asPlanned(f.storageClass()), holders, staleHolders);
     }
+
+    /**
+     * The class as the planner is to keep it now: a class that overflows (its label's servers cannot hold all
+     * copies, e.g. some were lost for good) is planned without its label, so copies on other servers count
+     * toward the goal and a missing one is made on any server, instead of the chunk waiting under goal for
+     * labelled room that may never come; once labelled servers can hold the copies again, the label is back
+     * and the copies move home.
+     */
+    private StorageClass asPlanned(StorageClass cls) {
+        if (!cls.overflow() || cls.disk().isEmpty()) return cls;
+        Set<String> domains = new HashSet<>();
+        for (Server s : registry.live()) {
+            if (cls.disk().equals(s.topology.disk()) && s.acceptsChunks(Planner.Limits.DEFAULT.fullFraction())) domains.add(s.domain(cls.domain()));
+        }
+        boolean labelled = domains.size() >= cls.parts();
+        Boolean before = overflowing.put(cls.placement().toString(), !labelled);
+        // a class's chunks are planned differently from now on, and no change to them marked it: look at every chunk
+        if (before != null && before == labelled) overflowFlipped = true;
+        return labelled ? cls : cls.withDisk("");
+    }
+
+    /** Overflowing classes (by their placement) as last planned: true if planned without their label. */
+    private final java.util.Map<String, Boolean> overflowing = new java.util.TreeMap<>();
+    /** An overflowing class changed how it is planned during this pass. */
+    private boolean overflowFlipped;
 
     /** Balance candidates on {@code server}, made as the planner asks for them: chunks it holds, nothing under way. */
     private Iterable<Planner.ChunkState> balanceCandidates(Server server, Set<Long> leasingInodes, Set<Long> skip) {
