@@ -304,7 +304,12 @@ public final class ChunkServer implements Node, MessageHandler {
         Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part(), r.capacity()));
         Promise<Void> done = started
                 .flatMap(v -> copyPieces(r, rebuild, 0))
-                .flatMap(copied -> store.sync(r.chunkId(), r.version(), copied));
+                .flatMap(copied -> store.sync(r.chunkId(), r.version(), copied))
+                .map(v -> {
+                    // a lease's top-up copy, filled: it takes the writer's writes from now on, as the chain's others do
+                    if (r.writable()) store.openWindow(r.chunkId(), r.version(), leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS);
+                    return null;
+                });
         return done.then((v, e) -> {
             if (e == null) return Promise.completed(null);
             log.info("copy of chunk {} v{} part {} failed: {}", r.chunkId(), r.version(), r.part(), e.getMessage());

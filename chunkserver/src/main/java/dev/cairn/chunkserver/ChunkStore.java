@@ -409,6 +409,12 @@ final class ChunkStore {
         });
     }
 
+    /** Opens a write window on the copy at {@code version} until {@code untilNanos} (a lease's filled top-up copy). */
+    void openWindow(long id, long version, long untilNanos) {
+        Chunk c = chunks.get(id);
+        if (c != null && c.version == version) c.writableUntilNanos = untilNanos;
+    }
+
     /** Marks a copy corrupt: reads refuse it from now on (it is deleted once the master has repaired the chunk). */
     void markBad(long id, long version) {
         Chunk c = chunks.get(id);
@@ -643,6 +649,8 @@ final class ChunkStore {
      */
     private Promise<Void> writeLocked(Chunk c, long offset, byte[] data) {
         long oldLength = c.length;
+        // an empty write past the end extends the copy with zeros (a chunk a file grew over); at or before it, nothing
+        if (data.length == 0 && offset <= oldLength) return Promise.completed(null);
         long end = offset + data.length;
         long newLength = Math.max(oldLength, end);
         // past the end, start at the old partial last block so it and the hole get their checksums
@@ -652,15 +660,23 @@ final class ChunkStore {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "write to " + end + " past the " + c.places.capacity
                     + " blocks chunk " + c.id + " may hold"));
         }
-        boolean needOld = (from < offset && from < oldLength) || (end < to && end < oldLength);
-        // the old bytes of a partial first or last block, read from where the block is now
-        Promise<byte[]> old = needOld ? readBlocks(c, from, Math.min(to, oldLength)) : Promise.completed(new byte[0]);
+        // the old bytes of a partial first and a partial last block, read from where each block is now and checked
+        // against its checksum: merging bytes a disk returned wrong into a rewritten block would give them a valid one
+        long headEnd = from < offset && from < oldLength ? Math.min(from + BLOCK_SIZE, oldLength) : from;
+        long tailStart = Math.max(headEnd, alignDown(end));
+        long tailEnd = end < to && end < oldLength ? Math.min(to, oldLength) : tailStart;
+        Promise<byte[]> head = headEnd > from ? readBlocks(c, from, headEnd) : Promise.completed(new byte[0]);
+        Promise<byte[]> tail = tailEnd > tailStart ? readBlocks(c, tailStart, tailEnd) : Promise.completed(new byte[0]);
         c.seenIdleUnsynced = false;
-        return old.flatMap(oldBytes -> {
+        return Promise.all(List.of(head, tail)).flatMap(old -> {
             if (c.deleted) throw new CairnException(Status.NOT_FOUND, "chunk " + c.id + " deleted");
+            byte[] headBytes = old.get(0), tailBytes = old.get(1);
+            checkBlocks(c, headBytes, 0, from, from + headBytes.length);
+            checkBlocks(c, tailBytes, 0, tailStart, tailStart + tailBytes.length);
             byte[] region = from == offset && to == end ? data : new byte[(int) (to - from)]; // whole blocks: as given
             if (region != data) {
-                System.arraycopy(oldBytes, 0, region, 0, Math.min(oldBytes.length, region.length));
+                System.arraycopy(headBytes, 0, region, 0, headBytes.length);
+                System.arraycopy(tailBytes, 0, region, (int) (tailStart - from), tailBytes.length);
                 System.arraycopy(data, 0, region, (int) (offset - from), data.length);
             }
             // each block to a place the newest durable header does not name (never over acknowledged bytes),

@@ -104,6 +104,12 @@ class CliTest {
         assertThat(Files.readAllLines(t1)).isNotEmpty().isEqualTo(Files.readAllLines(t2));
     }
 
+    @Test void theSimHelpNamesEveryPlantedBug() {
+        Main.run("sim", "--help"); // prints the usage, every option described
+        String usage = (out() + err()).replaceAll("\\s+", " ");
+        for (dev.cairn.core.env.Plant p : dev.cairn.core.env.Plant.values()) assertThat(usage).contains(p.cliName());
+    }
+
     @Test void badArgumentsAreUsageErrors() {
         assertThat(Main.run("sim", "--seed", "1", "--duration", "soon")).isEqualTo(Main.EXIT_USAGE);
         assertThat(err()).contains("bad duration");

@@ -83,9 +83,9 @@ public final class CairnClient implements Node, MessageHandler {
 
     @Override public void onDisconnect(Address peer) { rpc.onDisconnect(peer); }
 
-    Env env() { return env; }
+    public Env env() { return env; }
 
-    Log log() { return log; }
+    public Log log() { return log; }
 
     // ---------------------------------------------------------------- namespace
 
@@ -180,6 +180,12 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new dev.cairn.core.proto.MasterProtocol.SetClass(rid, path, cls), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
     }
 
+    /**
+     * A session writing chunk {@code index} of a replicated file at any offsets ({@link ChunkSession}): the NFS
+     * gateway's writes, and the writer's.
+     */
+    public ChunkSession session(FileAttr file, int index) { return new ChunkSession(this, file, index); }
+
     /** A writer appending to an empty file created with {@link #create}. */
     public FileWriter writer(FileAttr file) { return new FileWriter(this, file); }
 
@@ -245,6 +251,11 @@ public final class CairnClient implements Node, MessageHandler {
     /** {@code written}: the bytes this upload wrote to each copy in the chain; a copy holding fewer fails the sync. */
     Promise<ChainReply> syncChunk(List<ServerRef> chain, long chunkId, long version, long written) {
         return chainCall(chain, rid -> new SyncChunk(rid, chunkId, version, written, chain.subList(1, chain.size())));
+    }
+
+    /** As above, also asking each copy to have taken {@code pieces} writes since its last sync (writes lost in a restart show). */
+    Promise<ChainReply> syncChunk(List<ServerRef> chain, long chunkId, long version, long written, long pieces) {
+        return chainCall(chain, rid -> new SyncChunk(rid, chunkId, version, written, pieces, chain.subList(1, chain.size())));
     }
 
     dev.cairn.core.env.Scheduler scheduler() { return env.scheduler(); }

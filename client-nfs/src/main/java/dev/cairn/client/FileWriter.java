@@ -5,29 +5,51 @@ import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.FileAttr;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.TreeMap;
 
 /**
- * Appends to a file, one chunk at a time. Bytes of the current chunk are kept until that chunk is
- * durable on every copy of its chain, so a failed server can be cut out and the chunk sent again to a
- * new chain under a new version. {@link #sync()} returns only when everything written so far is
- * fsynced on every copy and the file's length is committed at the master.
+ * Appends to a file. {@link #sync()} returns only when everything written so far is fsynced on every copy and
+ * the file's length is committed at the master.
  *
- * <p>Erasure-coded files are durable at {@link #close()} only: their chunks are written once, so a sync in
- * the middle of such a file is refused (as HDFS refuses hflush on erasure-coded files).
+ * <p>A replicated file streams: each write goes down its chunk's chain at once ({@link ChunkSession}), in
+ * pieces of at most {@link Codec#MAX_DATA_BYTES}. At each checkpoint (a chunk moved past, or {@link #SYNC_BYTES}
+ * written since the last one) the writer syncs the chunk and then commits the length so far, while it goes on
+ * writing; the sessions keep each write until a commit covers it (to send it again if a copy fails), and a
+ * write waits once they hold {@link #MAX_HELD_BYTES}. So a long file is committed as it goes, and the writer's
+ * memory stays bounded however long the file.
+ *
+ * <p>An erasure-coded file buffers each chunk and writes it whole once full ({@link ChunkUpload}): its chunks
+ * are written once, so a sync in the middle of such a file is refused (as HDFS refuses hflush on
+ * erasure-coded files); it is durable at {@link #close()}.
  *
  * <p>Calls must not overlap: issue the next one when the previous promise completes.
  */
 public final class FileWriter {
+    /** After this many bytes written, the current chunk is synced and the length committed on the way (bounds what a session keeps). */
+    static final long SYNC_BYTES = 16L << 20;
+    /**
+     * Bytes the sessions hold at most (written, and not yet covered by a commit: a failed copy means sending them
+     * again); a write past it waits for the commits on the way.
+     */
+    static final long MAX_HELD_BYTES = 64L << 20;
+
     private final CairnClient client;
     private final FileAttr file;
     private final int chunkSize;
-    /** The current chunk's bytes (grown on demand up to chunkSize). */
+    private final boolean ec;
+    /** Replicated files: the sessions of chunks with writes not yet durable, by index. */
+    private final TreeMap<Integer, ChunkSession> sessions = new TreeMap<>();
+    /** The last commit of the chain of checkpoints (each waits for the one before): a failure fails every later one. */
+    private Promise<Void> committing = Promise.completed(null);
+    /** Erasure-coded files: the current chunk's bytes (grown on demand up to chunkSize). */
     private byte[] buf = new byte[0];
     private int buffered;
-    /** Bytes in chunks before the current one (all durable). */
-    private long flushedChunks;
-    private int chunkIndex;
+    private long position;
+    /** Replicated files: bytes written since the last checkpoint. */
+    private long sinceCheckpoint;
     private boolean failed;
     private boolean closed;
 
@@ -36,56 +58,90 @@ public final class FileWriter {
         this.client = client;
         this.file = file;
         this.chunkSize = file.chunkSize();
+        this.ec = file.storageClass().isEc();
     }
 
-    public long position() { return flushedChunks + buffered; }
+    public long position() { return position; }
 
     public Promise<Void> write(byte[] data) { return write(data, 0, data.length); }
 
     public Promise<Void> write(byte[] data, int off, int len) {
         if (failed || closed) return Promise.failed(new CairnException(Status.BAD_REQUEST, failed ? "writer failed earlier" : "writer closed"));
+        return ec ? writeBuffered(data, off, len) : writeStreamed(data, off, len);
+    }
+
+    // ---------------------------------------------------------------- replicated: streamed
+
+    private Promise<Void> writeStreamed(byte[] data, int off, int len) {
+        if (len == 0) return Promise.completed(null);
+        int index = (int) (position / chunkSize);
+        int inChunk = (int) (position % chunkSize);
+        int n = Math.min(len, Math.min(chunkSize - inChunk, Codec.MAX_DATA_BYTES));
+        ChunkSession s = sessions.computeIfAbsent(index, i -> client.session(file, i));
+        Promise<Void> taken = s.write(inChunk, Arrays.copyOfRange(data, off, off + n)).onFailure(e -> failed = true);
+        position += n;
+        sinceCheckpoint += n;
+        if (inChunk + n == chunkSize || sinceCheckpoint >= SYNC_BYTES) checkpoint(List.of(s.sync()));
+        // the rest once this piece is taken (a piece at a time per call: the chain's window does the pipelining
+        // across calls); past the bound on what the sessions hold, after the commits on the way
+        Promise<Void> next = heldBytes() > MAX_HELD_BYTES ? committing : Promise.completed(null);
+        return next.flatMap(v -> n < len ? writeStreamed(data, off + n, len - n) : taken);
+    }
+
+    /**
+     * Commits the file's length up to the current position once {@code syncs} (covering every write since the
+     * previous checkpoint) and every earlier checkpoint are done; the sessions then let go of what it covers.
+     * Commits go one after another, so the committed length only grows and never covers a write not yet durable.
+     */
+    private Promise<Void> checkpoint(List<Promise<Void>> syncs) {
+        long upTo = position;
+        sinceCheckpoint = 0;
+        Promise<Void> synced = Promise.all(syncs).map(v -> null);
+        committing = committing.flatMap(v -> synced).flatMap(v -> client.commitLength(file.inode(), upTo)).map(v -> {
+            release(upTo);
+            return null;
+        });
+        committing.onFailure(e -> failed = true);
+        return committing;
+    }
+
+    /** The length is committed up to {@code upTo}: sessions of chunks before it are done, the one it ends in drops what it covers. */
+    private void release(long upTo) {
+        int last = (int) (upTo / chunkSize);
+        while (!sessions.isEmpty() && sessions.firstKey() < last) {
+            ChunkSession done = sessions.pollFirstEntry().getValue();
+            assert done.pendingBytes() == 0 : "a chunk the writer moved past was committed with writes not yet durable";
+        }
+        ChunkSession s = sessions.get(last);
+        if (s != null) s.release(upTo - (long) last * chunkSize);
+    }
+
+    private long heldBytes() {
+        long n = 0;
+        for (ChunkSession s : sessions.values()) n += s.heldBytes();
+        return n;
+    }
+
+    // ---------------------------------------------------------------- erasure-coded: a chunk at a time
+
+    private Promise<Void> writeBuffered(byte[] data, int off, int len) {
         int n = Math.min(len, chunkSize - buffered);
         ensureCapacity(buffered + n);
         System.arraycopy(data, off, buf, buffered, n);
         buffered += n;
+        position += n;
         if (buffered < chunkSize) return Promise.completed(null);
         // the chunk is full: make it durable, then move on to the rest of the data
         return upload().flatMap(v -> {
-            flushedChunks += buffered;
             buffered = 0;
-            chunkIndex++;
-            return n < len ? write(data, off + n, len - n) : Promise.completed(null);
-        });
-    }
-
-    /** Makes everything written so far durable on every copy and commits the length. */
-    public Promise<Void> sync() {
-        if (file.storageClass().isEc()) {
-            return Promise.failed(new CairnException(Status.BAD_REQUEST, file.storageClass() + " files are durable at close, not before"));
-        }
-        return flushAndCommit();
-    }
-
-    private Promise<Void> flushAndCommit() {
-        if (failed) return Promise.failed(new CairnException(Status.BAD_REQUEST, "writer failed earlier"));
-        Promise<Void> data = buffered > 0 ? upload() : Promise.completed(null);
-        long length = position();
-        return data.flatMap(v -> client.commitLength(file.inode(), length)).onFailure(e -> failed = true);
-    }
-
-    /** Syncs and closes. */
-    public Promise<Void> close() {
-        return flushAndCommit().map(v -> {
-            closed = true;
-            buf = null;
-            return null;
+            return n < len ? writeBuffered(data, off + n, len - n) : Promise.completed(null);
         });
     }
 
     private Promise<Void> upload() {
         byte[] chunk = buffered == buf.length ? buf : Arrays.copyOf(buf, buffered);
-        return new ChunkUpload(client, file, chunkIndex, chunk, Codec.MAX_DATA_BYTES).run()
-                .onFailure(e -> failed = true);
+        int index = (int) ((position - buffered) / chunkSize);
+        return new ChunkUpload(client, file, index, chunk, Codec.MAX_DATA_BYTES).run().onFailure(e -> failed = true);
     }
 
     /**
@@ -96,5 +152,37 @@ public final class FileWriter {
         if (n <= buf.length) return;
         int cap = buf.length == 0 ? n : Math.max(n, Math.min(chunkSize, Math.max(64 << 10, buf.length * 2)));
         buf = Arrays.copyOf(buf, cap);
+    }
+
+    // ---------------------------------------------------------------- durability
+
+    /** Makes everything written so far durable on every copy and commits the length. */
+    public Promise<Void> sync() {
+        if (ec) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, file.storageClass() + " files are durable at close, not before"));
+        }
+        return flushAndCommit();
+    }
+
+    private Promise<Void> flushAndCommit() {
+        if (failed) return Promise.failed(new CairnException(Status.BAD_REQUEST, "writer failed earlier"));
+        if (ec) {
+            Promise<Void> data = buffered > 0 ? upload().map(v -> { buffered = 0; return null; }) : Promise.completed(null);
+            long length = position;
+            return data.flatMap(v -> client.commitLength(file.inode(), length)).onFailure(e -> failed = true);
+        }
+        List<Promise<Void>> all = new ArrayList<>();
+        for (ChunkSession s : sessions.values()) all.add(s.sync());
+        return checkpoint(all);
+    }
+
+    /** Syncs and closes. */
+    public Promise<Void> close() {
+        return flushAndCommit().map(v -> {
+            closed = true;
+            buf = null;
+            sessions.clear();
+            return null;
+        });
     }
 }

@@ -34,6 +34,7 @@ import dev.cairn.core.proto.MasterProtocol.WriteLease;
 import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.ChunkLocation;
 import dev.cairn.core.proto.Types.ChunkReport;
@@ -90,6 +91,8 @@ public final class Master implements Node, MessageHandler {
     static final long GRACE_MAX_NANOS = 60_000_000_000L;
     /** Time a chunkserver gets to make one copy for the planner (64 MiB read from peers, written, synced). */
     static final long COPY_CALL_NANOS = 300_000_000_000L;
+    /** Time a lease's top-up copy gets to be filled from a holder (the writer waits for the lease meanwhile). */
+    static final long FILL_CALL_NANOS = 8_000_000_000L;
     /** After a copy fails, its chunk waits this long before the planner looks at it again. */
     static final long COPY_RETRY_NANOS = 5_000_000_000L;
     /** KV prefix of the durable list of chunkservers this master has known (for the start-up grace window). */
@@ -269,6 +272,7 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof MasterProtocol.Link r) return changed(r.rid(), new MetaCommand.Link(r.inode(), r.dir(), r.name(), env.clock().wallMillis()));
         if (m instanceof MasterProtocol.SetAttr r) {
             return metaLog.submit(new MetaCommand.SetAttr(r.inode(), r.change(), env.clock().wallMillis())).map(res -> {
+                if (r.change().size() != AttrChange.KEEP) log.debug("inode {}: size set to {} ({} chunks freed)", r.inode(), res.attr().size(), res.freedChunks().size());
                 forgetChunks(res.freedChunks());
                 return new AttrReply(r.rid(), Status.OK, "", res.attr());
             });
@@ -341,6 +345,8 @@ public final class Master implements Node, MessageHandler {
                 case GONE -> { if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !metaLog.freeing(c.chunkId())) delete.add(c.chunkId()); }
                 case CURRENT -> {
                     registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length());
+                    log.debug("chunk {}: {} holds v{} (record v{}, data v{}), {} bytes: current", c.chunkId(), s.id, c.version(), rec.version(),
+                            rec.dataVersion(), c.length());
                     current++;
                 }
                 case AHEAD -> {
@@ -630,6 +636,8 @@ public final class Master implements Node, MessageHandler {
         if (f.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + r.inode());
         List<ChunkLocation> out = new ArrayList<>();
         for (ChunkRecord c : namespace.chunks(r.inode(), r.fromIndex(), Math.max(0, Math.min(r.count(), 4096)))) {
+            // nothing committed to it (a write into a hole not yet committed, or one that failed): a hole to readers
+            if (!c.committed()) continue;
             List<ServerRef> refs = new ArrayList<>();
             List<Integer> parts = new ArrayList<>();
             // a reader reads at one version: the newest any current copy has (copies a version behind, left
@@ -659,10 +667,19 @@ public final class Master implements Node, MessageHandler {
         if (f.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + r.inode());
         String slot = r.inode() + ":" + r.index();
         if (!leasing.add(slot)) throw new CairnException(Status.BUSY, "a lease on chunk " + slot + " is being set up");
-        boolean existed = !namespace.chunks(r.inode(), r.index(), 1).isEmpty();
+        List<ChunkRecord> found = namespace.chunks(r.inode(), r.index(), 1);
+        boolean existed = !found.isEmpty();
         Set<String> exclude = new TreeSet<>(r.exclude());
         long chunkStart = (long) r.index() * f.chunkSize();
-        boolean committedData = f.size() > chunkStart;
+        // acknowledged bytes in this chunk: a commit covered a write to it, and the file still reaches it (a chunk
+        // in a hole the file grew over holds only zeros until a write to it is committed)
+        boolean committedData = existed && found.get(0).committed() && f.size() > chunkStart;
+        if (f.storageClass().isEc() && committedData) {
+            // refused before a chunk record is made: a record without parts inside the file would make it unreadable
+            leasing.remove(slot);
+            throw new CairnException(Status.BAD_REQUEST, "chunk " + r.index() + " of an " + f.storageClass()
+                    + " file already holds acknowledged data; erasure-coded chunks are written once");
+        }
         Promise<LeaseReply> out = metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
             if (f.storageClass().isEc()) return ecLease(f, c, existed, committedData, exclude);
             StorageClass cls = f.storageClass();
@@ -847,15 +864,19 @@ public final class Master implements Node, MessageHandler {
                 if (next.version() != to) {
                     throw new CairnException(Status.BUSY, "chunk " + c.chunkId() + " moved to v" + next.version() + " during the bump to v" + to);
                 }
-                if (ok.size() < holders.size()) {
+                // a holder that died while the bump was being recorded took it, and will come back at this version
+                // without the writes that follow: as with a silent one, bump the others past it
+                List<Server> live = new ArrayList<>();
+                for (Server s : ok) if (s.alive) live.add(s);
+                if (live.size() < holders.size()) {
                     // a silent holder may have bumped too: leave it behind, so the chain is exactly who holds the lease's version
+                    if (live.isEmpty()) throw new CairnException(Status.UNAVAILABLE, "every holder of chunk " + c.chunkId() + " died during its bump to v" + to);
                     List<Holder> bumped = new ArrayList<>();
-                    for (Server s : ok) bumped.add(new Holder(s, 0, to));
+                    for (Server s : live) bumped.add(new Holder(s, 0, to));
                     return bump(next, bumped);
                 }
                 List<ServerRef> chain = new ArrayList<>();
-                for (Server s : ok) {
-                    if (!s.alive) continue; // died while the bump was being recorded
+                for (Server s : live) {
                     registry.addLocation(c.chunkId(), s, 0, to);
                     chain.add(s.ref());
                 }
@@ -879,10 +900,27 @@ public final class Master implements Node, MessageHandler {
         if (need <= 0) return Promise.completed(lease);
         Set<String> skip = new TreeSet<>(exclude);
         for (ServerRef r : lease.chain) skip.add(r.id());
+        // a server already holding a copy (one the bump did not reach, or a stale one) is not asked for another: a
+        // new copy there would replace one that may hold acknowledged bytes
+        for (Holder h : registry.holders(lease.chunkId)) skip.add(h.server().id);
+        for (Server s : registry.staleHolders(lease.chunkId)) skip.add(s.id);
+        ToppedUp earlier = toppedUp.get(lease.chunkId);
+        if (earlier != null) for (Server s : earlier.servers()) skip.add(s.id); // filled for an earlier lease, not yet recorded
         List<Server> fresh = choose(cls, skip, need);
         if (fresh.isEmpty()) return Promise.completed(lease);
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0, capacity)));
+        if (lease.chain.isEmpty()) {
+            for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0, capacity)));
+        } else {
+            // filled from a holder first (which took the bump: no write lands before this lease is answered), with a
+            // write window of its own: a writer may write any part of the chunk, not all of it, so a fresh empty
+            // copy would lack the rest
+            ServerRef from = lease.chain.get(0);
+            for (Server s : fresh) {
+                calls.add(rpc.call(s.address, rid -> new MasterProtocol.ReplicateChunk(rid, lease.chunkId, lease.version, 0, 0, 0, 0, List.of(from),
+                        List.of(0), capacity, true), Ack.class, FILL_CALL_NANOS));
+            }
+        }
         return Promise.all(calls).then((acks, e) -> {
             List<ServerRef> chain = new ArrayList<>(lease.chain);
             List<Server> added = new ArrayList<>();
@@ -1168,7 +1206,7 @@ public final class Master implements Node, MessageHandler {
         long dataLength = file == null ? 0 : dataLength(record, file);
         int capacity = file == null ? dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS : capacity(file.chunkSize(), cls);
         rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), dataLength,
-                sources, parts, capacity),
+                sources, parts, capacity, false),
                 Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
                     moving.remove(c.chunkId());
                     for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);

@@ -165,7 +165,8 @@ final class Auditor {
                 unreadableChunks.add(c.chunkId());
                 // nothing acknowledged in it: a write that failed, or (sweep seed 803) a chunk past the committed
                 // length of a file whose earlier chunks were synced, its copies lost with its uncommitted write
-                if (!ackedInodes.contains(c.inode()) || inChunk == 0) continue;
+                // (or in a hole the file grew over, no write to it ever committed: readers see zeros there)
+                if (!ackedInodes.contains(c.inode()) || inChunk == 0 || !c.committed()) continue;
                 if (losses.excuse(c.chunkId()) != null) {
                     excused++;
                 } else {

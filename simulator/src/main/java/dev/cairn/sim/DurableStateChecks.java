@@ -101,7 +101,7 @@ final class DurableStateChecks {
         LossModel.Tracked t = losses.tracked(rec.inode());
         if (t == null) return;
         FileModel model = oracle.acknowledgedModel(t.path());
-        if (model == null || model.ackedLength() <= (long) rec.index() * t.chunkSize()) return;
+        if (model == null || model.minLength() <= (long) rec.index() * t.chunkSize()) return;
         StorageClass cls = Witness.effective(ns.inode(rec.inode()).storageClass()); // as kept now (class changes, archive rewrites)
         Holdings.Judgement j = holdings.judge(cluster, id, rec.index(), t.chunkSize(), cls, model, rec);
         Holdings.Holder gone = null;

@@ -78,12 +78,14 @@ final class GroundTruth {
 
     /**
      * The durable copies of one chunk on a host, as a power loss now would leave them: on every disk but a
-     * dead one (a disk that died is gone for good with what it held).
+     * dead one (a disk that died is gone for good with what it held). A file the chunkserver has deleted counts
+     * for nothing even while its removal is not yet durable: the system cannot read it now (only a power loss
+     * could bring it back), so a fault that takes the copies it still has is what loses the chunk.
      */
     static void durableCopies(SimHost h, long chunkId, String name, List<Copy> out, byte[] buf) {
         if (h.isLost()) return;
         for (SimDisk d : h.disks()) {
-            if (d.isDead() || d.peekDurableLength(name) < 0) continue;
+            if (d.isDead() || d.peekDurableLength(name) < 0 || d.peekLength(name) < 0) continue;
             out.add(read(h.name(), d.name(), chunkId, new DurableFile(d, name), buf));
         }
     }

@@ -28,7 +28,7 @@ final class Holdings {
     record Holder(String host, String disk, int part) {}
 
     /** The outcome for one chunk: who holds what, what was looked at, and what it needs to be readable. */
-    record Judgement(List<Holder> holders, List<Copy> looked, StorageClass cls, long ackedInChunk) {
+    record Judgement(List<Holder> holders, List<Copy> looked, StorageClass cls, long ackedInChunk, java.util.Map<Copy, String> why) {
         /** Hosts holding a copy (any part). */
         TreeSet<String> hosts() {
             TreeSet<String> out = new TreeSet<>();
@@ -78,7 +78,8 @@ final class Holdings {
                 boolean holds = holders.contains(new Holder(k.host(), k.disk(), Math.max(0, k.part())));
                 sb.append(sb.length() == 0 ? "" : ", ").append(k.host()).append('/').append(k.disk()).append(" v").append(k.version())
                         .append(" part ").append(k.part()).append(" len ").append(k.length())
-                        .append(holds ? " holds" : k.intact() ? " lacks acknowledged bytes" : " CORRUPT (" + k.note() + ")");
+                        .append(holds ? " holds" : k.intact() ? " lacks acknowledged bytes" + (why.containsKey(k) ? " (" + why.get(k) + ")" : "")
+                                : " CORRUPT (" + k.note() + ")");
             }
             return sb.length() == 0 ? "no durable copy" : sb.toString();
         }
@@ -124,12 +125,18 @@ final class Holdings {
 
     private Judgement judge(SimCluster cluster, long chunkId, int index, int chunkSize, StorageClass cls, FileModel model, long minVersion, long maxVersion) {
         long start = (long) index * chunkSize;
-        long inChunk = Math.max(0, Math.min(chunkSize, model.ackedLength() - start));
+        // the bytes every copy must hold: up to the shortest the file can be (a truncate whose outcome was never known
+        // may have cut it there)
+        long inChunk = Math.max(0, Math.min(chunkSize, model.minLength() - start));
         List<Copy> looked = new ArrayList<>();
         String name = dev.cairn.core.chunk.ChunkFormat.fileName(chunkId);
         for (SimHost h : cluster.chunkservers()) GroundTruth.durableCopies(h, chunkId, name, looked, headerBuf);
         List<Holder> holders = new ArrayList<>();
-        long fingerprint = model.fingerprint(start, start + inChunk); // 0: writes pending on the chunk
+        java.util.Map<Copy, String> why = new java.util.HashMap<>();
+        // 0: writes pending on the chunk. A parity part encodes every byte its stripes hold, those past the acknowledged
+        // length too (a write the writer never heard of may have been committed and archived), so for an erasure-coded
+        // chunk the whole chunk must be determined
+        long fingerprint = model.fingerprint(start, start + (cls.isEc() ? chunkSize : inChunk));
         Expected known = fingerprint == 0 ? null : expectations.get(chunkId);
         if (known != null && (known.fingerprint() != fingerprint || !known.cls().equals(cls))) known = null;
         int[][] crcs = known != null ? known.crcs() : new int[cls.parts()][];
@@ -141,7 +148,10 @@ final class Holdings {
             int part = Math.max(0, k.part());
             if (part >= cls.parts()) continue;
             long need = cls.isEc() ? Stripes.partLength(inChunk, cls.k(), part) : inChunk;
-            if (k.length() < need) continue;
+            if (k.length() < need) {
+                why.put(k, "shorter than the " + need + " bytes it must hold");
+                continue;
+            }
             Boolean holds = crcs[part] == null ? null : sameBlocks(k, crcs[part], covered[part], need);
             if (holds == null) {
                 // no checksums to compare with (or they cover the blocks differently): the bytes themselves
@@ -165,9 +175,10 @@ final class Holdings {
                 }
             }
             if (holds) holders.add(new Holder(k.host(), k.disk(), part));
+            else if (!cls.isEc() && k.intact()) why.put(k, firstDifference(k, start, inChunk, model));
         }
         if (learned) expectations.put(chunkId, new Expected(fingerprint, cls, crcs, covered));
-        return new Judgement(holders, looked, cls, inChunk);
+        return new Judgement(holders, looked, cls, inChunk, why);
     }
 
     private static int[] blockCrcs(byte[] b) {
@@ -189,6 +200,9 @@ final class Holdings {
         for (int b = 0; b < dev.cairn.core.chunk.ChunkFormat.blocks(need); b++) {
             long from = (long) b * block;
             if (Math.min(k.length(), from + block) != Math.min(covered, from + block)) return null;
+            // a last block running past the acknowledged bytes: what it holds past them may differ (a truncate's zeros
+            // on one copy, the old bytes on another), so only its bytes can tell
+            if (Math.min(covered, from + block) > need) return null;
             if (k.crcs()[b] != crcs[b]) return false;
         }
         return true;
@@ -213,6 +227,17 @@ final class Holdings {
             if (!java.util.Arrays.equals(got, 0, got.length, want, (int) from, (int) wantEnd)) return false;
         }
         return true;
+    }
+
+    /** Where replica {@code k} first differs from what the model allows, for the report. */
+    private static String firstDifference(Copy k, long start, long inChunk, FileModel model) {
+        long[] at = {-1};
+        k.mismatchData(0, (int) inChunk, (b, from, n, pos) -> {
+            long x = model.mismatch(start + pos, b, from, n);
+            if (x >= 0 && at[0] < 0) at[0] = x - start;
+            return x < 0 ? -1 : (int) (x - start - pos);
+        });
+        return at[0] < 0 ? "its checksums differ" : "first difference at chunk offset " + at[0];
     }
 
     /** Every acknowledged byte of replica {@code k}, in place, against the model. */

@@ -59,7 +59,7 @@ final class LossModel {
             if (t == null) continue;
             FileModel model = oracle.acknowledgedModel(t.path());
             if (model == null) continue; // removed
-            long inChunk = model.ackedLength() - (long) rec.index() * t.chunkSize();
+            long inChunk = model.minLength() - (long) rec.index() * t.chunkSize();
             if (inChunk <= 0) continue;
             // the class the chunk is kept in now (a class change or an archive rewrite changes it)
             StorageClass cls = Witness.effective(ns.inode(rec.inode()).storageClass());

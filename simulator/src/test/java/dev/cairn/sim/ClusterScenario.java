@@ -24,7 +24,7 @@ abstract class ClusterScenario {
     static final long SECOND = 1_000_000_000L;
 
     final Simulation sim = new Simulation(21);
-    final SimWorld world = new SimWorld(sim, false);
+    final SimWorld world = new SimWorld(sim, Boolean.getBoolean("cairn.sim.verbose"));
     SimCluster c;
 
     void cluster(int chunkservers) {

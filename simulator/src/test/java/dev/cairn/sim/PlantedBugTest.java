@@ -3,39 +3,107 @@ package dev.cairn.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cairn.core.env.Plant;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.ArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The checkers can fail: each bug planted in the node code is caught by the invariants on a seed that
- * passes without it, and that seed replays to the same trace and the same violations. The seeds are early
- * ones that catch each bug in {@code ./cairn sim --seeds 1..200 --duration 20s --plant NAME} (all four
- * are caught well within 200 seeds; docs/operations.md lists the sweep).
+ * The checkers can fail: every bug planted in the node code ({@link Plant}) is caught by the sweep the CI runs
+ * ({@link SimRunTest}: the full fault catalog, {@link SimRunTest#SWEEP_DURATION} of virtual time per seed)
+ * within {@link #MAX_SEEDS} seeds, by a checker that is about what the bug breaks; the catching seed passes
+ * without the bug; and it replays to the same trace and the same violations. The seed is searched for, not
+ * written down: any change to the system moves every trace, and a fixed seed would stop catching the bug
+ * without anyone noticing.
  */
 class PlantedBugTest {
-    static final long DURATION = 20_000_000_000L;
+    /** Seeds searched for one that catches a bug (the slowest today is caught within about 140). */
+    static final int MAX_SEEDS = 400;
+    /** Seeds run at once while searching (a batch; the lowest catching seed of the first batch with one wins). */
+    static final int BATCH = 8;
 
-    @ParameterizedTest(name = "{0} caught by seed {1} as {2}")
-    @CsvSource({
-        "ACK_BEFORE_FSYNC, 1, durability",
-        "DELETE_UNCHECKED, 6, convergence",
-        "TWO_ON_ONE_HOST, 1, liveness",
-        "WALL_CLOCK_LEASES, 156, garbage",  // stale copies left behind (since erasure-coded parts are stored trimmed, 125 is the first seed to catch it, as convergence)
-    })
-    void plantedBugIsCaughtAndReplays(Plant bug, long seed, String kind) {
-        SimOptions clean = SimOptions.defaults(seed).withDuration(DURATION);
-        SimResult without = SimRun.run(clean);
+    /** The kinds of violation that show each bug (the checker about what it breaks must be among the catchers). */
+    static final Map<Plant, Set<String>> SHOWN_AS = new EnumMap<>(Map.ofEntries(
+            Map.entry(Plant.ACK_BEFORE_FSYNC, Set.of("durability", "torn-durable")),
+            Map.entry(Plant.DELETE_UNCHECKED, Set.of("redundancy", "durability", "convergence", "garbage")),
+            Map.entry(Plant.TWO_ON_ONE_HOST, Set.of("liveness")),
+            Map.entry(Plant.WALL_CLOCK_LEASES, Set.of("convergence", "garbage", "durability")),
+            Map.entry(Plant.CHAIN_SYNC_EARLY, Set.of("durability")),
+            Map.entry(Plant.TIDY_BELOW_GOAL, Set.of("redundancy")),
+            Map.entry(Plant.CURRENT_WITHOUT_LOWER_BOUND, Set.of("convergence", "garbage", "redundancy", "durability")),
+            Map.entry(Plant.HEADER_OVER_DURABLE_SLOT, Set.of("torn-durable")),
+            Map.entry(Plant.HEADER_NOT_SYNCED, Set.of("durability", "torn-durable")),
+            Map.entry(Plant.DIR_NOT_SYNCED, Set.of("durability")),
+            Map.entry(Plant.HEADER_BEFORE_DATA, Set.of("torn-durable")),
+            Map.entry(Plant.COMMIT_NOT_AWAITED, Set.of("durability", "corrupt-read")),
+            Map.entry(Plant.LOG_NOT_SYNCED, Set.of("durability", "metadata")),
+            Map.entry(Plant.LAST_BLOCK_UNVERIFIED, Set.of("corrupt-read")),
+            Map.entry(Plant.COPY_LENGTH_UNJUDGED, Set.of("durability", "corrupt-read", "convergence", "garbage"))));
+
+    /**
+     * Plants the sweep cannot catch today, and why; each is guarded by a test of its mechanism instead. A write
+     * landing after the chunkservers' window does harm only if the planner copied the chunk in between (its hold
+     * had ended), and no fault pauses a writer that long mid-lease: a host pause fault is the way to catch it.
+     */
+    static final Map<Plant, String> NOT_CAUGHT_BY_THE_SWEEP = Map.of(
+            Plant.LEASE_WINDOW_IGNORED, "ChunkStoreSimTest.clientWritesAreTakenOnlyInsideTheLeaseWindow (EXPIRED)");
+
+    static ExecutorService pool;
+
+    @BeforeAll static void startPool() { pool = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors())); }
+
+    @AfterAll static void stopPool() { pool.shutdownNow(); }
+
+    @Test void everyPlantSaysHowItShows() {
+        for (Plant p : Plant.values()) {
+            assertThat(SHOWN_AS.containsKey(p) ^ NOT_CAUGHT_BY_THE_SWEEP.containsKey(p)).as("how %s shows, or why the sweep misses it", p).isTrue();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Plant.class, mode = EnumSource.Mode.EXCLUDE, names = "LEASE_WINDOW_IGNORED")
+    void plantedBugIsCaughtByTheSweepAndReplays(Plant bug) throws Exception {
+        SimResult with = firstCatch(bug);
+        assertThat(with).as("no seed in 1..%d catches %s: the checkers (or the faults) lost their edge", MAX_SEEDS, bug).isNotNull();
+        long seed = with.seed();
+        assertThat(with.violationKinds().keySet()).as("%s caught by seed %d as %s", bug, seed, with.summary()).containsAnyElementsOf(SHOWN_AS.get(bug));
+
+        SimOptions clean = SimOptions.defaults(seed).withDuration(SimRunTest.SWEEP_DURATION);
+        SimResult without = SimRun.run(clean).withoutLog();
         assertThat(without.violations()).as("seed %d without the bug: %s", seed, without.summary()).isEmpty();
 
         SimOptions planted = clean.withPlants(Set.of(bug));
-        SimResult with = SimRun.run(planted);
-        assertThat(with.violations()).as("the checkers must catch %s", bug).isNotEmpty();
-        assertThat(with.violationKinds()).as(with.summary()).containsKey(kind);
         assertThat(planted.replayCommand()).endsWith("--plant " + bug.cliName());
-
-        SimResult replay = SimRun.run(planted);
-        assertThat(replay.traceHash()).isEqualTo(with.traceHash());
+        SimResult replay = SimRun.run(planted).withoutLog();
+        assertThat(replay.traceHash()).as("seed %d with %s replays", seed, bug).isEqualTo(with.traceHash());
         assertThat(replay.violations()).isEqualTo(with.violations());
+    }
+
+    /** The run of the lowest seed in 1..{@link #MAX_SEEDS} whose sweep run with {@code bug} has violations, or null. */
+    static SimResult firstCatch(Plant bug) throws Exception {
+        for (long from = 1; from <= MAX_SEEDS; from += BATCH) {
+            List<Future<SimResult>> runs = new ArrayList<>();
+            for (long seed = from; seed < from + BATCH && seed <= MAX_SEEDS; seed++) {
+                SimOptions o = SimOptions.defaults(seed).withDuration(SimRunTest.SWEEP_DURATION).withPlants(Set.of(bug));
+                runs.add(pool.submit(() -> SimRun.run(o).withoutLog()));
+            }
+            for (Future<SimResult> f : runs) {
+                SimResult r = f.get();
+                if (!r.violations().isEmpty()) {
+                    for (Future<SimResult> rest : runs) rest.cancel(false);
+                    return r;
+                }
+            }
+        }
+        return null;
     }
 }

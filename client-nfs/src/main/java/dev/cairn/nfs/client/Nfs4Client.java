@@ -12,7 +12,8 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A small NFSv4.1 client over the gateway's own XDR code: one session, one slot, one COMPOUND at a time.
+ * A small NFSv4.1 client over the gateway's own XDR code: one session with up to {@link #MAX_SLOTS} slots, so up
+ * to that many COMPOUNDs in flight at once (as a kernel client or fio keeps them); more wait for a free slot.
  * Enough to drive a gateway from the simulator and from {@code cairn bench nfs} (open, read, write,
  * commit, locks, directories); not a general client. The transport is a {@link Channel}: in-process in
  * the simulator, a socket with record marking on the real machine. AUTH_SYS as the given uid and gid.
@@ -56,8 +57,12 @@ public final class Nfs4Client {
     private int xid = 1;
     private long clientId;
     private byte[] session;
-    private int slotSeq;
-    private boolean busy;
+    /** Slots the client asks the server for (it may grant fewer). */
+    public static final int MAX_SLOTS = 32;
+    /** Each slot's next sequence id; a slot is busy while a COMPOUND on it is in flight. */
+    private int[] slotSeqs = new int[0];
+    private boolean[] slotBusy = new boolean[0];
+    private final java.util.ArrayDeque<Runnable> waitingForSlot = new java.util.ArrayDeque<>();
     /** The EXCHANGE_ID verifier: new for every connect, as a rebooted client's would be. */
     private long incarnation;
 
@@ -81,12 +86,19 @@ public final class Nfs4Client {
                     int seq = d.readInt();
                     return send(false, b -> b.op(Op.CREATE_SESSION, a -> {
                         a.writeLong(clientId).writeInt(seq).writeInt(0);
-                        for (int ch = 0; ch < 2; ch++) a.writeInt(0).writeInt(MAX_READ + 4096).writeInt(MAX_READ + 4096).writeInt(8192).writeInt(64).writeInt(1).writeInt(0);
+                        for (int ch = 0; ch < 2; ch++) a.writeInt(0).writeInt(MAX_READ + 4096).writeInt(MAX_READ + 4096).writeInt(8192).writeInt(64).writeInt(ch == 0 ? MAX_SLOTS : 1).writeInt(0);
                         a.writeInt(0x40000000).writeInt(1).writeInt(0);
                     }));
                 }).flatMap(r -> {
-                    session = r.get(0).readFixedOpaque(16);
-                    slotSeq = 1;
+                    XdrDecoder d = r.get(0);
+                    session = d.readFixedOpaque(16);
+                    d.readInt(); // sequence
+                    d.readInt(); // flags
+                    for (int i = 0; i < 5; i++) d.readInt(); // header padding, request and reply sizes, cached reply size, operations
+                    int slots = Math.max(1, Math.min(MAX_SLOTS, d.readInt()));
+                    slotSeqs = new int[slots];
+                    java.util.Arrays.fill(slotSeqs, 1);
+                    slotBusy = new boolean[slots];
                     return send(true, b -> b.op(Op.RECLAIM_COMPLETE, a -> a.writeBoolean(false)));
                 }).map(r -> null);
     }
@@ -165,6 +177,18 @@ public final class Nfs4Client {
         return send(true, b -> {
             b.putFh(f.fh());
             b.op(Op.CLOSE, a -> a.writeInt(0).writeFixedOpaque(f.stateId()));
+        }).map(r -> null);
+    }
+
+    /** SETATTR of the size through an open (truncate or extend). */
+    public Promise<Void> truncate(OpenFile f, long size) {
+        return send(true, b -> {
+            b.putFh(f.fh());
+            b.op(Op.SETATTR, a -> {
+                a.writeFixedOpaque(f.stateId());
+                a.writeInt(1).writeInt(1 << 4); // bitmap: attribute 4, size
+                a.writeOpaque(new XdrEncoder().writeLong(size).toByteArray());
+            });
         }).map(r -> null);
     }
 
@@ -327,11 +351,24 @@ public final class Nfs4Client {
      * decoder.
      */
     private Promise<Results> send(boolean sequenced, Consumer<Builder> build) {
-        assert !busy : "one COMPOUND at a time on a one-slot client";
+        if (!sequenced) return send(-1, build);
+        assert session != null : "connect() first";
+        for (int slot = 0; slot < slotBusy.length; slot++) if (!slotBusy[slot]) return send(slot, build);
+        // every slot is in use: this COMPOUND goes when one is free
+        Promise<Results> out = new Promise<>();
+        waitingForSlot.add(() -> send(true, build).onComplete((r, e) -> {
+            if (e != null) out.fail(e); else out.complete(r);
+        }));
+        return out;
+    }
+
+    private Promise<Results> send(int slot, Consumer<Builder> build) {
+        boolean sequenced = slot >= 0;
         Builder b = new Builder();
         if (sequenced) {
-            assert session != null : "connect() first";
-            b.op(Op.SEQUENCE, a -> a.writeFixedOpaque(session).writeInt(slotSeq).writeInt(0).writeInt(0).writeBoolean(false));
+            int highest = slotBusy.length - 1;
+            b.op(Op.SEQUENCE, a -> a.writeFixedOpaque(session).writeInt(slotSeqs[slot]).writeInt(slot).writeInt(highest).writeBoolean(false));
+            slotBusy[slot] = true;
         }
         build.accept(b);
         XdrEncoder call = new XdrEncoder(b.ops.size() + 128);
@@ -339,17 +376,23 @@ public final class Nfs4Client {
         XdrEncoder cred = new XdrEncoder().writeInt(0).writeString("cairn-client").writeInt(uid).writeInt(gid).writeInt(0);
         call.writeInt(1).writeOpaque(cred.toByteArray()).writeInt(0).writeInt(0);
         call.writeString("").writeInt(1).writeInt(b.numbers.size()).writeRaw(b.ops);
-        busy = true;
+        byte[] sessionAtSend = session;
         return channel.call(call.toByteArray()).then((reply, e) -> {
-            busy = false;
-            if (e != null) return Promise.failed(e);
+            boolean sameSession = sequenced && sessionAtSend == session && slot < slotBusy.length;
             try {
+                if (e != null) return Promise.failed(e);
                 Results r = parse(reply, b.numbers, sequenced);
-                if (sequenced) slotSeq++;
+                if (sameSession) slotSeqs[slot]++;
                 return Promise.completed(r);
             } catch (NfsException n) {
-                if (sequenced && n.op != Op.SEQUENCE) slotSeq++; // SEQUENCE took it: the slot moved on
+                if (sameSession && n.op != Op.SEQUENCE) slotSeqs[slot]++; // SEQUENCE took it: the slot moved on
                 return Promise.failed(n);
+            } finally {
+                if (sameSession) {
+                    slotBusy[slot] = false;
+                    Runnable next = waitingForSlot.poll();
+                    if (next != null) next.run();
+                }
             }
         });
     }

@@ -1,6 +1,7 @@
 package dev.cairn.nfs.fs;
 
 import dev.cairn.client.CairnClient;
+import dev.cairn.client.ChunkSession;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Clock;
 import dev.cairn.core.proto.CairnException;
@@ -13,32 +14,64 @@ import dev.cairn.core.proto.Types.DirCookieEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * The file system as the NFS gateway serves it: namespace calls go to the master; data written by WRITE
- * is held here (bounded) until COMMIT, then each changed chunk is rewritten whole under a new lease and
- * synced on every copy its class requires, and the file's length committed at the master. Until then
- * clients of this gateway see the new size and data (and a change attribute that moved). UNSTABLE data
- * lost with the gateway is resent by the clients: they see the write verifier change.
+ * The file system as the NFS gateway serves it: namespace calls go to the master, data to the chunkservers.
+ *
+ * <p><b>Writes</b> of a replicated file stream: a WRITE goes down its chunk's chain at once through the chunk's
+ * {@link ChunkSession} (unsynced on the copies, adjacent small writes merged into large pieces while they wait
+ * for room in the session's window) and is answered once every copy took it. COMMIT (and a FILE_SYNC or
+ * DATA_SYNC write) syncs every chunk written on every copy of its chain, then commits the file's length at
+ * the master; only then is the data durable, and only then do the sessions let go of the bytes. Until a
+ * commit covers them the sessions keep the bytes (to send them again if a copy fails), which is the
+ * write-behind this gateway bounds: past {@link #FLUSH_FILE_BYTES} of a file a commit starts in the
+ * background, and a WRITE past {@link #MAX_FILE_HELD_BYTES} of its file or {@link #MAX_HELD_BYTES} of the
+ * gateway waits for one (writers wait, they are not failed). So a file of any size is written in bounded
+ * memory, and one file's commit never holds up another's writes or reads.
+ *
+ * <p>An erasure-coded file's chunks are written whole (their parity covers every byte of a stripe), so its
+ * changed chunks are held as images, bounded by {@link #MAX_IMAGE_BYTES} over the gateway, and uploaded at
+ * COMMIT or when full; a chunk that already holds committed data is refused by the master
+ * (erasure-coded chunks are written once: docs/architecture.md).
+ *
+ * <p><b>Reads</b> of a chunk with writes not yet committed go to its session's chain (every copy there took
+ * them); others go through a {@link dev.cairn.client.FileReader}, which spreads reads over the copies, hedges
+ * slow ones and decodes erasure-coded stripes. Until a commit, clients of this gateway see the new size and
+ * data (and a change attribute that moved); UNSTABLE data lost with the gateway is resent by the clients,
+ * which see the write verifier change.
  */
 public final class ClusterFs {
-    /** Uncommitted bytes held for all files at most; past it a WRITE first flushes its file. */
-    public static final long MAX_DIRTY_BYTES = 256L << 20;
-    /** Files whose state is kept at most (clean ones are dropped first, least recently used). */
+    /** Bytes held for writes not yet committed over every file at most; past it a WRITE waits for a commit. */
+    public static final long MAX_HELD_BYTES = 128L << 20;
+    /** Bytes held for one file at most; past it a WRITE waits for the file's commit. */
+    public static final long MAX_FILE_HELD_BYTES = 64L << 20;
+    /** Bytes held for one file past which a commit starts in the background (writers go on meanwhile). */
+    public static final long FLUSH_FILE_BYTES = 32L << 20;
+    /** Erasure-coded chunk images held over every file at most; past it a WRITE first uploads its file's. */
+    public static final long MAX_IMAGE_BYTES = 128L << 20;
+    /** Files whose state is kept at most (idle ones are dropped first, least recently used). */
     public static final int MAX_FILES = 4096;
     /** The largest file (the master's limit). */
     public static final long MAX_FILE_SIZE = 1L << 50;
     /** Local changes folded into the change attribute below the master's counter (20 bits). */
     static final int LOCAL_CHANGE_BITS = 20;
+    /** Zeros written where a file grows past a partly written chunk (shared: a session never changes what it sends). */
+    private static final byte[] ZEROS = new byte[Codec.MAX_DATA_BYTES];
+    private static final byte[] EMPTY = new byte[0];
 
     private final CairnClient client;
     private final Clock clock;
     private final Map<Long, OpenFile> files = new LinkedHashMap<>(16, 0.75f, true);
-    private long dirtyBytes;
+    /** Files with bytes held in sessions (what the gateway-wide bound counts). */
+    private final Set<OpenFile> holding = new LinkedHashSet<>();
+    private long imageBytes;
 
     public ClusterFs(CairnClient client, Clock clock) {
         this.client = client;
@@ -63,14 +96,36 @@ public final class ClusterFs {
         return new ChangeReply(r.rid(), r.status(), r.detail(), shifted(r.attr()), dirs);
     }
 
-    public long dirtyBytes() { return dirtyBytes; }
+    /** What is held for writes not yet committed, file by file (for tests and logs). */
+    public String describeHeld() {
+        StringBuilder b = new StringBuilder();
+        for (OpenFile f : holding) b.append(f.inode).append(": ").append(f.sessions.values()).append('\n');
+        return b.toString();
+    }
+
+    /** Bytes held for writes not yet committed, over every file (sessions and erasure-coded images). */
+    public long heldBytes() {
+        long n = imageBytes;
+        for (OpenFile f : holding) n += f.heldBytes();
+        return n;
+    }
 
     // ---------------------------------------------------------------- namespace
 
     public Promise<FileAttr> getAttr(long inode) {
         OpenFile f = files.get(inode);
-        if (f != null && f.dirty()) return Promise.completed(f.attr());
+        if (f != null && !f.idle()) return Promise.completed(f.attr());
         return client.getAttr(inode).map(this::seen);
+    }
+
+    /**
+     * The attributes a READ or WRITE checks (type, mode) and works with: what this gateway holds of the file if
+     * anything (no master round trip per WRITE), else the master's.
+     */
+    public Promise<FileAttr> attrForIo(long inode) {
+        OpenFile f = files.get(inode);
+        if (f != null) return Promise.completed(f.attr());
+        return getAttr(inode);
     }
 
     public Promise<FileAttr> lookup(long dir, String name) { return client.lookup(dir, name).map(this::seen); }
@@ -98,7 +153,7 @@ public final class ClusterFs {
     public Promise<ChangeReply> link(long inode, long dir, String name) {
         return client.link(inode, dir, name).map(r -> {
             OpenFile f = files.get(inode);
-            if (f != null && f.queue.idle() && !f.dirty()) f.rebase(r.attr());
+            if (f != null && f.idle()) f.rebase(r.attr());
             return shifted(r);
         });
     }
@@ -107,10 +162,22 @@ public final class ClusterFs {
     public Promise<FileAttr> setAttr(long inode, AttrChange change) {
         if (change.size() == AttrChange.KEEP) {
             OpenFile f = files.get(inode);
-            Promise<FileAttr> p = client.setAttr(inode, change);
-            return f == null ? p.map(this::seen) : f.queue.submit(() -> p.map(a -> { f.rebase(a); return f.attr(); }));
+            if (f == null) return client.setAttr(inode, change).map(this::seen);
+            return f.meta.submit(() -> client.setAttr(inode, change).map(a -> {
+                f.rebase(a);
+                return f.attr();
+            }));
         }
-        return open(inode).flatMap(f -> f.queue.submit(() -> truncate(f, change)));
+        if (change.size() < 0 || change.size() > MAX_FILE_SIZE) return Promise.failed(new CairnException(Status.BAD_REQUEST, "size " + change.size()));
+        return open(inode).flatMap(f -> {
+            if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
+            Promise<Void> done = new Promise<>();
+            Promise<Void> before = f.barrier;
+            f.barrier = done; // WRITEs arriving from now on wait for the size change
+            Promise<FileAttr> out = before.flatMap(v -> f.meta.submit(() -> resize(f, change)));
+            out.onComplete((a, e) -> done.complete(null));
+            return out;
+        });
     }
 
     // ---------------------------------------------------------------- data
@@ -119,68 +186,312 @@ public final class ClusterFs {
     public record ReadResult(byte[] data, boolean eof) {}
 
     public Promise<ReadResult> read(long inode, long offset, int count) {
-        return open(inode).flatMap(f -> f.queue.submit(() -> {
-            if (f.base.type() != FileType.FILE) return Promise.failed(new CairnException(f.base.type() == FileType.DIR ? Status.IS_DIR : Status.BAD_REQUEST, "not a file"));
+        return open(inode).flatMap(f -> {
+            if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
             if (offset >= f.size || count == 0) return Promise.completed(new ReadResult(new byte[0], offset >= f.size));
             int cs = f.chunkSize();
             int index = (int) (offset / cs);
             int inChunk = (int) (offset - (long) index * cs);
             int n = (int) Math.min(Math.min(count, Codec.MAX_DATA_BYTES), Math.min(f.size - offset, cs - inChunk));
-            OpenFile.Image img = f.images.get(index);
-            if (img != null) {
-                byte[] out = new byte[n];
-                if (inChunk < img.length) System.arraycopy(img.bytes, inChunk, out, 0, Math.min(n, img.length - inChunk));
-                return Promise.completed(new ReadResult(out, offset + n >= f.size));
-            }
-            if (f.reader == null) f.reader = client.reader(f.base);
-            return f.reader.read(offset, n).map(b -> new ReadResult(b, offset + b.length >= f.size));
-        }));
+            long size = f.size;
+            return readChunk(f, index, inChunk, n).map(b -> new ReadResult(b, offset + b.length >= size));
+        }).onFailure(e -> client.log().debug("READ of inode {} at {}: {}", inode, offset, e.toString()));
     }
 
-    /** Applies a WRITE here; durable only after {@link #commit} (or at once with {@code stable}). Answers the file's attributes after it. */
+    private Promise<byte[]> readChunk(OpenFile f, int index, int inChunk, int n) {
+        long offset = (long) index * f.chunkSize() + inChunk;
+        OpenFile.Image img = f.images.get(index);
+        if (img != null) {
+            byte[] out = new byte[n];
+            if (inChunk < img.length) System.arraycopy(img.bytes, inChunk, out, 0, Math.min(n, img.length - inChunk));
+            return Promise.completed(out);
+        }
+        ChunkSession s = f.sessions.get(index);
+        if (s != null && s.heldBytes() > 0) {
+            // writes not yet committed: the chain of the session has them all; bytes it never wrote are zeros
+            return s.read(inChunk, n).map(b -> b.length == n ? b : Arrays.copyOf(b, n));
+        }
+        long committed = f.base.size();
+        if (offset >= committed) return Promise.completed(new byte[n]); // past the committed end: a hole the file grew over
+        if (f.reader == null) f.reader = client.reader(f.base);
+        int fromCluster = (int) Math.min(n, committed - offset);
+        return f.reader.read(offset, fromCluster).map(b -> {
+            if (b.length == 0) throw new CairnException(Status.IO, "short read of inode " + f.inode + " at " + offset);
+            return b.length < fromCluster || fromCluster == n ? b : Arrays.copyOf(b, n);
+        });
+    }
+
+    /** Applies a WRITE; durable only after {@link #commit} (or before the answer with {@code stable}). Answers the file's attributes after it. */
     public Promise<FileAttr> write(long inode, long offset, byte[] data, boolean stable) {
         if (offset < 0 || offset + data.length > MAX_FILE_SIZE) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "write past the largest file size"));
         }
-        return open(inode).flatMap(f -> f.queue.submit(() -> {
-            if (f.base.type() != FileType.FILE) return Promise.failed(new CairnException(f.base.type() == FileType.DIR ? Status.IS_DIR : Status.BAD_REQUEST, "not a file"));
-            long end = offset + data.length;
-            Promise<Void> grown = end > f.size ? extend(f, end) : Promise.completed(null);
-            return grown.flatMap(v -> apply(f, offset, data, 0)).flatMap(v -> {
-                f.localChanges++;
-                f.mtimeMillis = clock.wallMillis();
-                if (stable || dirtyBytes > MAX_DIRTY_BYTES) return flush(f);
-                return flushFull(f, (int) ((end - 1) / f.chunkSize()));
-            }).map(v -> f.attr());
-        }));
+        return openFresh(inode).flatMap(f -> f.barrier.flatMap(v -> {
+            if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
+            Promise<Void> applied = f.ec() ? f.meta.submit(() -> writeImage(f, offset, data)) : writeStreamed(f, offset, data);
+            return applied.flatMap(x -> stable ? flush(f) : Promise.completed(null)).map(x -> f.attr());
+        })).onFailure(e -> client.log().debug("WRITE of inode {} at {}: {}", inode, offset, e.toString()));
     }
 
     /** Makes every WRITE this gateway answered for the file durable on every copy, and its length committed. */
     public Promise<FileAttr> commit(long inode) {
         OpenFile f = files.get(inode);
         if (f == null) return client.getAttr(inode).map(this::seen);
-        return f.queue.submit(() -> flush(f).map(v -> f.attr()));
+        return flush(f).map(v -> f.attr()).onFailure(e -> client.log().debug("COMMIT of inode {}: {}", inode, e.toString()));
+    }
+
+    // ---------------------------------------------------------------- replicated: streamed
+
+    /**
+     * Sends a WRITE down the chains of the chunks it covers (and zeros where it grows the file past a partly
+     * written chunk) in one go, so WRITEs in flight together keep their order; answered once every copy took
+     * it, and after a commit when the write-behind is over its bounds.
+     */
+    private Promise<Void> writeStreamed(OpenFile f, long offset, byte[] data) {
+        long end = offset + data.length;
+        List<Promise<Void>> taken = new ArrayList<>();
+        if (end > f.size) {
+            if (offset > f.size) zeroFill(f, f.size, offset, taken);
+            f.size = end;
+        }
+        int cs = f.chunkSize();
+        for (int from = 0; from < data.length; ) {
+            long pos = offset + from;
+            int index = (int) (pos / cs);
+            int inChunk = (int) (pos - (long) index * cs);
+            int n = Math.min(data.length - from, Math.min(cs - inChunk, Codec.MAX_DATA_BYTES));
+            byte[] piece = from == 0 && n == data.length ? data : Arrays.copyOfRange(data, from, from + n);
+            taken.add(session(f, index).write(inChunk, piece));
+            from += n;
+        }
+        f.localChanges++;
+        f.mtimeMillis = clock.wallMillis();
+        f.writing++;
+        holding.add(f);
+        return Promise.all(taken).then((v, e) -> {
+            f.writing--;
+            f.unstable++;
+            if (e != null) {
+                if (failedSession(f)) loseWrites(f, e);
+                return Promise.failed(e);
+            }
+            return writeBehind(f);
+        });
+    }
+
+    /**
+     * Zeros over {@code [from, to)} where they land in the chunk holding {@code from}, if that chunk is partly
+     * written: a copy holds its chunk up to the file's end, and a file grown past it must read zeros there
+     * (not a copy shorter than the file, nor bytes a shrink left past the end). Chunks wholly past the old end
+     * hold nothing, and read as holes.
+     */
+    private void zeroFill(OpenFile f, long from, long to, List<Promise<Void>> taken) {
+        int cs = f.chunkSize();
+        if (from % cs == 0) return;
+        int index = (int) (from / cs);
+        long chunkEnd = (long) (index + 1) * cs;
+        ChunkSession s = session(f, index);
+        for (long pos = from; pos < Math.min(to, chunkEnd); ) {
+            int n = (int) Math.min(ZEROS.length, Math.min(to, chunkEnd) - pos);
+            taken.add(s.write(pos - (long) index * cs, n == ZEROS.length ? ZEROS : Arrays.copyOf(ZEROS, n)));
+            pos += n;
+        }
+    }
+
+    private ChunkSession session(OpenFile f, int index) {
+        ChunkSession s = f.sessions.get(index);
+        if (s != null) return s;
+        s = client.session(f.base, index);
+        f.sessions.put(index, s);
+        long start = (long) index * f.chunkSize();
+        if (start < f.size) {
+            // a chunk the file already covers holds it up to the file's end or its own: a chunk never written (the
+            // file grew over it) gets there by an empty write, which extends a shorter copy with zeros
+            long upTo = Math.min(f.size, start + f.chunkSize()) - start;
+            s.write(upTo, EMPTY).onFailure(e -> client.log().debug("inode {} chunk {}: extend failed: {}", f.inode, index, e.getMessage()));
+        }
+        return s;
+    }
+
+    /** Starts a commit of a file holding much; waits for one when a bound is reached. */
+    private Promise<Void> writeBehind(OpenFile f) {
+        long fileHeld = f.heldBytes();
+        if (fileHeld >= MAX_FILE_HELD_BYTES) return flush(f);
+        if (fileHeld >= FLUSH_FILE_BYTES && f.queuedFlush == null && f.meta.idle()) {
+            flush(f).onFailure(e -> client.log().debug("inode {}: background commit failed: {}", f.inode, e.getMessage()));
+        }
+        long total = heldBytes();
+        if (total < MAX_HELD_BYTES) return Promise.completed(null);
+        // the gateway is over its bound: commit the file holding the most, and wait for it
+        OpenFile largest = f;
+        for (OpenFile g : holding) if (g.heldBytes() > largest.heldBytes()) largest = g;
+        return flush(largest);
+    }
+
+    // ---------------------------------------------------------------- durability
+
+    /**
+     * Makes every WRITE answered so far durable and commits the size. Flushes run one at a time per file; a
+     * flush asked for while one is queued and not yet started joins it (it will cover both callers' writes).
+     */
+    private Promise<Void> flush(OpenFile f) {
+        if (f.queuedFlush != null) return f.queuedFlush;
+        Promise<Void> queued = new Promise<>();
+        f.queuedFlush = queued;
+        f.meta.submit(() -> {
+            if (f.queuedFlush == queued) f.queuedFlush = null; // started: a later caller needs a flush of its own
+            return f.ec() ? flushImages(f) : flushSessions(f);
+        }).onComplete((v, e) -> {
+            if (e != null) queued.fail(e);
+            else queued.complete(null);
+        });
+        return queued;
+    }
+
+    /**
+     * Syncs every session with writes not yet durable (a sync waits for the writes before it to be through their
+     * chain, so it covers every WRITE taken before this flush began), commits the size, and lets go of the bytes.
+     */
+    private Promise<Void> flushSessions(OpenFile f) {
+        if (f.lost != null) {
+            // writes answered earlier can no longer be made durable: this commit says so, once
+            CairnException lost = f.lost;
+            f.lost = null;
+            return Promise.failed(lost);
+        }
+        List<Promise<Void>> syncs = new ArrayList<>();
+        for (ChunkSession s : f.sessions.values()) if (s.pendingBytes() > 0) syncs.add(s.sync());
+        long size = f.size;
+        long changes = f.unstable;
+        if (syncs.isEmpty() && size == f.base.size() && changes == 0 && f.heldBytes() == 0) return Promise.completed(null);
+        return Promise.all(syncs).flatMap(v -> commitLength(f, size)).then((v, e) -> {
+            if (e != null) {
+                if (CairnException.statusOf(e) == Status.IO || failedSession(f)) loseWrites(f, e);
+                return Promise.failed(e);
+            }
+            for (ChunkSession s : f.sessions.values()) s.releaseSynced();
+            f.unstable -= changes;
+            dropIdleSessions(f);
+            return Promise.completed(null);
+        });
+    }
+
+    private static boolean failedSession(OpenFile f) {
+        for (ChunkSession s : f.sessions.values()) if (s.failed()) return true;
+        return false;
+    }
+
+    /**
+     * Writes held for the file can never be made durable (a chain failed for good, or another writer leased a
+     * chunk since): the sessions are dropped, so later writes start afresh, and the next commit fails too, as
+     * it would have covered them.
+     */
+    private void loseWrites(OpenFile f, Throwable e) {
+        client.log().warn("inode {}: writes not yet committed are lost: {}", f.inode, e.getMessage());
+        f.sessions.clear();
+        f.unstable = 0;
+        f.size = f.base.size(); // what the lost writes grew is not the file's: a later commit must not cover it
+        holding.remove(f);
+        f.lost = new CairnException(Status.IO, "writes to inode " + f.inode + " were lost before a commit: " + CairnException.detailOf(e));
+    }
+
+    /** After a commit: sessions holding nothing are dropped once a file has many (each costs a lease to take again). */
+    private void dropIdleSessions(OpenFile f) {
+        if (f.sessions.size() > 16) f.sessions.values().removeIf(s -> s.heldBytes() == 0 && s.pendingBytes() == 0);
+        if (f.heldBytes() == 0) holding.remove(f);
+    }
+
+    private Promise<Void> commitLength(OpenFile f, long size) {
+        return client.commitLength(f.inode, size).<Void>then((v, e) -> {
+            if (e == null) return Promise.completed(null);
+            // another writer leased a chunk after this gateway wrote it: those WRITEs are not durable, and a
+            // retried COMMIT must not acknowledge them (STALE would map to DELAY, and the retry would succeed)
+            if (CairnException.statusOf(e) == Status.STALE) return Promise.failed(new CairnException(Status.IO, CairnException.detailOf(e)));
+            return Promise.failed(e);
+        }).flatMap(v -> client.getAttr(f.inode)).map(a -> {
+            f.rebase(a);
+            return null;
+        });
+    }
+
+    // ---------------------------------------------------------------- size changes
+
+    private Promise<FileAttr> resize(OpenFile f, AttrChange change) {
+        long newSize = change.size();
+        long oldSize = f.size;
+        if (f.ec()) return resizeImages(f, change);
+        if (newSize > oldSize) {
+            // grow: zeros over the rest of the old last chunk, made durable (and its version committed) with every
+            // write before, then the size at the master, which drops any chunk wholly past the old end
+            List<Promise<Void>> taken = new ArrayList<>();
+            zeroFill(f, oldSize, newSize, taken);
+            holding.add(f);
+            return Promise.all(taken).flatMap(v -> flushSessions(f)).flatMap(v -> client.setAttr(f.inode, change.fromSize(oldSize))).map(a -> {
+                f.size = newSize;
+                f.rebase(a);
+                return f.attr();
+            });
+        }
+        return flushSessions(f).flatMap(v -> {
+            // shrink: sessions past the new end write nothing more (the master drops their chunks)
+            int cs = f.chunkSize();
+            int keep = (int) ((newSize + cs - 1) / cs);
+            f.sessions.tailMap(keep, true).clear();
+            return client.setAttr(f.inode, change);
+        }).flatMap(a -> {
+            f.size = newSize;
+            f.rebase(a);
+            int cs = f.chunkSize();
+            if (newSize == oldSize || newSize % cs == 0) return Promise.completed(f.attr());
+            // shrink into a chunk: its bytes past the new end become zeros, so a file grown again reads zeros there
+            long upTo = Math.min(oldSize, (newSize / cs + 1) * cs);
+            List<Promise<Void>> taken = new ArrayList<>();
+            zeroFill(f, newSize, upTo, taken);
+            holding.add(f);
+            return Promise.all(taken).flatMap(v -> flushSessions(f)).map(v -> f.attr());
+        });
     }
 
     // ---------------------------------------------------------------- internals
 
+    private static CairnException notAFile(OpenFile f) {
+        return new CairnException(f.base.type() == FileType.DIR ? Status.IS_DIR : Status.BAD_REQUEST, "not a file");
+    }
+
     private FileAttr seen(FileAttr a) {
         OpenFile f = files.get(a.inode());
         if (f == null) return shifted(a);
-        if (f.dirty() || !f.queue.idle()) return f.attr();
-        // changed elsewhere (another gateway, the CLI): what is held of its chunks may be old
-        if (a.change() != f.base.change()) f.images.clear();
+        if (!f.idle()) return f.attr();
+        // changed elsewhere (another gateway, the CLI): what is cached of its chunks may be old
+        if (a.change() != f.base.change()) {
+            f.images.clear();
+            f.sessions.clear();
+        }
         f.rebase(a);
         return f.attr();
     }
 
     private ChangeReply forgetGone(ChangeReply r) {
-        // a file that lost its last name is gone at the master; clean state is only a cache, so drop it all
+        // a file that lost its last name is gone at the master; idle state is only a cache, so drop it all
         for (Iterator<OpenFile> it = files.values().iterator(); it.hasNext(); ) {
             OpenFile f = it.next();
-            if (f.queue.idle() && !f.dirty()) it.remove();
+            if (f.idle()) it.remove();
         }
         return r;
+    }
+
+    /**
+     * The file's state, its attributes fetched again if nothing of it is held here: another writer may have changed
+     * the size since (a WRITE past a stale size would write zeros over its bytes). A state made now is fresh.
+     */
+    private Promise<OpenFile> openFresh(long inode) {
+        OpenFile f = files.get(inode);
+        if (f == null) return open(inode);
+        if (!f.idle()) return Promise.completed(f);
+        return client.getAttr(f.inode).map(a -> {
+            seen(a);
+            return f;
+        });
     }
 
     private Promise<OpenFile> open(long inode) {
@@ -200,10 +511,26 @@ public final class ClusterFs {
         if (files.size() <= MAX_FILES) return;
         for (Iterator<OpenFile> it = files.values().iterator(); it.hasNext() && files.size() > MAX_FILES; ) {
             OpenFile f = it.next();
-            if (f.queue.idle() && !f.dirty()) {
+            if (f.idle()) {
                 it.remove();
+                holding.remove(f);
             }
         }
+    }
+
+    // ---------------------------------------------------------------- erasure-coded: whole chunks
+
+    /** Copies a WRITE into the images of the chunks it covers (loading each from the cluster first). */
+    private Promise<Void> writeImage(OpenFile f, long offset, byte[] data) {
+        long end = offset + data.length;
+        Promise<Void> grown = end > f.size ? extendImages(f, end) : Promise.completed(null);
+        return grown.flatMap(v -> apply(f, offset, data, 0)).flatMap(v -> {
+            f.localChanges++;
+            f.mtimeMillis = clock.wallMillis();
+            f.unstable++;
+            if (imageBytes > MAX_IMAGE_BYTES) return flushImages(f);
+            return flushFull(f, (int) ((end - 1) / f.chunkSize()));
+        });
     }
 
     /** The image of chunk {@code index}, loaded from the cluster (its bytes up to the file's size) on first use. */
@@ -244,31 +571,23 @@ public final class ClusterFs {
             img.ensure(inChunk + n, cs);
             System.arraycopy(data, from, img.bytes, inChunk, n);
             if (inChunk + n > img.length) img.length = inChunk + n;
-            markDirty(f, img);
+            img.dirty = true;
+            account(f, img);
             return apply(f, offset, data, from + n);
         });
-    }
-
-    /** The image changed: it is dirty, and the totals count its current length. */
-    private void markDirty(OpenFile f, OpenFile.Image img) {
-        img.dirty = true;
-        account(f, img);
     }
 
     private void account(OpenFile f, OpenFile.Image img) {
         int now = img.dirty ? img.length : 0;
         int delta = now - img.counted;
         img.counted = now;
-        f.dirtyBytes += delta;
-        dirtyBytes += delta;
-        assert f.dirtyBytes >= 0 && dirtyBytes >= 0 : "dirty bytes " + f.dirtyBytes + " / " + dirtyBytes;
+        f.imageBytes += delta;
+        imageBytes += delta;
+        assert f.imageBytes >= 0 && imageBytes >= 0 : "image bytes " + f.imageBytes + " / " + imageBytes;
     }
 
-    /**
-     * The file grows to {@code newSize}: the chunk holding the old end is filled with zeros up to the new
-     * end or its own end, so a read there finds zeros rather than a copy shorter than the file.
-     */
-    private Promise<Void> extend(OpenFile f, long newSize) {
+    /** The chunk holding the old end is filled with zeros up to the new end or its own end. */
+    private Promise<Void> extendImages(OpenFile f, long newSize) {
         int cs = f.chunkSize();
         long oldSize = f.size;
         if (oldSize % cs != 0) {
@@ -278,9 +597,10 @@ public final class ClusterFs {
             return image(f, index).map(img -> {
                 if (img.length < upTo) {
                     img.ensure(upTo, cs);
-                    java.util.Arrays.fill(img.bytes, img.length, upTo, (byte) 0);
+                    Arrays.fill(img.bytes, img.length, upTo, (byte) 0);
                     img.length = upTo;
-                    markDirty(f, img);
+                    img.dirty = true;
+                    account(f, img);
                 }
                 f.size = newSize;
                 return null;
@@ -290,40 +610,59 @@ public final class ClusterFs {
         return Promise.completed(null);
     }
 
-    /** Uploads the dirty chunks before {@code current} that are full (a sequential writer has finished them). */
+    /**
+     * Uploads the dirty chunks before {@code current} that are full (a sequential writer has finished them); then
+     * commits the length up to the first chunk still dirty, and drops the images it covers. An image uploaded and
+     * not yet covered by a commit is kept: a later WRITE to its chunk must start from it (the cluster's reader
+     * sees only committed bytes), and an upload of the chunk again must hold every WRITE so far.
+     */
     private Promise<Void> flushFull(OpenFile f, int current) {
         for (Map.Entry<Integer, OpenFile.Image> e : f.images.entrySet()) {
             if (e.getKey() < current && e.getValue().dirty && e.getValue().length == f.chunkSize()) {
-                return upload(f, e.getKey(), e.getValue()).flatMap(v -> {
-                    f.images.remove(e.getKey());
-                    return flushFull(f, current);
-                });
+                return upload(f, e.getKey(), e.getValue()).flatMap(v -> flushFull(f, current));
             }
         }
-        return Promise.completed(null);
-    }
-
-    /** Uploads every dirty chunk, then commits the length; clean images are dropped except the last. */
-    private Promise<Void> flush(OpenFile f) {
+        long safe = f.size;
         for (Map.Entry<Integer, OpenFile.Image> e : f.images.entrySet()) {
-            if (e.getValue().dirty) return upload(f, e.getKey(), e.getValue()).flatMap(v -> flush(f));
+            if (e.getValue().dirty) {
+                safe = Math.min(safe, (long) e.getKey() * f.chunkSize());
+                break;
+            }
         }
-        if (f.size == f.base.size() && f.localChanges == 0) return Promise.completed(null);
-        return client.commitLength(f.inode, f.size).<Void>then((v, e) -> {
-            if (e == null) return Promise.completed(null);
-            // another writer leased a chunk after this gateway wrote it: those WRITEs are not durable, and a
-            // retried COMMIT must not acknowledge them (STALE would map to DELAY, and the retry would succeed)
-            if (CairnException.statusOf(e) == Status.STALE) return Promise.failed(new CairnException(Status.IO, CairnException.detailOf(e)));
-            return Promise.failed(e);
-        }).flatMap(v -> client.getAttr(f.inode)).map(a -> {
-            f.rebase(a);
-            while (f.images.size() > 1) f.images.pollFirstEntry();
+        if (safe <= f.base.size()) return Promise.completed(null);
+        long upTo = safe;
+        return commitLength(f, upTo).map(v -> {
+            while (!f.images.isEmpty() && (long) (f.images.firstKey() + 1) * f.chunkSize() <= upTo) drop(f, f.images.firstKey());
             return null;
         });
     }
 
+    /** Uploads every dirty chunk, then commits the length; the images are dropped (they were only the write's). */
+    private Promise<Void> flushImages(OpenFile f) {
+        for (Map.Entry<Integer, OpenFile.Image> e : f.images.entrySet()) {
+            if (e.getValue().dirty) return upload(f, e.getKey(), e.getValue()).flatMap(v -> flushImages(f));
+        }
+        long changes = f.unstable;
+        if (f.size == f.base.size() && changes == 0) {
+            while (!f.images.isEmpty()) drop(f, f.images.firstKey());
+            return Promise.completed(null);
+        }
+        return commitLength(f, f.size).map(v -> {
+            f.unstable -= changes;
+            while (!f.images.isEmpty()) drop(f, f.images.firstKey());
+            return null;
+        });
+    }
+
+    private void drop(OpenFile f, int index) {
+        OpenFile.Image img = f.images.remove(index);
+        if (img == null) return;
+        img.dirty = false;
+        account(f, img);
+    }
+
     private Promise<Void> upload(OpenFile f, int index, OpenFile.Image img) {
-        byte[] bytes = java.util.Arrays.copyOf(img.bytes, img.length);
+        byte[] bytes = Arrays.copyOf(img.bytes, img.length);
         int uploaded = img.length;
         return client.writeChunk(f.base, index, bytes).map(v -> {
             // a WRITE may have grown the image meanwhile: then it stays dirty for the next flush
@@ -333,18 +672,23 @@ public final class ClusterFs {
         });
     }
 
-    private Promise<FileAttr> truncate(OpenFile f, AttrChange change) {
+    private Promise<FileAttr> resizeImages(OpenFile f, AttrChange change) {
         long newSize = change.size();
         long oldSize = f.size;
         if (newSize > oldSize) {
-            // grow: zeros into the old last chunk, made durable, then the size
-            return extend(f, newSize).flatMap(v -> flush(f)).flatMap(v -> client.setAttr(f.inode, change)).map(a -> {
+            // as for a replicated file: the old last chunk's zeros first (a committed chunk is refused: written once),
+            // then the size, which drops any chunk wholly past the old end
+            long zerosTo = Math.min(newSize, (oldSize / f.chunkSize() + 1) * f.chunkSize());
+            return flushImages(f)
+                    .flatMap(v -> oldSize % f.chunkSize() == 0 ? Promise.<Void>completed(null) : extendImages(f, zerosTo).flatMap(x -> flushImages(f)))
+                    .flatMap(v -> client.setAttr(f.inode, change.fromSize(f.size))).map(a -> {
+                f.size = newSize;
                 f.rebase(a);
                 return f.attr();
             });
         }
-        return flush(f).flatMap(v -> client.setAttr(f.inode, change)).flatMap(a -> {
-            f.images.clear();
+        return flushImages(f).flatMap(v -> client.setAttr(f.inode, change)).flatMap(a -> {
+            f.size = newSize;
             f.rebase(a);
             int cs = f.chunkSize();
             if (newSize == oldSize || newSize % cs == 0) return Promise.completed(f.attr());
@@ -354,8 +698,7 @@ public final class ClusterFs {
             int upTo = (int) (Math.min(oldSize, (long) (index + 1) * cs) - (long) index * cs);
             byte[] img = new byte[upTo];
             FileAttr shortFile = a;
-            Promise<Void> loaded = load(f, (long) index * cs, img, 0, keep);
-            return loaded.flatMap(v -> client.writeChunk(shortFile, index, img)).map(v -> f.attr());
+            return load(f, (long) index * cs, img, 0, keep).flatMap(v -> client.writeChunk(shortFile, index, img)).map(v -> f.attr());
         });
     }
 }

@@ -1,19 +1,26 @@
 package dev.cairn.nfs.fs;
 
+import dev.cairn.client.ChunkSession;
 import dev.cairn.client.FileReader;
+import dev.cairn.core.async.Promise;
 import dev.cairn.core.async.SerialQueue;
 import dev.cairn.core.proto.Types.FileAttr;
 import java.util.TreeMap;
 
 /**
- * What the gateway holds of one file between a WRITE and the COMMIT that makes it durable: the chunks
- * being changed, each as an image of its bytes from the chunk's start (loaded from the cluster before
- * the first change, so a write anywhere in a chunk is a read-modify-write of that chunk), and the size
- * and change counter clients must see meanwhile. Everything on a file runs through its {@link #queue},
- * so a COMMIT sees every WRITE answered before it.
+ * What the gateway holds of one file: the size and change counter clients must see between a WRITE and the
+ * COMMIT that makes it durable, and the means of writing it.
+ *
+ * <p>A replicated file is written through one {@link ChunkSession} per chunk touched: each WRITE goes down the
+ * chunk's chain at once, and the session keeps the bytes until a commit covers them (to send them again if a
+ * copy fails), which is what the gateway's write-behind bounds count. An erasure-coded file is written a
+ * whole chunk at a time, so its changed chunks are held as {@link Image}s until COMMIT.
+ *
+ * <p>Commits, size changes and erasure-coded uploads run one at a time through {@link #meta}; WRITEs and READs
+ * of a replicated file do not queue behind them (a COMMIT covers every WRITE answered before it arrived).
  */
 final class OpenFile {
-    /** One chunk's image: {@code length} valid bytes of {@code bytes}; dirty until uploaded. */
+    /** An erasure-coded chunk's image: {@code length} valid bytes of {@code bytes}; dirty until uploaded. */
     static final class Image {
         byte[] bytes;
         int length;
@@ -33,7 +40,10 @@ final class OpenFile {
     }
 
     final long inode;
-    final SerialQueue queue = new SerialQueue();
+    final SerialQueue meta = new SerialQueue();
+    /** Replicated files: a session per chunk written since the file was opened here, by index. */
+    final TreeMap<Integer, ChunkSession> sessions = new TreeMap<>();
+    /** Erasure-coded files: the chunks being changed. */
     final TreeMap<Integer, Image> images = new TreeMap<>();
     /** The master's view of the file as last fetched. */
     FileAttr base;
@@ -42,8 +52,21 @@ final class OpenFile {
     /** WRITEs applied since {@link #base} was fetched (folded into the change attribute clients see). */
     long localChanges;
     long mtimeMillis;
-    long dirtyBytes;
+    /** Erasure-coded files: bytes of dirty images. */
+    long imageBytes;
+    /** WRITEs taken and not yet answered by the chains (a COMMIT or a clean check must count them). */
+    int writing;
+    /** WRITEs answered since the last commit of the file began: a COMMIT with none has nothing to do. */
+    long unstable;
+    /** A flush queued on {@link #meta} and not yet started: later callers share it. */
+    Promise<Void> queuedFlush;
+    /** Writes answered earlier were lost before a commit covered them: the next commit fails with this. */
+    dev.cairn.core.proto.CairnException lost;
+    /** Set while a size change runs: WRITEs wait for it. */
+    Promise<Void> barrier = Promise.completed(null);
     FileReader reader;
+    /** Where the last READ ended (sequential reads are read ahead). */
+    long readEnd = -1;
 
     OpenFile(FileAttr base) {
         this.inode = base.inode();
@@ -54,7 +77,20 @@ final class OpenFile {
 
     int chunkSize() { return base.chunkSize(); }
 
-    boolean dirty() { return dirtyBytes > 0 || size != base.size(); }
+    boolean ec() { return base.storageClass().isEc(); }
+
+    /** Bytes the sessions hold: written and not yet covered by a commit. */
+    long heldBytes() {
+        long n = 0;
+        for (ChunkSession s : sessions.values()) n += s.heldBytes();
+        return n;
+    }
+
+    /** Something written here is not yet committed at the master (or is on its way). */
+    boolean dirty() { return size != base.size() || imageBytes > 0 || writing > 0 || unstable > 0 || lost != null || heldBytes() > 0; }
+
+    /** Nothing is held or under way: the state is only a cache of the master's. */
+    boolean idle() { return !dirty() && meta.idle(); }
 
     /** The attributes a client sees now. */
     FileAttr attr() {
@@ -67,7 +103,7 @@ final class OpenFile {
     void rebase(FileAttr fresh) {
         base = fresh;
         localChanges = 0;
-        if (dirtyBytes == 0) {
+        if (!dirty()) {
             size = fresh.size();
             mtimeMillis = fresh.mtimeMillis(); // a SETATTR may set it back in time
         } else {

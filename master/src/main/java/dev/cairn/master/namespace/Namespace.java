@@ -539,11 +539,17 @@ public final class Namespace {
             if (rec.type() == FileType.DIR) throw new CairnException(Status.IS_DIR, "inode " + ino);
             if (rec.type() != FileType.FILE) throw new CairnException(Status.BAD_REQUEST, "only a file has a settable size");
             if (ch.size() < 0 || ch.size() > MAX_FILE_SIZE) throw new CairnException(Status.BAD_REQUEST, "size " + ch.size());
+            if (ch.fromSize() != AttrChange.KEEP && ch.fromSize() != size) {
+                throw new CairnException(Status.STALE, "inode " + ino + " is " + size + " bytes, not the " + ch.fromSize() + " the size change was for");
+            }
             if (ch.size() != size && ch.mtimeMillis() == AttrChange.KEEP) mtime = now;
+            long kept = Math.min(size, ch.size());
             size = ch.size();
-            // chunks wholly past the new end go; the one the end falls in keeps its bytes past the end, which
-            // the writer that shrank the file overwrites with zeros before the file can grow over them again
-            long firstGone = (size + rec.chunkSize() - 1) / rec.chunkSize();
+            // chunks wholly past the new end go; so do those wholly past the old end when the file grows (a writer
+            // that failed before its commit may have left bytes there, and the grown range must read as zeros). The
+            // chunk the shorter end falls in keeps its bytes past that end, which the writer that shrank or grows
+            // the file overwrites with zeros first
+            long firstGone = (kept + rec.chunkSize() - 1) / rec.chunkSize();
             for (ChunkRecord c : chunks(ino, (int) Math.min(firstGone, Integer.MAX_VALUE), Integer.MAX_VALUE)) {
                 freed.add(c.chunkId());
                 w.batch.delete(chunkKey(c.chunkId()));
@@ -563,7 +569,7 @@ public final class Namespace {
         byte[] existing = kv.get(fileChunkKey(ino, index));
         if (existing != null) return chunk(ByteBuffer.wrap(existing).getLong());
         long id = counter(NEXT_CHUNK);
-        ChunkRecord c = new ChunkRecord(id, 1, ino, index, 1);
+        ChunkRecord c = new ChunkRecord(id, 1, ino, index, 0); // nothing committed to it yet
         batch.put(NEXT_CHUNK, longBytes(id + 1));
         batch.put(chunkKey(id), Codec.encodeRecord(c));
         batch.put(fileChunkKey(ino, index), longBytes(id));

@@ -104,7 +104,7 @@ class NamespaceTest extends NamespaceFixture {
         FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
         FileAttr g = submit(new MetaCommand.CreateFile("/g", 65536, StorageClass.replicated(2), 0));
         ChunkRecord c = submit(new MetaCommand.AllocChunk(f.inode(), 0));
-        assertThat(c.dataVersion()).isEqualTo(1);
+        assertThat(c.dataVersion()).as("nothing committed to a new chunk").isZero();
         submit(new MetaCommand.BumpVersion(c.chunkId()));
         submit(new MetaCommand.BumpVersion(c.chunkId())); // v3: the lease a writer writes under
         ChunkRecord v3 = new Namespace(kv, 3).chunk(c.chunkId());
@@ -127,8 +127,12 @@ class NamespaceTest extends NamespaceFixture {
                 .isEqualTo(Status.BAD_REQUEST);
         assertThat(statusOf(() -> submit(new MetaCommand.SetLength(g.inode(), 200, 2, List.of(new Types.ChunkVersion(c.chunkId(), 4))))))
                 .isEqualTo(Status.BAD_REQUEST);
-        // a chunk dropped meanwhile (a truncate) is no longer the file's: skipped
-        submit(new MetaCommand.SetLength(f.inode(), 300, 3, List.of(new Types.ChunkVersion(c.chunkId(), 4), new Types.ChunkVersion(999, 1))));
+        // a chunk dropped meanwhile (a truncate) is no longer the file's: what was written there is gone, so the
+        // commit is refused as STALE (the writer must not acknowledge it) and changes nothing
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(f.inode(), 300, 3,
+                List.of(new Types.ChunkVersion(c.chunkId(), 4), new Types.ChunkVersion(999, 1)))))).isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(100);
+        submit(new MetaCommand.SetLength(f.inode(), 300, 3, List.of(new Types.ChunkVersion(c.chunkId(), 4))));
         assertThat(new Namespace(kv, 3).chunk(c.chunkId()).dataVersion()).isEqualTo(4);
         assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(300);
     }

@@ -198,7 +198,11 @@ public final class FileModel {
             return got.length + " bytes, acknowledged " + ackedLength + ", at least " + minLength() + ", at most " + maxLength();
         }
         long x = mismatch(0, got, 0, got.length);
-        return x < 0 ? null : "bytes never written (first difference at offset " + x + ")";
+        if (x < 0) return null;
+        Map.Entry<Long, long[]> e = segments.floorEntry(x);
+        boolean inSeg = e != null && x < e.getValue()[0];
+        return "bytes never written (first difference at offset " + x + ": " + got[(int) x] + ", acknowledged "
+                + (inSeg ? Oracle.valueAt(e.getValue()[1], x) : 0) + ")";
     }
 
     private void fold(Op op) {
@@ -243,6 +247,9 @@ public final class FileModel {
         }
         return true;
     }
+
+    /** The ops whose outcome is never known (for reports). */
+    public List<Op> maybeOps() { return List.copyOf(maybe); }
 
     @Override public String toString() {
         return "acked " + ackedLength + " in " + segments.size() + " segments, " + pending.size() + " pending, " + maybe.size() + " maybe";

@@ -7,6 +7,9 @@ import dev.cairn.core.env.Scheduler;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.AttrChange;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.nfs.fs.ClusterFs;
 import dev.cairn.sim.runtime.Simulation;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -28,6 +31,8 @@ public final class Workload {
     static final long VERIFY_RETRY_NANOS = 2_000_000_000L;
     /** Chance (percent) that the writer syncs after a piece, acknowledging a prefix of a file still being written. */
     static final int SYNC_PERCENT = 20;
+    /** Steps (a few writes in flight, a truncate, or a commit) of one in-place update at most. */
+    static final int MAX_UPDATE_STEPS = 6;
     /** Storage classes files are written with, drawn uniformly (replicated(3) twice as often). */
     static final StorageClass[] CLASSES = {
         StorageClass.DEFAULT, StorageClass.DEFAULT, StorageClass.replicated(2), StorageClass.ec(2, 1), StorageClass.ec(2, 2), StorageClass.ec(3, 1),
@@ -61,6 +66,8 @@ public final class Workload {
     public static final class Stats {
         public long writesStarted, commits, ecCommits, midSyncs, writeFailures, bytesCommitted;
         public long reads, readErrors, removes, removeFailures;
+        /** In-place changes through the gateway's file system: started, committed, failed. */
+        public long updates, updateCommits, updateFailures;
         public long verified;
         /** Acknowledged files unreadable at the end with an excuse: faults destroyed more copies than their class tolerates. */
         public long excusedLosses;
@@ -73,6 +80,8 @@ public final class Workload {
     private final Profile profile;
     private final Simulation sim;
     private final CairnClient client;
+    /** The NFS gateway's file system over the same client: the in-place changes go through it. */
+    private final ClusterFs fs;
     private final Scheduler scheduler;
     private final Oracle oracle;
     private final SplittableRandom rnd;
@@ -100,6 +109,7 @@ public final class Workload {
         this.profile = profile;
         this.sim = sim;
         this.client = client;
+        this.fs = new ClusterFs(client, client.env().clock());
         this.scheduler = scheduler;
         this.oracle = oracle;
         this.rnd = rnd;
@@ -158,11 +168,79 @@ public final class Workload {
         scheduler.schedule(rnd.nextLong(profile.maxThinkNanos), () -> {
             int dice = rnd.nextInt(100);
             Promise<Void> op;
-            if (dice < 50) op = writeFile();
+            if (dice < 40) op = writeFile();
+            else if (dice < 55) op = updateFile();
             else if (dice < 85) op = readFile();
             else op = removeFile();
             op.onComplete((v, e) -> next());
         });
+    }
+
+    /**
+     * Changes an acknowledged file in place through the NFS gateway's file system ({@link ClusterFs}, the code
+     * behind WRITE, SETATTR and COMMIT): writes at random offsets (over its bytes, past its end, over holes),
+     * several in flight at once, now and then a truncate or a commit in the middle, then a commit. Each
+     * acknowledgement folds what was pending into the model; a failure leaves it maybe-landed for good.
+     */
+    private Promise<Void> updateFile() {
+        String path = oracle.pick(rnd.nextInt());
+        if (path == null) return writeFile();
+        FileModel model = oracle.model(path);
+        StorageClass cls = classes.get(path);
+        oracle.writing(path);
+        stats.updates++;
+        long start = sim.now();
+        long[] since = {start};
+        int steps = 1 + rnd.nextInt(MAX_UPDATE_STEPS);
+        return client.lookup(path).flatMap(attr -> updateSteps(attr.inode(), path, model, cls, steps, since).flatMap(v -> fs.commit(attr.inode())))
+                .then((a, e) -> {
+                    observed(start, "update", path, e);
+                    if (e == null) {
+                        acknowledge("commit of " + path, path, model, since[0], null);
+                        stats.updateCommits++;
+                    } else {
+                        model.abandonPending();
+                        stats.updateFailures++;
+                    }
+                    oracle.written(path);
+                    return Promise.completed(null);
+                });
+    }
+
+    private Promise<Void> updateSteps(long inode, String path, FileModel model, StorageClass cls, int steps, long[] since) {
+        if (steps == 0) return Promise.completed(null);
+        int dice = rnd.nextInt(100);
+        Promise<Void> step;
+        if (dice < 75) {
+            // up to four writes in flight at once, as an NFS client keeps them
+            List<Promise<FileAttr>> writes = new ArrayList<>();
+            for (int i = 0, n = 1 + rnd.nextInt(4); i < n; i++) {
+                long size = Math.max(model.maxLength(), 1);
+                long off = rnd.nextInt(5) == 0 ? size + rnd.nextInt(CHUNK_SIZE) : rnd.nextLong(size);
+                int len = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(MAX_PIECE) : 1 + rnd.nextInt(8192);
+                long seed = rnd.nextLong();
+                model.write(off, len, seed);
+                writes.add(fs.write(inode, off, Oracle.content(seed, off, len), false));
+            }
+            step = Promise.all(writes).map(v -> null);
+        } else if (dice < 88) {
+            long newSize = rnd.nextLong(model.maxLength() + CHUNK_SIZE);
+            model.truncate(newSize);
+            // a size change first commits every write before it, then changes the size durably: all acknowledged
+            step = fs.setAttr(inode, AttrChange.NONE.withSize(newSize)).map(a -> {
+                acknowledge("truncate of " + path, path, model, since[0], null);
+                since[0] = sim.now();
+                return null;
+            });
+        } else {
+            step = fs.commit(inode).map(a -> {
+                acknowledge("commit of " + path, path, model, since[0], null);
+                since[0] = sim.now();
+                stats.midSyncs++;
+                return null;
+            });
+        }
+        return step.flatMap(v -> updateSteps(inode, path, model, cls, steps - 1, since));
     }
 
     private int pickSize() {

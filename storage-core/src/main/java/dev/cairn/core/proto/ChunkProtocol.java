@@ -9,6 +9,7 @@ public sealed interface ChunkProtocol extends Message {
     /**
      * Writes bytes into a chunk copy and forwards them to the rest of the chain. Answered with ChainReply once
      * this copy and every copy after it have the bytes (not yet durable). A failure names the failed server.
+     * Bytes past the copy's end extend it, with zeros in any gap; an empty write past the end only extends it.
      */
     record WriteData(long rid, long chunkId, long version, long offset, byte[] data, List<ServerRef> forward)
             implements ChunkProtocol {}

@@ -165,10 +165,10 @@ public sealed interface MasterProtocol extends Message {
      * how long each part is ({@link dev.cairn.core.ec.Stripes#partLength}). Answered with Ack once the copy is synced.
      */
     record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
-                          List<Integer> sourceParts, int capacity) implements MasterProtocol {
+                          List<Integer> sourceParts, int capacity, boolean writable) implements MasterProtocol {
         public ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
                               List<Integer> sourceParts) {
-            this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS);
+            this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS, false);
         }
     }
 

@@ -112,11 +112,24 @@ public final class Types {
     public record DirCookieEntry(String name, long cookie, FileAttr attr) {}
 
     /** Attribute changes; a field at {@link #KEEP} is left as it is. */
-    public record AttrChange(int mode, int uid, int gid, long size, long atimeMillis, long mtimeMillis) {
+    /**
+     * Attributes to change ({@link #KEEP} leaves one as it is). {@code fromSize}, if not KEEP, makes a size
+     * change conditional: it applies only if the file's size is still that (STALE otherwise), so a writer that
+     * zero-filled the file's last chunk from that size before growing it never grows a file someone else has
+     * changed since.
+     */
+    public record AttrChange(int mode, int uid, int gid, long size, long atimeMillis, long mtimeMillis, long fromSize) {
         public static final int KEEP = -1;
         public static final AttrChange NONE = new AttrChange(KEEP, KEEP, KEEP, KEEP, KEEP, KEEP);
 
-        public AttrChange withSize(long s) { return new AttrChange(mode, uid, gid, s, atimeMillis, mtimeMillis); }
+        public AttrChange(int mode, int uid, int gid, long size, long atimeMillis, long mtimeMillis) {
+            this(mode, uid, gid, size, atimeMillis, mtimeMillis, KEEP);
+        }
+
+        public AttrChange withSize(long s) { return new AttrChange(mode, uid, gid, s, atimeMillis, mtimeMillis, fromSize); }
+
+        /** The same change, its size change applying only to a file of size {@code from}. */
+        public AttrChange fromSize(long from) { return new AttrChange(mode, uid, gid, size, atimeMillis, mtimeMillis, from); }
     }
 
     /** A chunk and the lease version a writer wrote it at. */

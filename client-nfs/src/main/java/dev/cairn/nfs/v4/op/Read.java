@@ -23,7 +23,7 @@ public final class Read implements Operation {
         Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_READ);
         if (bad != null) return Operation.status(bad);
         int n = (int) Math.min(Integer.toUnsignedLong(count), Fattr.MAX_IO);
-        return Files.fs(st).getAttr(ino).then((a, e) -> {
+        return Files.fs(st).attrForIo(ino).then((a, e) -> {
             if (e != null) return Operation.status(Files.status(e));
             if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
             if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);

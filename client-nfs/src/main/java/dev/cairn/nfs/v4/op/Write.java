@@ -30,7 +30,7 @@ public final class Write implements Operation {
         long ino = st.current.inode();
         Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_WRITE);
         if (bad != null) return Operation.status(bad);
-        return Files.fs(st).getAttr(ino).then((a, e) -> {
+        return Files.fs(st).attrForIo(ino).then((a, e) -> {
             if (e != null) return Operation.status(Files.status(e));
             if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
             if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);

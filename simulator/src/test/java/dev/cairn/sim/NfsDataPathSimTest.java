@@ -1,0 +1,325 @@
+package dev.cairn.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.cairn.client.CairnClient;
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.nfs.NfsGateway;
+import dev.cairn.nfs.client.Nfs4Client;
+import dev.cairn.nfs.client.Nfs4Client.OpenFile;
+import dev.cairn.nfs.fs.ClusterFs;
+import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.workload.Oracle;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The gateway's data path in the simulator: writes at any offset over files of many chunks, many in flight,
+ * overwrites, truncates and reads against a model of the file; the write-behind bound; and what a power cut
+ * in the middle of an overwrite leaves. Files are created by the cluster's client with small chunks (so a few
+ * MiB span many chunks) and then opened over NFS.
+ */
+class NfsDataPathSimTest extends ClusterScenario {
+    static final int SMALL_CHUNK = 256 * 1024;
+    static final int IN_FLIGHT = 16;
+
+    SimHost gateway;
+    Nfs4Client nfsClient;
+    byte[] root;
+
+    void start(int chunkservers) {
+        cluster(chunkservers);
+        gateway = world.addHost("nfs", new Address("nfs", 2049), 0, env -> new NfsGateway(env, new Address("master", SimCluster.MASTER_PORT)));
+        gateway.start();
+        sim.runUntil(sim.now() + SECOND);
+        nfsClient = client("tester");
+        root = nfs(() -> nfsClient.lookup("/"));
+    }
+
+    Nfs4Client client(String owner) {
+        CompoundState.Connection conn = new CompoundState.Connection(owner.hashCode(), "127.0.0.1");
+        Nfs4Client c = new Nfs4Client(record -> {
+            if (!gateway.isUp()) return Promise.failed(new IllegalStateException("the gateway is down"));
+            return ((NfsGateway) gateway.node()).service().handle(record, conn);
+        }, 0, 0, owner);
+        nfs(c::connect);
+        return c;
+    }
+
+    <T> T nfs(Supplier<Promise<T>> op) { return sim.await(gateway, op, 600 * SECOND); }
+
+    ClusterFs fs() { return ((NfsGateway) gateway.node()).fs(); }
+
+    /** A file of small chunks made by the cluster's client, opened over NFS. */
+    OpenFile smallChunkFile(String name, StorageClass cls) {
+        CairnClient cc = c.client();
+        run(() -> cc.create("/" + name, SMALL_CHUNK, cls));
+        return nfs(() -> nfsClient.open(root, name, false));
+    }
+
+    /** Writes {@code writes} ({offset, length, seed}) with {@link #IN_FLIGHT} in flight, UNSTABLE, applying each to {@code model}. */
+    byte[] writeAll(OpenFile f, List<long[]> writes, byte[] model) {
+        for (int i = 0; i < writes.size(); i += IN_FLIGHT) {
+            List<long[]> batch = writes.subList(i, Math.min(writes.size(), i + IN_FLIGHT));
+            nfs(() -> {
+                List<Promise<Nfs4Client.WriteResult>> all = new ArrayList<>();
+                for (long[] w : batch) all.add(nfsClient.write(f, w[0], Oracle.content(w[2], (int) w[1]), Nfs4Client.UNSTABLE));
+                return Promise.all(all);
+            });
+            for (long[] w : batch) model = apply(model, w[0], Oracle.content(w[2], (int) w[1]));
+        }
+        return model;
+    }
+
+    static byte[] apply(byte[] model, long offset, byte[] data) {
+        int end = (int) offset + data.length;
+        byte[] out = end > model.length ? Arrays.copyOf(model, end) : model;
+        System.arraycopy(data, 0, out, (int) offset, data.length);
+        return out;
+    }
+
+    byte[] readAll(OpenFile f, int length) {
+        byte[] out = new byte[length + 1];
+        int at = 0;
+        while (at <= length) {
+            int off = at;
+            byte[] got = nfs(() -> nfsClient.read(f, off, 1 << 20));
+            if (got.length == 0) break;
+            System.arraycopy(got, 0, out, at, Math.min(got.length, out.length - at));
+            at += got.length;
+        }
+        return Arrays.copyOf(out, Math.min(at, out.length));
+    }
+
+    /**
+     * The hang of issue 25: 4 KiB writes at random offsets over a file of many chunks, 16 in flight, then COMMIT
+     * and a read-back. Every WRITE is answered, the COMMIT makes them durable, and the bytes read back are the
+     * model's, over NFS and through the cluster's own client.
+     */
+    @Test void smallRandomWritesOverManyChunksWithSixteenInFlightCommitAndReadBack() {
+        start(5);
+        OpenFile f = smallChunkFile("random", StorageClass.replicated(2));
+        int size = 8 * SMALL_CHUNK;
+        SplittableRandom rnd = new SplittableRandom(5);
+        List<long[]> layout = new ArrayList<>();
+        for (int off = 0; off < size; off += 64 * 1024) layout.add(new long[] {off, 64 * 1024, 1000 + off});
+        byte[] model = writeAll(f, layout, new byte[0]);
+        nfs(() -> nfsClient.commit(f.fh()));
+        List<long[]> writes = new ArrayList<>();
+        for (int i = 0; i < 400; i++) writes.add(new long[] {rnd.nextInt(size / 4096) * 4096L, 4096, 5000 + i});
+        model = writeAll(f, writes, model);
+        assertThat(readAll(f, size)).as("read back before the commit, from the chains").isEqualTo(model);
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(fs().heldBytes()).as("a commit lets go of what it covers: %s", fs().describeHeld()).isZero();
+        assertThat(readAll(f, size)).isEqualTo(model);
+        assertThat(read("/random")).as("through the cluster's own client").isEqualTo(model);
+    }
+
+    /**
+     * Random writes, overwrites, extending writes past holes, truncates (shrink and grow), reads and commits
+     * through the gateway, against a model of the file; each read is checked as it comes back, and after the last
+     * commit the file is read through the cluster's client too.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6})
+    void writesOverwritesTruncatesAndReadsMatchAModelOfTheFile(long seed) {
+        start(4);
+        OpenFile f = smallChunkFile("model", StorageClass.replicated(2));
+        SplittableRandom rnd = new SplittableRandom(seed);
+        byte[] model = new byte[0];
+        int maxSize = 6 * SMALL_CHUNK + 12345;
+        for (int step = 0; step < 120; step++) {
+            int op = rnd.nextInt(100);
+            if (op < 55) {
+                int len = rnd.nextInt(5) == 0 ? 1 + rnd.nextInt(300_000) : 1 + rnd.nextInt(8192);
+                long off = rnd.nextInt(4) == 0 ? model.length + rnd.nextInt(SMALL_CHUNK) : rnd.nextInt(Math.max(1, model.length + 1));
+                if (off + len > maxSize) continue;
+                byte[] data = Oracle.content(seed * 1000 + step, len);
+                int stable = rnd.nextInt(8) == 0 ? Nfs4Client.FILE_SYNC : Nfs4Client.UNSTABLE;
+                nfs(() -> nfsClient.write(f, off, data, stable));
+                model = apply(model, off, data);
+            } else if (op < 65) {
+                long newSize = rnd.nextInt(maxSize);
+                nfs(() -> nfsClient.truncate(f, newSize));
+                model = Arrays.copyOf(model, (int) newSize);
+            } else if (op < 85) {
+                int len = 1 + rnd.nextInt(400_000);
+                long off = rnd.nextInt(model.length + 10);
+                byte[] got = nfs(() -> nfsClient.read(f, off, len));
+                int expect = (int) Math.max(0, Math.min(model.length - off, Math.min(len, Math.min(1 << 20, SMALL_CHUNK - off % SMALL_CHUNK))));
+                assertThat(got.length).as("step %d: read of %d at %d (size %d)", step, len, off, model.length).isLessThanOrEqualTo(len);
+                if (got.length > 0) {
+                    assertThat(got).as("step %d: read at %d", step, off).isEqualTo(Arrays.copyOfRange(model, (int) off, (int) off + got.length));
+                } else {
+                    assertThat(expect).as("step %d: an empty read before the end", step).isZero();
+                }
+            } else {
+                nfs(() -> nfsClient.commit(f.fh()));
+            }
+            assertThat(nfs(() -> nfsClient.size(f.fh()))).as("step %d: size", step).isEqualTo((long) model.length);
+        }
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(readAll(f, model.length)).isEqualTo(model);
+        assertThat(read("/model")).as("through the cluster's own client").isEqualTo(model);
+    }
+
+    /**
+     * A sequential writer past the write-behind bound: the gateway commits on the way and never holds more than
+     * its bound, and the writes all land.
+     */
+    @Test void aLongSequentialWriteIsCommittedOnTheWayInBoundedMemory() {
+        start(3);
+        OpenFile f = nfs(() -> nfsClient.open(root, "long", true));
+        int piece = 1 << 20;
+        long total = ClusterFs.MAX_FILE_HELD_BYTES * 2 + 5 * piece;
+        long maxHeld = 0;
+        for (long off = 0; off < total; off += (long) piece * IN_FLIGHT) {
+            long at = off;
+            nfs(() -> {
+                List<Promise<Nfs4Client.WriteResult>> all = new ArrayList<>();
+                for (int i = 0; i < IN_FLIGHT && at + (long) i * piece < total; i++) {
+                    long o = at + (long) i * piece;
+                    all.add(nfsClient.write(f, o, Oracle.content(o / piece, piece), Nfs4Client.UNSTABLE));
+                }
+                return Promise.all(all);
+            });
+            maxHeld = Math.max(maxHeld, fs().heldBytes());
+        }
+        assertThat(maxHeld).as("held for writes not yet committed").isLessThanOrEqualTo(ClusterFs.MAX_FILE_HELD_BYTES + (long) IN_FLIGHT * piece);
+        assertThat(info("/long").attr().size()).as("committed on the way, before any COMMIT").isGreaterThan(0);
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(info("/long").attr().size()).isEqualTo(total);
+        for (long o : new long[] {0, total / 2 / piece * piece, total - piece}) {
+            byte[] got = nfs(() -> nfsClient.read(f, o, piece));
+            assertThat(got).isEqualTo(Oracle.content(o / piece, piece));
+        }
+    }
+
+    /**
+     * An overwrite not yet committed when every chunkserver loses power (its writes torn): the bytes
+     * acknowledged before it all read back, and each overwritten byte is the old one or the new one. An overwrite
+     * committed before the cut is all there.
+     */
+    @Test void anOverwriteTornByAClusterPowerCutLeavesTheCommittedBytes() {
+        start(3);
+        OpenFile f = smallChunkFile("torn", StorageClass.replicated(3));
+        int size = 3 * SMALL_CHUNK;
+        byte[] old = Oracle.content(1, size);
+        nfs(() -> nfsClient.write(f, 0, old, Nfs4Client.FILE_SYNC));
+        byte[] committedOverwrite = Oracle.content(2, 100_000);
+        nfs(() -> nfsClient.write(f, 10_000, committedOverwrite, Nfs4Client.UNSTABLE));
+        nfs(() -> nfsClient.commit(f.fh()));
+        byte[] acked = apply(old.clone(), 10_000, committedOverwrite);
+        // an overwrite across two chunk boundaries, taken by every copy, never committed
+        int at = SMALL_CHUNK - 70_000;
+        byte[] fresh = Oracle.content(3, SMALL_CHUNK + 140_000);
+        for (int off = 0; off < fresh.length; off += 32 * 1024) {
+            int o = off;
+            nfs(() -> nfsClient.write(f, at + o, Arrays.copyOfRange(fresh, o, Math.min(fresh.length, o + 32 * 1024)), Nfs4Client.UNSTABLE));
+        }
+        for (SimHost h : c.chunkservers()) h.powerLoss(true);
+        gateway.crash();
+        sim.runUntil(sim.now() + 5 * SECOND);
+        for (SimHost h : c.chunkservers()) h.start();
+        gateway.start();
+        sim.runUntil(sim.now() + 30 * SECOND);
+        byte[] got = read("/torn");
+        assertThat(got.length).isEqualTo(size);
+        for (int i = 0; i < size; i++) {
+            boolean overwritten = i >= at && i < at + fresh.length;
+            if (got[i] == acked[i] || (overwritten && got[i] == fresh[i - at])) continue;
+            throw new AssertionError("byte " + i + " is " + got[i] + ": neither the acknowledged " + acked[i] + (overwritten ? " nor the new " + fresh[i - at] : ""));
+        }
+    }
+
+    /** Two gateways write the same chunk in turn: each commit holds what its writer wrote, over what the other committed. */
+    @Test void twoWritersOfOneChunkInTurn() {
+        start(3);
+        OpenFile f = smallChunkFile("shared", StorageClass.replicated(2));
+        SimHost second = world.addHost("nfs2", new Address("nfs2", 2049), 0, env -> new NfsGateway(env, new Address("master", SimCluster.MASTER_PORT)));
+        second.start();
+        sim.runUntil(sim.now() + SECOND);
+        CompoundState.Connection conn = new CompoundState.Connection(77, "127.0.0.1");
+        Nfs4Client other = new Nfs4Client(record -> ((NfsGateway) second.node()).service().handle(record, conn), 0, 0, "other");
+        sim.await(second, other::connect, 60 * SECOND);
+        byte[] otherRoot = sim.await(second, () -> other.lookup("/"), 60 * SECOND);
+        OpenFile g = sim.await(second, () -> other.open(otherRoot, "shared", false), 60 * SECOND);
+
+        byte[] model = new byte[0];
+        for (int round = 0; round < 6; round++) {
+            byte[] data = Oracle.content(100 + round, 50_000);
+            long off = round * 30_000L;
+            if (round % 2 == 0) {
+                nfs(() -> nfsClient.write(f, off, data, Nfs4Client.UNSTABLE));
+                nfs(() -> nfsClient.commit(f.fh()));
+            } else {
+                sim.await(second, () -> other.write(g, off, data, Nfs4Client.UNSTABLE), 60 * SECOND);
+                sim.await(second, () -> other.commit(g.fh()), 60 * SECOND);
+            }
+            model = apply(model, off, data);
+            assertThat(read("/shared")).as("after round %d", round).isEqualTo(model);
+        }
+    }
+
+    /**
+     * A writer pausing longer than the chunkservers' write window in the middle of an overwrite: the next write
+     * goes under a new lease (the session sends every write not yet committed again), and the COMMIT holds all.
+     */
+    @Test void aWriterWhoseLeaseExpiresMidOverwriteStillCommitsEverything() {
+        start(3);
+        OpenFile f = smallChunkFile("slow", StorageClass.replicated(2));
+        byte[] first = Oracle.content(9, 2 * SMALL_CHUNK);
+        nfs(() -> nfsClient.write(f, 0, first, Nfs4Client.FILE_SYNC));
+        byte[] model = first;
+        for (int i = 0; i < 6; i++) {
+            byte[] data = Oracle.content(200 + i, 20_000);
+            long off = 40_000L * i + 1234;
+            nfs(() -> nfsClient.write(f, off, data, Nfs4Client.UNSTABLE));
+            model = apply(model, off, data);
+            sim.runUntil(sim.now() + 40 * SECOND); // past the 30 s write window
+        }
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(read("/slow")).isEqualTo(model);
+    }
+
+    /** A COMMIT after the writes' chunkserver died: the session sends them again to a new chain first. */
+    @Test void writesTakenByACopyThatDiesBeforeTheCommitAreSentAgain() {
+        start(4);
+        OpenFile f = smallChunkFile("resend", StorageClass.replicated(2));
+        byte[] data = Oracle.content(31, 3 * SMALL_CHUNK);
+        for (int off = 0; off < data.length; off += 64 * 1024) {
+            int o = off;
+            nfs(() -> nfsClient.write(f, o, Arrays.copyOfRange(data, o, o + 64 * 1024), Nfs4Client.UNSTABLE));
+        }
+        c.chunkservers().get(0).crash();
+        c.chunkservers().get(1).crash();
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(read("/resend")).isEqualTo(data);
+    }
+
+    /** An erasure-coded file written sequentially over NFS is durable at COMMIT; an overwrite of a committed chunk is refused, not lost silently. */
+    @Test void anErasureCodedFileIsWrittenWholeChunks() {
+        start(4);
+        OpenFile f = smallChunkFile("ec", StorageClass.ec(2, 1));
+        byte[] data = Oracle.content(41, 2 * SMALL_CHUNK + 5000);
+        for (int off = 0; off < data.length; off += 64 * 1024) {
+            int o = off;
+            nfs(() -> nfsClient.write(f, o, Arrays.copyOfRange(data, o, Math.min(data.length, o + 64 * 1024)), Nfs4Client.UNSTABLE));
+        }
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(read("/ec")).isEqualTo(data);
+        nfs(() -> nfsClient.write(f, 100, new byte[] {1, 2, 3}, Nfs4Client.UNSTABLE));
+        assertThatThrownBy(() -> nfs(() -> nfsClient.commit(f.fh()))).isInstanceOf(RuntimeException.class);
+        assertThat(read("/ec")).as("the committed bytes are untouched").isEqualTo(data);
+    }
+}
