@@ -1,9 +1,10 @@
 #!/bin/sh
 # Cairn's NFS client suite, run inside ../shared/tools/nfs-vm's guest (busybox sh) by NfsKernelClientTest.
-#   guest-suite.sh DIR DATA_MIB NFILES [EXPECTED_VERS]
+#   guest-suite.sh DIR DATA_MIB NFILES [EXPECTED_VERS [CHUNKY]]
+# CHUNKY: a file (relative to the mount) the host created with small chunks, for the random overwrites.
 # Prints "ok NAME" / "not ok NAME", and "host NAME ARGS" lines the test checks through the cluster's own
 # client library. Exits with the number of failed checks.
-DIR=$1; MIB=${2:-8}; NFILES=${3:-1000}
+DIR=$1; MIB=${2:-8}; NFILES=${3:-1000}; CHUNKY=$5
 failed=0
 ok() { echo "ok $1"; }
 bad() { echo "not ok $1"; failed=$((failed + 1)); }
@@ -32,6 +33,29 @@ sync; echo 3 > /proc/sys/vm/drop_caches
 t "overwrite in place" [ "$(md5sum < data.bin | cut -d' ' -f1)" = "$sum2" ]
 echo "host md5 $DIR/data.bin $sum2"
 rm -f /tmp/data /tmp/data2
+
+# random overwrites over a file of many chunks (the host made $CHUNKY with 1 MiB chunks): 4 KiB writes at
+# random offsets, with an fsync now and then, mirrored locally; the checksums must agree after the page cache
+# is dropped, and on the host through the cluster
+if [ -n "$CHUNKY" ]; then
+  dd if=/dev/urandom of=/tmp/mirror bs=1M count=12 2>/dev/null
+  t "fill a file of 12 chunks" dd if=/tmp/mirror of="$NFS_MNT/$CHUNKY" bs=1M conv=notrunc,fsync
+  n=0; okw=0
+  for off in $(awk 'BEGIN { srand(25); for (i = 0; i < 300; i++) print int(rand() * 3072) }'); do
+    dd if=/dev/urandom of=/tmp/blk bs=4096 count=1 2>/dev/null
+    dd if=/tmp/blk of=/tmp/mirror bs=4096 seek="$off" conv=notrunc 2>/dev/null
+    n=$((n + 1))
+    if [ $((n % 50)) -eq 0 ]; then conv=notrunc,fsync; else conv=notrunc; fi
+    dd if=/tmp/blk of="$NFS_MNT/$CHUNKY" bs=4096 seek="$off" conv=$conv 2>/dev/null && okw=$((okw + 1))
+  done
+  t "300 random 4 KiB overwrites over 12 chunks" [ "$okw" -eq 300 ]
+  t "fsync after them" dd if=/dev/null of="$NFS_MNT/$CHUNKY" conv=notrunc,fsync
+  msum=$(md5sum < /tmp/mirror | cut -d' ' -f1)
+  sync; echo 3 > /proc/sys/vm/drop_caches
+  t "random overwrites read back" [ "$(md5sum < "$NFS_MNT/$CHUNKY" | cut -d' ' -f1)" = "$msum" ]
+  echo "host md5 $CHUNKY $msum"
+  rm -f /tmp/mirror /tmp/blk
+fi
 
 # many files
 mkdir many
