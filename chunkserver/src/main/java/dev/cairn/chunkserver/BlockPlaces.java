@@ -55,6 +55,12 @@ final class BlockPlaces {
         return at;
     }
 
+    /** Puts block {@code block} back where it was before a write that failed chose its other place. */
+    void restore(int block, boolean shadow) {
+        checkBlock(block);
+        set(now, block, shadow);
+    }
+
     /** The shadow bits of blocks {@code [0, blocks)} as a header records them. */
     byte[] bits(int blocks) {
         assert blocks <= capacity;

@@ -301,6 +301,11 @@ public final class ChunkServer implements Node, MessageHandler {
         // fails must not have destroyed it first (simulator seed 27 at 60 s lost data that way). Its durable
         // header stays as it was until the new sync.
         boolean synced = store.holdsDurable(r.chunkId(), r.version(), r.part());
+        if (r.writable() && !synced && store.holdsAnyDurable(r.chunkId())) {
+            // a lease's top-up is a new copy: never made over one here that may hold acknowledged bytes (a holder
+            // the master lost track of, one a bump reached silently); the lease goes on without this server
+            return Promise.failed(new CairnException(Status.BUSY, "chunk " + r.chunkId() + " already has a copy here"));
+        }
         Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part(), r.capacity()));
         Promise<Void> done = started
                 .flatMap(v -> copyPieces(r, rebuild, 0))

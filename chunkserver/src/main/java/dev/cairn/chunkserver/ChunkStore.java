@@ -459,6 +459,12 @@ final class ChunkStore {
         return c != null && !c.bad && !c.deleted && c.version == version && c.part == part && c.durableSlot >= 0;
     }
 
+    /** Whether a copy of the chunk at any version is here, durable and not marked bad (it may hold acknowledged bytes). */
+    boolean holdsAnyDurable(long id) {
+        Chunk c = chunks.get(id);
+        return c != null && !c.bad && !c.deleted && c.durableSlot >= 0 && c.durableLength > 0;
+    }
+
     /** {id, version, length} of a chunk that is here and not marked bad, or null. */
     long[] info(long id) {
         Chunk c = chunks.get(id);
@@ -530,6 +536,7 @@ final class ChunkStore {
         Chunk c = find(id);
         return c.ops.submit(() -> {
             checkVersion(c, version);
+            if (c.bad) throw new CairnException(Status.CORRUPT, "chunk " + id + " v" + version + " is marked corrupt here");
             if (c.length < written) {
                 throw new CairnException(Status.IO, "chunk " + id + " v" + version + " holds " + c.length + " of the " + written
                         + " bytes written to it (writes lost in a restart)");
@@ -682,14 +689,26 @@ final class ChunkStore {
             // each block to a place the newest durable header does not name (never over acknowledged bytes),
             // runs of blocks whose places follow each other in one write
             int first = (int) (from / BLOCK_SIZE), last = (int) ((to - 1) / BLOCK_SIZE);
-            for (int b = first; b <= last; b++) c.places.placeForWrite(b);
+            boolean[] was = new boolean[last - first + 1];
+            boolean inPlace = false;
+            for (int b = first; b <= last; b++) {
+                was[b - first] = c.places.shadowed(b);
+                if (c.places.placeForWrite(b) == was[b - first] && b < c.crcs.length && (long) b * BLOCK_SIZE < oldLength) inPlace = true;
+            }
+            boolean overwroteInPlace = inPlace;
             List<Promise<Void>> writes = new ArrayList<>(1);
             forEachRun(c, from, to, (runFirst, n, fileOffset, bytes) -> {
                 int at = (int) ((long) (runFirst - first) * BLOCK_SIZE);
                 byte[] piece = at == 0 && bytes == region.length ? region : Arrays.copyOfRange(region, at, at + bytes);
                 writes.add(c.volume.write(c.file, fileOffset, piece));
             });
-            return Promise.all(writes).map(v -> {
+            return Promise.all(writes).onFailure(e -> {
+                // the blocks go back where they were (their old place holds their old bytes, which the checksums
+                // still describe); a block rewritten where it was, not yet durable, now holds bytes no checksum
+                // describes: the copy is not to be read or made durable again (the writer leaves it out)
+                for (int b = first; b <= last; b++) c.places.restore(b, was[b - first]);
+                if (overwroteInPlace) c.bad = true;
+            }).map(v -> {
                 c.dataDirty = true;
                 if (!c.deleted) c.volume.account(0, newLength - c.length);
                 c.length = newLength;

@@ -853,12 +853,15 @@ public final class Master implements Node, MessageHandler {
                 if (!p.isFailed() && p.value().status() == Status.OK && holders.get(i).server().alive) ok.add(holders.get(i).server());
             }
             if (ok.isEmpty()) {
-                // nothing changed anywhere we know of: the copies are still current at their versions
+                // nothing changed anywhere we know of: the copies are still current at their versions. But a holder
+                // may have taken the bump with its reply lost: the version is used up (logged), so the next lease
+                // goes above it and never hands out writes at a version a silent copy already has
                 for (int i = 0; i < holders.size(); i++) {
                     Holder h = holders.get(i);
                     if (h.server().alive) registry.addLocation(c.chunkId(), h.server(), 0, h.version(), lengths[i]);
                 }
-                return Promise.failed(new CairnException(Status.UNAVAILABLE, "no chunkserver took the bump of chunk " + c.chunkId() + " to v" + to));
+                CairnException none = new CairnException(Status.UNAVAILABLE, "no chunkserver took the bump of chunk " + c.chunkId() + " to v" + to);
+                return metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), to)).then((rec, err) -> Promise.<Lease>failed(none));
             }
             return metaLog.submit(new MetaCommand.AdoptVersion(c.chunkId(), to)).flatMap(next -> {
                 if (next.version() != to) {
