@@ -60,11 +60,6 @@ public final class CairnClient implements Node, MessageHandler {
     private final Log log;
     private final Rpc rpc;
     private final CodecCache codecs = new CodecCache();
-    /**
-     * Chunks written since their file's last commit: inode -> chunk id -> lease version. One entry per
-     * chunk (a rewrite keeps the newest version), dropped by the commit that carries it.
-     */
-    private final Map<Long, Map<Long, Long>> uncommitted = new HashMap<>();
 
     public CairnClient(Env env, Address master) {
         this.env = env;
@@ -184,7 +179,7 @@ public final class CairnClient implements Node, MessageHandler {
      * A session writing chunk {@code index} of a replicated file at any offsets ({@link ChunkSession}): the NFS
      * gateway's writes, and the writer's.
      */
-    public ChunkSession session(FileAttr file, int index) { return new ChunkSession(this, file, index); }
+    public ChunkSession session(FileAttr file, int index, Uncommitted versions) { return new ChunkSession(this, file, index, versions); }
 
     /** A writer appending to an empty file created with {@link #create}. */
     public FileWriter writer(FileAttr file) { return new FileWriter(this, file); }
@@ -196,8 +191,8 @@ public final class CairnClient implements Node, MessageHandler {
      * lease and makes it durable on every copy its class requires; the file's length is not changed (see
      * {@link #commitLength}). What the NFS gateway uses for writes at any offset: it rewrites whole chunks.
      */
-    public Promise<Void> writeChunk(FileAttr file, int index, byte[] image) {
-        return new ChunkUpload(this, file, index, image, dev.cairn.core.proto.Codec.MAX_DATA_BYTES).run();
+    public Promise<Void> writeChunk(FileAttr file, int index, byte[] image, Uncommitted versions) {
+        return new ChunkUpload(this, file, index, image, dev.cairn.core.proto.Codec.MAX_DATA_BYTES, versions).run();
     }
 
     // ---------------------------------------------------------------- calls used by writer and reader
@@ -206,24 +201,18 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new WriteLease(rid, inode, index, exclude), LeaseReply.class).map(r -> check(r.status(), r.detail(), r));
     }
 
-    /** A chunk upload is durable on every copy of its chain: its version goes with the file's next commit. */
-    void written(long inode, long chunkId, long version) {
-        uncommitted.computeIfAbsent(inode, k -> new TreeMap<>()).merge(chunkId, version, Math::max);
-    }
 
     /**
      * Records that {@code length} bytes of the file are durable on every copy (the size never shrinks by
-     * this), together with the versions of the chunks written since the file's last commit: the master
-     * then counts older copies of those chunks as outdated. If the commit fails the versions are kept for
-     * the next one, unless it failed {@code STALE}: a chunk was leased again since it was written here (by
+     * this), together with the versions of the chunks this writer ({@code versions}) made durable since its
+     * last commit: the master then counts older copies of those chunks as outdated. If the commit fails the
+     * versions are kept for the writer's next one, unless it failed {@code STALE}: a chunk was leased again since it was written here (by
      * another writer), so that write can never be acknowledged; the caller must report it lost.
      */
-    public Promise<Void> commitLength(long inode, long length) {
-        Map<Long, Long> pending = uncommitted.remove(inode);
-        List<ChunkVersion> chunks = new ArrayList<>();
-        if (pending != null) for (Map.Entry<Long, Long> e : pending.entrySet()) chunks.add(new ChunkVersion(e.getKey(), e.getValue()));
+    public Promise<Void> commitLength(long inode, long length, Uncommitted versions) {
+        List<ChunkVersion> chunks = versions.take();
         Promise<Void> committed = commitFrom(inode, length, chunks, 0).onFailure(e -> {
-            if (pending != null && CairnException.statusOf(e) != Status.STALE) pending.forEach((chunk, version) -> written(inode, chunk, version));
+            if (CairnException.statusOf(e) != Status.STALE) versions.restore(chunks);
         });
         // the planted bug COMMIT_NOT_AWAITED: the commit is sent, and the caller hears OK without waiting for it
         return env.planted(dev.cairn.core.env.Plant.COMMIT_NOT_AWAITED) ? Promise.completed(null) : committed;

@@ -104,10 +104,14 @@ public final class ChunkSession {
     private final List<Promise<Void>> syncs = new ArrayList<>();
     private boolean syncing;
 
-    ChunkSession(CairnClient client, FileAttr file, int index) {
+    /** The writer's versions to commit: each sync adds the lease's. */
+    private final Uncommitted versions;
+
+    ChunkSession(CairnClient client, FileAttr file, int index, Uncommitted versions) {
         this.client = client;
         this.file = file;
         this.index = index;
+        this.versions = versions;
     }
 
     public int index() { return index; }
@@ -330,7 +334,7 @@ public final class ChunkSession {
             piecesSinceSync = 0;
             writtenTo = 0;
             attempts = 0;
-            client.written(file.inode(), l.chunkId(), l.version());
+            versions.written(l.chunkId(), l.version());
             finishSyncs();
             pump();
         });

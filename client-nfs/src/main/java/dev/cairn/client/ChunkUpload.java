@@ -40,7 +40,11 @@ final class ChunkUpload {
     private StorageClass ecClass;
     private int attempt;
 
-    ChunkUpload(CairnClient client, FileAttr file, int index, byte[] data, int pieceSize) {
+    /** The writer's versions to commit: the upload adds its lease's once durable. */
+    private final Uncommitted versions;
+
+    ChunkUpload(CairnClient client, FileAttr file, int index, byte[] data, int pieceSize, Uncommitted versions) {
+        this.versions = versions;
         this.client = client;
         this.file = file;
         this.index = index;
@@ -156,7 +160,7 @@ final class ChunkUpload {
                         return;
                     }
                     if (--syncsLeft == 0) {
-                        client.written(file.inode(), lease.chunkId(), lease.version());
+                        versions.written(lease.chunkId(), lease.version());
                         done.complete(null);
                     }
                 });

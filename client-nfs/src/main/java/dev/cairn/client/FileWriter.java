@@ -42,6 +42,8 @@ public final class FileWriter {
     private final boolean ec;
     /** Replicated files: the sessions of chunks with writes not yet durable, by index. */
     private final TreeMap<Integer, ChunkSession> sessions = new TreeMap<>();
+    /** The chunk versions this writer made durable and has not committed yet. */
+    private final Uncommitted versions = new Uncommitted();
     /** The last commit of the chain of checkpoints (each waits for the one before): a failure fails every later one. */
     private Promise<Void> committing = Promise.completed(null);
     /** Erasure-coded files: the current chunk's bytes (grown on demand up to chunkSize). */
@@ -77,7 +79,7 @@ public final class FileWriter {
         int index = (int) (position / chunkSize);
         int inChunk = (int) (position % chunkSize);
         int n = Math.min(len, Math.min(chunkSize - inChunk, Codec.MAX_DATA_BYTES));
-        ChunkSession s = sessions.computeIfAbsent(index, i -> client.session(file, i));
+        ChunkSession s = sessions.computeIfAbsent(index, i -> client.session(file, i, versions));
         Promise<Void> taken = s.write(inChunk, Arrays.copyOfRange(data, off, off + n)).onFailure(e -> failed = true);
         position += n;
         sinceCheckpoint += n;
@@ -97,7 +99,7 @@ public final class FileWriter {
         long upTo = position;
         sinceCheckpoint = 0;
         Promise<Void> synced = Promise.all(syncs).map(v -> null);
-        committing = committing.flatMap(v -> synced).flatMap(v -> client.commitLength(file.inode(), upTo)).map(v -> {
+        committing = committing.flatMap(v -> synced).flatMap(v -> client.commitLength(file.inode(), upTo, versions)).map(v -> {
             release(upTo);
             return null;
         });
@@ -141,7 +143,7 @@ public final class FileWriter {
     private Promise<Void> upload() {
         byte[] chunk = buffered == buf.length ? buf : Arrays.copyOf(buf, buffered);
         int index = (int) ((position - buffered) / chunkSize);
-        return new ChunkUpload(client, file, index, chunk, Codec.MAX_DATA_BYTES).run().onFailure(e -> failed = true);
+        return new ChunkUpload(client, file, index, chunk, Codec.MAX_DATA_BYTES, versions).run().onFailure(e -> failed = true);
     }
 
     /**
@@ -169,7 +171,7 @@ public final class FileWriter {
         if (ec) {
             Promise<Void> data = buffered > 0 ? upload().map(v -> { buffered = 0; return null; }) : Promise.completed(null);
             long length = position;
-            return data.flatMap(v -> client.commitLength(file.inode(), length)).onFailure(e -> failed = true);
+            return data.flatMap(v -> client.commitLength(file.inode(), length, versions)).onFailure(e -> failed = true);
         }
         List<Promise<Void>> all = new ArrayList<>();
         for (ChunkSession s : sessions.values()) all.add(s.sync());

@@ -1,76 +1,184 @@
 package dev.cairn.jmh;
 
-import dev.cairn.chaos.LocalCluster;
-import dev.cairn.chaos.LocalGateway;
+import dev.cairn.chaos.RealClient;
 import dev.cairn.core.async.Promise;
+import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.StorageClass;
 import dev.cairn.nfs.client.Nfs4Client;
 import dev.cairn.nfs.client.Nfs4Client.OpenFile;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.RandomAccessFile;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.stream.Stream;
 
 /**
- * {@code ./cairn bench nfs}: the NFS gateway against the local disk, one workload after the other, in one
- * run (the machine is shared, so only ratios from one run mean much). A real cluster (master and three
- * chunkservers on loopback, data under a temporary directory) and a gateway; the client is
- * {@link Nfs4Client} over a TCP socket, one request at a time (no pipelining, unlike the kernel client, so
- * this is a latency-bound floor). The local-disk column does the same with FileChannel in the same
- * temporary directory, fsyncing where NFS commits.
+ * {@code ./cairn bench nfs}: the NFS gateway against the local disk, one workload after the other, in one run
+ * (the machine is shared, so only ratios from one run mean much), driven the way fio's nfs engine drives a
+ * server: {@link #inFlight} requests in flight over one TCP connection (several with {@code --connections}).
  *
- * <p>Workloads: sequential write of SIZE in 1 MiB UNSTABLE WRITEs then COMMIT; sequential read of it in
- * 1 MiB READs; 4 KiB writes at random aligned offsets in it then COMMIT; 4 KiB random reads; FILES small
- * files created (OPEN+CLOSE with a 100-byte FILE_SYNC write), listed, and removed.
+ * <p>The cluster is what {@code ./cairn up} starts: a master, chunkservers and a gateway, each its own JVM
+ * running the cairn jar with its heap cap, data under a temporary directory, talking over loopback. The files
+ * are in a directory of the chosen class ({@code --class}, default {@code replicated(2)}). The local-disk column
+ * does the same work with FileChannel in the same temporary directory, fsyncing where NFS commits. At the
+ * end each process's peak resident set ({@code VmHWM}) is read from /proc.
+ *
+ * <p>Workloads: sequential write of the file in 1 MiB UNSTABLE WRITEs, then COMMIT; sequential read of it in
+ * 1 MiB READs; 4 KiB writes at random aligned offsets over it, then COMMIT; 4 KiB random reads; FILES small
+ * files created (OPEN create, a 100-byte WRITE, COMMIT, CLOSE), listed, and removed. {@code --json} ends with
+ * one JSON object of the figures.
  */
 public final class NfsBench {
     static final int MIB = 1 << 20;
     static final int BLOCK = 4096;
+    static final long READY_MILLIS = 60_000;
 
-    private NfsBench() {}
+    private final int sizeMib, randomOps, files, inFlight, connections;
+    private final StorageClass cls;
+    private final Map<String, Double> results = new LinkedHashMap<>();
+    /** Every NFS call and its continuation runs on this one thread (Promise is single-threaded). */
+    private final ExecutorService loop = Executors.newSingleThreadExecutor(r -> new Thread(r, "bench-loop"));
+
+    private NfsBench(int sizeMib, int randomOps, int files, int inFlight, int connections, StorageClass cls) {
+        this.sizeMib = sizeMib;
+        this.randomOps = randomOps;
+        this.files = files;
+        this.inFlight = inFlight;
+        this.connections = connections;
+        this.cls = cls;
+    }
 
     public static void main(String[] args) throws Exception {
-        int sizeMib = args.length > 0 ? Integer.parseInt(args[0]) : 64;
-        int randomOps = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
-        int files = args.length > 2 ? Integer.parseInt(args[2]) : 10_000;
-        Path root = Files.createTempDirectory("cairn-bench-nfs");
-        try (LocalCluster cluster = LocalCluster.start(root.resolve("cluster"), freePort(), java.util.List.of(freePort(), freePort(), freePort()))) {
-            cluster.awaitReady();
-            try (LocalGateway gw = LocalGateway.start(cluster.runtime(), cluster.masterAddress(), LocalCluster.HOST, 0,
-                    dev.cairn.nfs.Exports.parse(dev.cairn.nfs.Exports.DEFAULT), root.resolve("nfs"));
-                 TcpChannel ch = new TcpChannel(LocalCluster.HOST, gw.port())) {
-                Nfs4Client c = new Nfs4Client(ch, 0, 0, "bench");
-                get(c.connect());
-                Path local = Files.createDirectories(root.resolve("local"));
-                System.out.printf(Locale.ROOT, "%-34s %14s %14s %8s%n", "workload", "cairn nfs", "local disk", "ratio");
-                run(c, local, sizeMib, randomOps, files);
+        int sizeMib = 1024, randomOps = 20_000, files = 10_000, inFlight = 16, connections = 1;
+        StorageClass cls = StorageClass.replicated(2);
+        boolean json = false;
+        List<String> positional = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--json" -> json = true;
+                case "--class" -> cls = StorageClass.parse(args[++i]);
+                case "--inflight" -> inFlight = Integer.parseInt(args[++i]);
+                case "--connections" -> connections = Integer.parseInt(args[++i]);
+                default -> positional.add(args[i]);
             }
+        }
+        if (positional.size() > 0) sizeMib = Integer.parseInt(positional.get(0));
+        if (positional.size() > 1) randomOps = Integer.parseInt(positional.get(1));
+        if (positional.size() > 2) files = Integer.parseInt(positional.get(2));
+        if (sizeMib < 1 || randomOps < 1 || files < 1 || inFlight < 1 || inFlight > Nfs4Client.MAX_SLOTS || connections < 1 || connections > 64) {
+            throw new IllegalArgumentException("usage: bench nfs [MIB [OPS [FILES]]] [--class CLASS] [--inflight 1.." + Nfs4Client.MAX_SLOTS
+                    + "] [--connections N] [--json]");
+        }
+        NfsBench b = new NfsBench(sizeMib, randomOps, files, inFlight, connections, cls);
+        try {
+            b.run();
         } finally {
+            b.loop.shutdownNow();
+        }
+        if (json) System.out.println(b.json());
+    }
+
+    private void run() throws Exception {
+        Path root = Files.createTempDirectory("cairn-bench-nfs");
+        String jar = System.getProperty("cairn.jar");
+        if (jar == null || !Files.isRegularFile(Path.of(jar))) throw new IllegalStateException("-Dcairn.jar=PATH to the cairn jar is needed (./cairn bench nfs sets it)");
+        Processes procs = new Processes(root, jar);
+        try {
+            int masterPort = freePort(), nfsPort = freePort();
+            Address master = new Address("127.0.0.1", masterPort);
+            procs.start("master", "master", "--listen", master.toString(), "--data", root.resolve("master").toString());
+            for (int i = 1; i <= 3; i++) {
+                procs.start("cs" + i, "chunkserver", "--id", "cs" + i, "--listen", "127.0.0.1:" + freePort(), "--master", master.toString(),
+                        "--data", root.resolve("cs" + i).toString(), "--scrub-mb-per-second", "0");
+            }
+            procs.start("nfs", "nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master.toString(), "--data", root.resolve("nfs").toString());
+            try (RealClient admin = RealClient.connect(master)) {
+                awaitReady(admin, nfsPort);
+                admin.mkdir("/bench");
+                admin.await(c -> c.setClass("/bench", cls));
+            }
+            List<TcpChannel> channels = new ArrayList<>();
+            List<Nfs4Client> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < connections; i++) {
+                    TcpChannel ch = new TcpChannel("127.0.0.1", nfsPort, loop);
+                    channels.add(ch);
+                    Nfs4Client c = new Nfs4Client(ch, 0, 0, "bench-" + i);
+                    call(c::connect);
+                    clients.add(c);
+                }
+                Path local = Files.createDirectories(root.resolve("local"));
+                System.out.printf(Locale.ROOT, "cairn NFS gateway (%s, %d in flight over %d connection%s) vs the local disk; file %d MiB%n", cls, inFlight,
+                        connections, connections == 1 ? "" : "s", sizeMib);
+                System.out.printf(Locale.ROOT, "%-38s %14s %14s %8s%n", "workload", "cairn nfs", "local disk", "ratio");
+                workloads(clients, local);
+            } finally {
+                for (TcpChannel ch : channels) ch.close();
+            }
+            Map<String, Long> peaks = procs.peakRssMib();
+            System.out.println("peak RSS (MiB): " + peaks);
+            results.put("gateway_peak_rss_mib", (double) peaks.getOrDefault("nfs", -1L));
+            long cs = 0;
+            for (var e : peaks.entrySet()) if (e.getKey().startsWith("cs")) cs = Math.max(cs, e.getValue());
+            results.put("chunkserver_peak_rss_mib", (double) cs);
+            results.put("master_peak_rss_mib", (double) peaks.getOrDefault("master", -1L));
+        } finally {
+            procs.close();
             try (Stream<Path> all = Files.walk(root)) {
                 all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
     }
 
-    private static void run(Nfs4Client c, Path local, int sizeMib, int randomOps, int files) throws Exception {
-        byte[] rootFh = get(c.lookup("/"));
+    private void awaitReady(RealClient admin, int nfsPort) throws Exception {
+        long deadline = System.currentTimeMillis() + READY_MILLIS;
+        while (true) {
+            try {
+                if (admin.await(c -> c.status()).servers().size() >= 3) {
+                    try (Socket s = new Socket("127.0.0.1", nfsPort)) {
+                        return;
+                    }
+                }
+            } catch (RuntimeException | IOException e) {
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("the cluster did not come up: " + e.getMessage(), e);
+            }
+            if (System.currentTimeMillis() > deadline) throw new IllegalStateException("the cluster did not come up in " + READY_MILLIS + " ms");
+            Thread.sleep(200);
+        }
+    }
+
+    private void workloads(List<Nfs4Client> clients, Path local) throws Exception {
+        Nfs4Client c0 = clients.get(0);
+        byte[] rootFh = call(() -> c0.lookup("/bench"));
         byte[] mib = new byte[MIB];
         new SplittableRandom(1).nextBytes(mib);
         long size = (long) sizeMib * MIB;
+        int pieces = sizeMib;
 
-        OpenFile f = get(c.open(rootFh, "seq", true));
+        // every connection opens the file (its own open state)
+        List<OpenFile> opens = new ArrayList<>();
+        for (Nfs4Client c : clients) opens.add(call(() -> c.open(rootFh, "seq", true)));
         long t = System.nanoTime();
-        for (long off = 0; off < size; off += MIB) get(c.write(f, off, mib, Nfs4Client.UNSTABLE));
-        get(c.commit(f.fh()));
+        window(pieces, i -> clients.get(i % clients.size()).write(opens.get(i % clients.size()), (long) i * MIB, mib, Nfs4Client.UNSTABLE));
+        call(() -> c0.commit(opens.get(0).fh()));
         double nfs = mibPerSecond(size, t);
         Path lf = local.resolve("seq");
         t = System.nanoTime();
@@ -78,58 +186,66 @@ public final class NfsBench {
             for (long off = 0; off < size; off += MIB) fc.write(ByteBuffer.wrap(mib), off);
             fc.force(true);
         }
-        report("sequential write 1 MiB + COMMIT", nfs, mibPerSecond(size, t), "MiB/s");
+        report("seq_write_mib_s", "sequential write 1 MiB + COMMIT", nfs, mibPerSecond(size, t), "MiB/s");
 
         t = System.nanoTime();
-        for (long off = 0; off < size; off += MIB) get(c.read(f, off, MIB));
+        window(pieces, i -> clients.get(i % clients.size()).read(opens.get(i % clients.size()), (long) i * MIB, MIB));
         nfs = mibPerSecond(size, t);
         t = System.nanoTime();
-        try (RandomAccessFile raf = new RandomAccessFile(lf.toFile(), "r")) {
-            byte[] buf = new byte[MIB];
+        try (FileChannel fc = FileChannel.open(lf, StandardOpenOption.READ)) {
+            ByteBuffer buf = ByteBuffer.allocate(MIB);
             for (long off = 0; off < size; off += MIB) {
-                raf.seek(off);
-                raf.readFully(buf);
+                buf.clear();
+                fc.read(buf, off);
             }
         }
-        report("sequential read 1 MiB", nfs, mibPerSecond(size, t), "MiB/s");
+        report("seq_read_mib_s", "sequential read 1 MiB", nfs, mibPerSecond(size, t), "MiB/s");
 
         byte[] block = new byte[BLOCK];
+        new SplittableRandom(4).nextBytes(block);
         long blocks = size / BLOCK;
-        SplittableRandom r = new SplittableRandom(2);
+        long[] writeAt = offsets(2, randomOps, blocks);
         t = System.nanoTime();
-        for (int i = 0; i < randomOps; i++) get(c.write(f, r.nextLong(blocks) * BLOCK, block, Nfs4Client.UNSTABLE));
-        get(c.commit(f.fh()));
+        window(randomOps, i -> clients.get(i % clients.size()).write(opens.get(i % clients.size()), writeAt[i], block, Nfs4Client.UNSTABLE));
+        call(() -> c0.commit(opens.get(0).fh()));
         nfs = opsPerSecond(randomOps, t);
-        r = new SplittableRandom(2);
         t = System.nanoTime();
         try (FileChannel fc = FileChannel.open(lf, StandardOpenOption.WRITE)) {
-            for (int i = 0; i < randomOps; i++) fc.write(ByteBuffer.wrap(block), r.nextLong(blocks) * BLOCK);
+            for (long at : writeAt) fc.write(ByteBuffer.wrap(block), at);
             fc.force(true);
         }
-        report("random write 4 KiB + COMMIT", nfs, opsPerSecond(randomOps, t), "ops/s");
+        report("rand_write_ops_s", "random write 4 KiB + COMMIT", nfs, opsPerSecond(randomOps, t), "ops/s");
 
-        r = new SplittableRandom(3);
+        long[] readAt = offsets(3, randomOps, blocks);
         t = System.nanoTime();
-        for (int i = 0; i < randomOps; i++) get(c.read(f, r.nextLong(blocks) * BLOCK, BLOCK));
+        window(randomOps, i -> clients.get(i % clients.size()).read(opens.get(i % clients.size()), readAt[i], BLOCK));
         nfs = opsPerSecond(randomOps, t);
-        r = new SplittableRandom(3);
         t = System.nanoTime();
         try (FileChannel fc = FileChannel.open(lf, StandardOpenOption.READ)) {
-            for (int i = 0; i < randomOps; i++) fc.read(ByteBuffer.wrap(block), r.nextLong(blocks) * BLOCK);
+            ByteBuffer buf = ByteBuffer.allocate(BLOCK);
+            for (long at : readAt) {
+                buf.clear();
+                fc.read(buf, at);
+            }
         }
-        report("random read 4 KiB", nfs, opsPerSecond(randomOps, t), "ops/s");
-        get(c.close(f));
+        report("rand_read_ops_s", "random read 4 KiB", nfs, opsPerSecond(randomOps, t), "ops/s");
+        for (int i = 0; i < clients.size(); i++) {
+            Nfs4Client c = clients.get(i);
+            OpenFile f = opens.get(i);
+            call(() -> c.close(f));
+        }
+        Files.delete(lf);
 
-        byte[] dir = get(c.mkdir(rootFh, "many"));
+        byte[] dir = call(() -> c0.mkdir(rootFh, "many"));
         Path ldir = Files.createDirectories(local.resolve("many"));
         byte[] small = new byte[100];
         t = System.nanoTime();
-        for (int i = 0; i < files; i++) {
-            OpenFile g = get(c.open(dir, "f" + i, true));
-            get(c.write(g, 0, small, Nfs4Client.FILE_SYNC));
-            get(c.close(g));
-        }
-        nfs = opsPerSecond(files, t);
+        window(files, i -> {
+            Nfs4Client c = clients.get(i % clients.size());
+            return c.open(dir, "f" + i, true).flatMap(g -> c.write(g, 0, small, Nfs4Client.UNSTABLE)
+                    .flatMap(w -> c.commit(g.fh())).flatMap(v -> c.close(g)));
+        });
+        double createNfs = seconds(t);
         t = System.nanoTime();
         for (int i = 0; i < files; i++) {
             try (FileChannel fc = FileChannel.open(ldir.resolve("f" + i), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
@@ -137,40 +253,98 @@ public final class NfsBench {
                 fc.force(true);
             }
         }
-        report(files + " files: create + write + sync", nfs, opsPerSecond(files, t), "files/s");
+        reportSeconds("create_10k_s", files + " files: create + write + commit", createNfs, seconds(t));
 
         t = System.nanoTime();
-        int listed = get(c.list(dir)).size();
-        nfs = opsPerSecond(listed, t);
+        int listed = call(() -> c0.list(dir)).size();
+        double listNfs = seconds(t);
         t = System.nanoTime();
         long n;
         try (Stream<Path> s = Files.list(ldir)) {
             n = s.count();
         }
-        report(files + " files: list", nfs, opsPerSecond(n, t), "names/s");
+        reportSeconds("list_10k_s", files + " files: list", listNfs, seconds(t));
         if (listed != files || n != files) throw new IllegalStateException("listed " + listed + " / " + n + " of " + files);
 
         t = System.nanoTime();
-        for (int i = 0; i < files; i++) get(c.remove(dir, "f" + i));
-        nfs = opsPerSecond(files, t);
+        window(files, i -> clients.get(i % clients.size()).remove(dir, "f" + i));
+        double removeNfs = seconds(t);
         t = System.nanoTime();
         for (int i = 0; i < files; i++) Files.delete(ldir.resolve("f" + i));
-        report(files + " files: remove", nfs, opsPerSecond(files, t), "files/s");
+        reportSeconds("remove_10k_s", files + " files: remove", removeNfs, seconds(t));
     }
 
-    private static double mibPerSecond(long bytes, long t0) { return bytes / (double) MIB / ((System.nanoTime() - t0) / 1e9); }
-
-    private static double opsPerSecond(long ops, long t0) { return ops / ((System.nanoTime() - t0) / 1e9); }
-
-    private static void report(String what, double nfs, double local, String unit) {
-        System.out.printf(Locale.ROOT, "%-34s %8.1f %-5s %8.1f %-5s %7.2f%n", what, nfs, unit, local, unit, nfs / local);
+    private static long[] offsets(long seed, int n, long blocks) {
+        SplittableRandom r = new SplittableRandom(seed);
+        long[] out = new long[n];
+        for (int i = 0; i < n; i++) out[i] = r.nextLong(blocks) * BLOCK;
+        return out;
     }
 
-    /** The channel answers before it returns, so every promise here is complete when it comes back. */
-    private static <T> T get(Promise<T> p) throws Exception {
-        if (!p.isDone()) throw new IllegalStateException("a call did not complete synchronously");
-        if (p.isFailed()) throw new IllegalStateException(p.error());
-        return p.value();
+    /** Runs {@code op(0..n-1)} on the loop with {@link #inFlight} per connection in flight; fails on the first failure. */
+    private void window(int n, IntFunction<Promise<?>> op) throws Exception {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        loop.execute(() -> {
+            int[] next = {0}, finished = {0};
+            Runnable[] issue = new Runnable[1];
+            issue[0] = () -> {
+                int i = next[0]++;
+                Promise<?> p;
+                try {
+                    p = op.apply(i);
+                } catch (RuntimeException e) {
+                    done.completeExceptionally(e);
+                    return;
+                }
+                p.onComplete((v, e) -> {
+                    if (e != null) {
+                        done.completeExceptionally(new IllegalStateException("operation " + i + " failed", e));
+                        return;
+                    }
+                    if (++finished[0] == n) done.complete(null);
+                    else if (next[0] < n && !done.isDone()) issue[0].run();
+                });
+            };
+            for (int k = 0; k < Math.min(n, inFlight * connections); k++) issue[0].run();
+        });
+        done.get(30, TimeUnit.MINUTES);
+    }
+
+    /** One call on the loop, waited for. */
+    private <T> T call(java.util.function.Supplier<Promise<T>> op) throws Exception {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        loop.execute(() -> op.get().onComplete((v, e) -> {
+            if (e != null) f.completeExceptionally(e); else f.complete(v);
+        }));
+        return f.get(10, TimeUnit.MINUTES);
+    }
+
+    private static double mibPerSecond(long bytes, long t0) { return bytes / (double) MIB / seconds(t0); }
+
+    private static double opsPerSecond(long ops, long t0) { return ops / seconds(t0); }
+
+    private static double seconds(long t0) { return (System.nanoTime() - t0) / 1e9; }
+
+    private void report(String key, String what, double nfs, double local, String unit) {
+        results.put(key, nfs);
+        results.put("local_" + key, local);
+        System.out.printf(Locale.ROOT, "%-38s %8.1f %-5s %8.1f %-5s %7.2f%n", what, nfs, unit, local, unit, nfs / local);
+    }
+
+    private void reportSeconds(String key, String what, double nfs, double local) {
+        results.put(key, nfs);
+        results.put("local_" + key, local);
+        System.out.printf(Locale.ROOT, "%-38s %8.2f %-5s %8.2f %-5s %7.2f%n", what, nfs, "s", local, "s", nfs / local);
+    }
+
+    private String json() {
+        StringBuilder b = new StringBuilder("{");
+        for (var e : results.entrySet()) {
+            if (b.length() > 1) b.append(", ");
+            b.append('"').append(e.getKey()).append("\": ").append(String.format(Locale.ROOT, "%.2f", e.getValue()));
+        }
+        return b.append(", \"class\": \"").append(cls).append("\", \"in_flight\": ").append(inFlight).append(", \"connections\": ")
+                .append(connections).append(", \"file_mib\": ").append(sizeMib).append('}').toString();
     }
 
     private static int freePort() throws IOException {
@@ -179,39 +353,109 @@ public final class NfsBench {
         }
     }
 
-    /** One TCP connection to the gateway with RPC record marking (RFC 5531 §11); one call at a time. */
+    /** The cluster's processes, each the cairn jar with the heap cap ./cairn up gives it. */
+    static final class Processes implements AutoCloseable {
+        static final String HEAP = "-Xmx512m";
+        private final Path root;
+        private final String jar;
+        private final Map<String, Process> procs = new LinkedHashMap<>();
+
+        Processes(Path root, String jar) {
+            this.root = root;
+            this.jar = jar;
+        }
+
+        void start(String name, String... args) throws IOException {
+            List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), HEAP, "-jar", jar));
+            cmd.addAll(List.of(args));
+            Files.createDirectories(root.resolve("logs"));
+            procs.put(name, new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(root.resolve("logs").resolve(name + ".log").toFile()).start());
+        }
+
+        /** Each process's peak resident set (VmHWM), MiB. */
+        Map<String, Long> peakRssMib() throws IOException {
+            Map<String, Long> out = new LinkedHashMap<>();
+            for (var e : procs.entrySet()) {
+                for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(e.getValue().pid()), "status"))) {
+                    if (line.startsWith("VmHWM:")) out.put(e.getKey(), Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024);
+                }
+            }
+            return out;
+        }
+
+        @Override public void close() {
+            for (Process p : procs.values()) p.destroy();
+            for (Process p : procs.values()) {
+                try {
+                    if (!p.waitFor(10, TimeUnit.SECONDS)) p.destroyForcibly();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    p.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    /**
+     * One TCP connection to the gateway with RPC record marking (RFC 5531 §11), calls pipelined: each reply is
+     * matched to its call by xid (the first word of both), and completed on the loop.
+     */
     static final class TcpChannel implements Nfs4Client.Channel, AutoCloseable {
         static final int MAX_REPLY = 4 * MIB;
         private final Socket socket;
         private final OutputStream out;
         private final DataInputStream in;
+        private final ExecutorService loop;
+        private final Map<Integer, Promise<byte[]>> waiting = new ConcurrentHashMap<>();
+        private final Thread reader;
 
-        TcpChannel(String host, int port) throws IOException {
+        TcpChannel(String host, int port, ExecutorService loop) throws IOException {
+            this.loop = loop;
             socket = new Socket(host, port);
             socket.setTcpNoDelay(true);
-            out = socket.getOutputStream();
-            in = new DataInputStream(socket.getInputStream());
+            out = new java.io.BufferedOutputStream(socket.getOutputStream(), 1 << 16);
+            in = new DataInputStream(new java.io.BufferedInputStream(socket.getInputStream(), 1 << 16));
+            reader = new Thread(this::readReplies, "bench-reader");
+            reader.setDaemon(true);
+            reader.start();
         }
 
-        @Override public synchronized Promise<byte[]> call(byte[] record) {
+        @Override public Promise<byte[]> call(byte[] record) {
+            Promise<byte[]> p = new Promise<>();
+            int xid = ByteBuffer.wrap(record).getInt();
+            waiting.put(xid, p);
             try {
                 out.write(ByteBuffer.allocate(4).putInt(0x8000_0000 | record.length).array());
                 out.write(record);
                 out.flush();
-                java.io.ByteArrayOutputStream reply = new java.io.ByteArrayOutputStream();
-                boolean last;
-                do {
-                    int mark = in.readInt();
-                    last = mark < 0;
-                    int len = mark & 0x7fff_ffff;
-                    if (reply.size() + len > MAX_REPLY) throw new IOException("reply over " + MAX_REPLY + " bytes");
-                    byte[] frag = new byte[len];
-                    in.readFully(frag);
-                    reply.write(frag);
-                } while (!last);
-                return Promise.completed(reply.toByteArray());
             } catch (IOException e) {
+                waiting.remove(xid);
                 return Promise.failed(e);
+            }
+            return p;
+        }
+
+        private void readReplies() {
+            try {
+                while (true) {
+                    java.io.ByteArrayOutputStream reply = new java.io.ByteArrayOutputStream();
+                    boolean last;
+                    do {
+                        int mark = in.readInt();
+                        last = mark < 0;
+                        int len = mark & 0x7fff_ffff;
+                        if (reply.size() + len > MAX_REPLY) throw new IOException("reply over " + MAX_REPLY + " bytes");
+                        byte[] frag = new byte[len];
+                        in.readFully(frag);
+                        reply.write(frag);
+                    } while (!last);
+                    byte[] r = reply.toByteArray();
+                    Promise<byte[]> p = waiting.remove(ByteBuffer.wrap(r).getInt());
+                    if (p != null) loop.execute(() -> p.complete(r));
+                }
+            } catch (IOException e) {
+                for (Promise<byte[]> p : waiting.values()) loop.execute(() -> p.fail(e));
             }
         }
 

@@ -59,7 +59,9 @@ final class LossModel {
             if (t == null) continue;
             FileModel model = oracle.acknowledgedModel(t.path());
             if (model == null) continue; // removed
-            long inChunk = model.minLength() - (long) rec.index() * t.chunkSize();
+            // a chunk the acknowledged content reaches, even if a truncate whose outcome is unknown may have cut it:
+            // if it did not, the chunk is read at the end, and its loss needs an excuse
+            long inChunk = model.ackedLength() - (long) rec.index() * t.chunkSize();
             if (inChunk <= 0) continue;
             // the class the chunk is kept in now (a class change or an archive rewrite changes it)
             StorageClass cls = Witness.effective(ns.inode(rec.inode()).storageClass());

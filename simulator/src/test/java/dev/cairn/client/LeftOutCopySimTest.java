@@ -96,8 +96,9 @@ class LeftOutCopySimTest {
         byte[] next = Oracle.content(78, data.length);
         assertThat(run(() -> c.writeData(lease.chain(), lease.chunkId(), lease.version(), 0, next)).status()).isEqualTo(Status.OK);
         assertThat(run(() -> c.syncChunk(lease.chain(), lease.chunkId(), lease.version(), next.length)).status()).isEqualTo(Status.OK);
-        c.written(file.inode(), lease.chunkId(), lease.version()); // what a finished upload records
-        run(() -> c.commitLength(file.inode(), next.length));
+        Uncommitted versions = new Uncommitted();
+        versions.written(lease.chunkId(), lease.version()); // what a finished upload records
+        run(() -> c.commitLength(file.inode(), next.length, versions));
 
         assertThat(current()).doesNotContain(leftOut);
         byte[] back = run(() -> c.reader(run(() -> c.lookup("/f"))).readAll());
@@ -116,12 +117,13 @@ class LeftOutCopySimTest {
         byte[] next = Oracle.content(79, data.length);
         assertThat(run(() -> c.writeData(first.chain(), first.chunkId(), first.version(), 0, next)).status()).isEqualTo(Status.OK);
         assertThat(run(() -> c.syncChunk(first.chain(), first.chunkId(), first.version(), next.length)).status()).isEqualTo(Status.OK);
-        c.written(file.inode(), first.chunkId(), first.version());
+        Uncommitted versions = new Uncommitted();
+        versions.written(first.chunkId(), first.version());
         sim.runUntil(sim.now() + 30 * SECOND); // the lease hold runs out
         LeaseReply second = run(() -> c.lease(file.inode(), 0, List.of()));
         assertThat(second.version()).isGreaterThan(first.version());
 
-        assertThatThrownBy(() -> run(() -> c.commitLength(file.inode(), next.length)))
+        assertThatThrownBy(() -> run(() -> c.commitLength(file.inode(), next.length, versions)))
                 .isInstanceOfSatisfying(CairnException.class, e -> assertThat(e.status()).isEqualTo(Status.STALE));
     }
 }

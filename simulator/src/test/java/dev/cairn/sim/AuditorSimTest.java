@@ -25,8 +25,9 @@ class AuditorSimTest extends ClusterScenario {
         CairnClient client = c.client();
         FileAttr f = run(() -> client.lookup("/f"));
         byte[] image = Oracle.content(2, 100_000);
-        run(() -> client.writeChunk(f, 1, image));
-        run(() -> client.writeChunk(f, 1, image)); // a second lease: v2, no longer "new"
+        dev.cairn.client.Uncommitted versions = new dev.cairn.client.Uncommitted();
+        run(() -> client.writeChunk(f, 1, image, versions));
+        run(() -> client.writeChunk(f, 1, image, versions)); // a second lease: v2, no longer "new"
         List<ChunkInfo> chunks = info("/f").chunks();
         assertThat(chunks).hasSize(2);
         assertThat(chunks.get(1).version()).isEqualTo(2);

@@ -301,7 +301,7 @@ public final class ClusterFs {
     private ChunkSession session(OpenFile f, int index) {
         ChunkSession s = f.sessions.get(index);
         if (s != null) return s;
-        s = client.session(f.base, index);
+        s = client.session(f.base, index, f.versions);
         f.sessions.put(index, s);
         long start = (long) index * f.chunkSize();
         if (start < f.size) {
@@ -402,7 +402,7 @@ public final class ClusterFs {
     }
 
     private Promise<Void> commitLength(OpenFile f, long size) {
-        return client.commitLength(f.inode, size).<Void>then((v, e) -> {
+        return client.commitLength(f.inode, size, f.versions).<Void>then((v, e) -> {
             if (e == null) return Promise.completed(null);
             // another writer leased a chunk after this gateway wrote it: those WRITEs are not durable, and a
             // retried COMMIT must not acknowledge them (STALE would map to DELAY, and the retry would succeed)
@@ -664,7 +664,7 @@ public final class ClusterFs {
     private Promise<Void> upload(OpenFile f, int index, OpenFile.Image img) {
         byte[] bytes = Arrays.copyOf(img.bytes, img.length);
         int uploaded = img.length;
-        return client.writeChunk(f.base, index, bytes).map(v -> {
+        return client.writeChunk(f.base, index, bytes, f.versions).map(v -> {
             // a WRITE may have grown the image meanwhile: then it stays dirty for the next flush
             if (img.length == uploaded) img.dirty = false;
             account(f, img);
@@ -698,7 +698,7 @@ public final class ClusterFs {
             int upTo = (int) (Math.min(oldSize, (long) (index + 1) * cs) - (long) index * cs);
             byte[] img = new byte[upTo];
             FileAttr shortFile = a;
-            return load(f, (long) index * cs, img, 0, keep).flatMap(v -> client.writeChunk(shortFile, index, img)).map(v -> f.attr());
+            return load(f, (long) index * cs, img, 0, keep).flatMap(v -> client.writeChunk(shortFile, index, img, f.versions)).map(v -> f.attr());
         });
     }
 }

@@ -43,6 +43,8 @@ final class OpenFile {
     final SerialQueue meta = new SerialQueue();
     /** Replicated files: a session per chunk written since the file was opened here, by index. */
     final TreeMap<Integer, ChunkSession> sessions = new TreeMap<>();
+    /** The chunk versions written here and not yet committed (this file's, as this gateway writes it). */
+    final dev.cairn.client.Uncommitted versions = new dev.cairn.client.Uncommitted();
     /** Erasure-coded files: the chunks being changed. */
     final TreeMap<Integer, Image> images = new TreeMap<>();
     /** The master's view of the file as last fetched. */

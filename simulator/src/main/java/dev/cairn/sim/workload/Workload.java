@@ -71,6 +71,8 @@ public final class Workload {
         public long verified;
         /** Acknowledged files unreadable at the end with an excuse: faults destroyed more copies than their class tolerates. */
         public long excusedLosses;
+        /** Chunks unreadable at the end that hold only writes never acknowledged. */
+        public long unacknowledgedLosses;
         /** Files written and read back by the liveness probe once the faults had stopped. */
         public long probed;
         /** The operator's actions: drains and their reversals, class changes of files holding data, servers retired. */
@@ -423,6 +425,10 @@ public final class Workload {
             if (e == null) {
                 long bad = oracle.model(path).mismatch(from, bytes, 0, bytes.length);
                 if (bad >= 0) sim.violation("corrupt-read", "read of chunk " + index + " of " + path + " returned bytes never written (at offset " + bad + ")");
+            } else if (from >= oracle.model(path).ackedLength()) {
+                // only writes never acknowledged reach this chunk (a commit on the way of a writer that then failed):
+                // losing them loses nothing anyone was told is durable
+                stats.unacknowledgedLosses++;
             } else {
                 String excuse = lossJudge.excuse(path, index);
                 if (excuse != null) {
