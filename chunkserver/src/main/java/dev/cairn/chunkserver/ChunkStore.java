@@ -28,7 +28,7 @@ import java.util.function.Consumer;
 
 /**
  * The chunk copies on this server's volumes. Operations on one chunk run one at a time (a queue per
- * chunk); different chunks proceed independently. In memory each chunk keeps its version, length and
+ * chunk), except reads, which overlap each other; different chunks proceed independently. In memory each chunk keeps its version, length and
  * block checksums, which include writes not yet synced; on disk only a synced header is believed.
  */
 final class ChunkStore {
@@ -553,7 +553,8 @@ final class ChunkStore {
     /** Reads and verifies every block the range touches; CORRUPT if any checksum fails. */
     Promise<byte[]> read(long id, long version, long offset, int length) {
         Chunk c = find(id);
-        return c.ops.submit(() -> {
+        // reads of a chunk overlap each other (a random reader keeps many in flight on one chunk); a write waits for them
+        return c.ops.submitShared(() -> {
             Span span = span(c, version, offset, length);
             if (span == null) return Promise.completed(new byte[0]);
             long from = span.from, to = span.to, end = span.end;
@@ -575,7 +576,7 @@ final class ChunkStore {
      */
     Promise<Void> verify(long id, long version, long offset, int length) {
         Chunk c = find(id);
-        return c.ops.submit(() -> {
+        return c.ops.submitShared(() -> {
             Span span = span(c, version, offset, length);
             if (span == null) return Promise.completed(null);
             long from = span.from, to = span.to;

@@ -18,8 +18,18 @@ import java.util.concurrent.TimeUnit;
  * back (a chunkserver that stays away is exactly what the planner must repair).
  */
 final class ProcessCluster implements AutoCloseable {
-    /** Heap per process: the daemons are meant to stay small. */
-    static final String HEAP = "-Xmx512m";
+    /**
+     * Heap caps by role: the daemons are meant to stay small. A chunkserver holds only writes and reads in
+     * flight; the master its namespace cache; the gateway up to {@code ClusterFs.MAX_HELD_BYTES} of write-behind
+     * and erasure-coded images besides.
+     */
+    static final String MASTER_HEAP = "-Xmx512m", CHUNKSERVER_HEAP = "-Xmx256m", GATEWAY_HEAP = "-Xmx512m";
+    /**
+     * The serial collector and a small initial heap: the JVM's default (G1, an initial heap of 1/64 of the
+     * machine's memory) let an idle chunkserver's resident set grow to 400 MB; with these it stays near
+     * 120-140 MB under load (./cairn bench nfs, docs/benchmarks.md), at the same throughput on two cores.
+     */
+    static final List<String> MEMORY_FLAGS = List.of("-XX:+UseSerialGC", "-Xms16m");
     static final long STOP_WAIT_SECONDS = 10;
 
     record Child(String name, List<String> command, Process process) {}
@@ -29,7 +39,7 @@ final class ProcessCluster implements AutoCloseable {
 
     ProcessCluster(Path data) { this.data = data; }
 
-    static List<String> javaCommand() {
+    static List<String> javaCommand(String heap) {
         String java = ProcessHandle.current().info().command().orElse("java");
         String jar;
         try {
@@ -40,35 +50,36 @@ final class ProcessCluster implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (!arg.startsWith("-Xmx") && !arg.startsWith("-agentlib")) cmd.add(arg);
+            if (!arg.startsWith("-Xmx") && !arg.startsWith("-Xms") && !arg.startsWith("-agentlib") && !MEMORY_FLAGS.contains(arg)) cmd.add(arg);
         }
-        cmd.add(HEAP);
+        cmd.addAll(MEMORY_FLAGS);
+        cmd.add(heap);
         cmd.add("-jar");
         cmd.add(jar);
         return cmd;
     }
 
     void startMaster(Address listen) throws IOException {
-        start("master", List.of("master", "--listen", listen.toString(), "--data", data.resolve("master").toString()));
+        start("master", MASTER_HEAP, List.of("master", "--listen", listen.toString(), "--data", data.resolve("master").toString()));
     }
 
     /** A chunkserver with {@code disks} data directories (disk0, disk1, ...) under its own directory. */
     void startChunkserver(String id, Address listen, Address master, int disks) throws IOException {
         List<String> names = new ArrayList<>();
         for (int d = 0; d < disks; d++) names.add("disk" + d);
-        start(id, List.of("chunkserver", "--id", id, "--listen", listen.toString(), "--master", master.toString(),
+        start(id, CHUNKSERVER_HEAP, List.of("chunkserver", "--id", id, "--listen", listen.toString(), "--master", master.toString(),
                 "--data", data.resolve(id).toString(), "--volume", String.join(",", names)));
     }
 
     /** An NFS gateway of the master at {@code master}, serving on {@code listen}. */
     void startNfs(Address listen, Address master, String exports) throws IOException {
-        start("nfs", List.of("nfs", "--listen", listen.toString(), "--master", master.toString(), "--exports", exports));
+        start("nfs", GATEWAY_HEAP, List.of("nfs", "--listen", listen.toString(), "--master", master.toString(), "--exports", exports));
     }
 
-    private void start(String name, List<String> args) throws IOException {
+    private void start(String name, String heap, List<String> args) throws IOException {
         Path logs = data.resolve("logs");
         Files.createDirectories(logs);
-        List<String> cmd = new ArrayList<>(javaCommand());
+        List<String> cmd = new ArrayList<>(javaCommand(heap));
         cmd.addAll(args);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logs.resolve(name + ".log").toFile())).start();

@@ -36,8 +36,8 @@ import java.util.stream.Stream;
  * server: {@link #inFlight} requests in flight over one TCP connection (several with {@code --connections}).
  *
  * <p>The cluster is what {@code ./cairn up} starts: a master, chunkservers and a gateway, each its own JVM
- * running the cairn jar with its heap cap, data under a temporary directory, talking over loopback. The files
- * are in a directory of the chosen class ({@code --class}, default {@code replicated(2)}). The local-disk column
+ * running the cairn jar with the memory flags and heap cap {@code ./cairn up} gives its role, data under a
+ * temporary directory, talking over loopback. The files are in a directory of the chosen class ({@code --class}, default {@code replicated(2)}). The local-disk column
  * does the same work with FileChannel in the same temporary directory, fsyncing where NFS commits. At the
  * end each process's peak resident set ({@code VmHWM}) is read from /proc.
  *
@@ -142,8 +142,12 @@ public final class NfsBench {
             results.put("master_peak_rss_mib", (double) peaks.getOrDefault("master", -1L));
         } finally {
             procs.close();
-            try (Stream<Path> all = Files.walk(root)) {
-                all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            if (Boolean.getBoolean("cairn.bench.keep")) {
+                System.out.println("kept (data and each process's log under logs/): " + root);
+            } else {
+                try (Stream<Path> all = Files.walk(root)) {
+                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
             }
         }
     }
@@ -355,7 +359,8 @@ public final class NfsBench {
 
     /** The cluster's processes, each the cairn jar with the heap cap ./cairn up gives it. */
     static final class Processes implements AutoCloseable {
-        static final String HEAP = "-Xmx512m";
+        /** What ./cairn up gives each role (ProcessCluster): the serial collector, a small initial heap, a cap. */
+        static final List<String> MEMORY_FLAGS = List.of("-XX:+UseSerialGC", "-Xms16m");
         private final Path root;
         private final String jar;
         private final Map<String, Process> procs = new LinkedHashMap<>();
@@ -366,7 +371,13 @@ public final class NfsBench {
         }
 
         void start(String name, String... args) throws IOException {
-            List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), HEAP, "-jar", jar));
+            List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+            cmd.addAll(MEMORY_FLAGS);
+            cmd.add(name.startsWith("cs") ? "-Xmx256m" : "-Xmx512m");
+            // extra JVM flags for every process, e.g. a flight recording: -Dcairn.bench.jvm="-XX:StartFlightRecording=filename=/tmp/%n.jfr" (%n: the process name)
+            String extra = System.getProperty("cairn.bench.jvm", "").trim();
+            if (!extra.isEmpty()) cmd.addAll(List.of(extra.replace("%n", name).split("\\s+")));
+            cmd.addAll(List.of("-jar", jar));
             cmd.addAll(List.of(args));
             Files.createDirectories(root.resolve("logs"));
             procs.put(name, new ProcessBuilder(cmd).redirectErrorStream(true)

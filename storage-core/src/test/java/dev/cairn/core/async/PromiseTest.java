@@ -72,6 +72,29 @@ class PromiseTest {
         assertThat(q.idle()).isTrue();
     }
 
+    @Test void sharedStepsOverlapEachOtherButNeverAnOrdinaryStepAndKeepTheirOrder() {
+        SerialQueue q = new SerialQueue();
+        List<String> order = new ArrayList<>();
+        Promise<Void> write1 = new Promise<>(), read1 = new Promise<>(), read2 = new Promise<>(), write2 = new Promise<>(), read3 = new Promise<>();
+        q.submit(() -> { order.add("w1"); return write1; });
+        q.submitShared(() -> { order.add("r1"); return read1; });
+        q.submitShared(() -> { order.add("r2"); return read2; });
+        q.submit(() -> { order.add("w2"); return write2; });
+        q.submitShared(() -> { order.add("r3"); return read3; });
+        assertThat(order).as("a read waits for the write before it").containsExactly("w1");
+        write1.complete(null);
+        assertThat(order).as("the reads in a row start together").containsExactly("w1", "r1", "r2");
+        read2.complete(null);
+        assertThat(order).as("a write waits for every read running").containsExactly("w1", "r1", "r2");
+        assertThat(q.idle()).isFalse();
+        read1.complete(null);
+        assertThat(order).containsExactly("w1", "r1", "r2", "w2");
+        write2.complete(null);
+        assertThat(order).as("a read after a write waits for it").containsExactly("w1", "r1", "r2", "w2", "r3");
+        read3.complete(null);
+        assertThat(q.idle()).isTrue();
+    }
+
     @Test void aThrowingStepFailsOnlyItself() {
         SerialQueue q = new SerialQueue();
         Promise<Integer> bad = q.submit(() -> { throw new IllegalArgumentException("x"); });
