@@ -33,6 +33,7 @@ import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.rpc.Rpc;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.LongFunction;
@@ -296,6 +297,19 @@ public final class ChunkServer implements Node, MessageHandler {
                 || r.dataLength() < 0 || r.dataLength() > dev.cairn.core.chunk.ChunkFormat.MAX_CHUNK_SIZE) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "replicate chunk " + r.chunkId() + ": sources do not fit the class"));
         }
+        // one copy of a chunk made at a time here: a second request (the planner asking again after a lost answer)
+        // would replace the first's copy under it, and whichever failed would then delete the other's, synced or
+        // not (sim seed 5499 at 30 s: a parity part deleted right after it was rebuilt)
+        if (!copying.add(r.chunkId())) {
+            return Promise.failed(new CairnException(Status.BUSY, "a copy of chunk " + r.chunkId() + " is already being made here"));
+        }
+        return copy(r, rebuild).onComplete((v, e) -> copying.remove(r.chunkId()));
+    }
+
+    /** Chunks a planner copy is being made of here. */
+    private final java.util.Set<Long> copying = new java.util.HashSet<>();
+
+    private Promise<Void> copy(ReplicateChunk r, boolean rebuild) {
         // A copy synced here at this version (a lease's top-up copy the master hears of only at the next
         // report) is filled in place rather than replaced: the same version has the same bytes, and a copy that
         // fails must not have destroyed it first (simulator seed 27 at 60 s lost data that way). Its durable
@@ -344,20 +358,29 @@ public final class ChunkServer implements Node, MessageHandler {
     }
 
     /**
-     * Rebuilds the piece of part {@code r.part()} at {@code offset}. How much of the piece each part holds
-     * follows from the chunk's committed bytes (the last stripe is stored trimmed, {@link Stripes}): a
-     * source holding less missed writes and fails the rebuild. One holding more (written padded, or an
-     * image longer than what was committed of it) holds bytes of the same coded image at this version, so
-     * all it holds is used; past that a cell is zeros, as it was coded.
+     * Rebuilds the piece of part {@code r.part()} at {@code offset}. Each source must hold at least what the
+     * chunk's committed bytes put in its part (a source holding less missed writes and fails the rebuild); one
+     * holding more (the chunk was coded over more bytes than are committed now: a truncate since, or a write
+     * never committed) holds bytes of the same coded image at this version, so all it holds is used, and past
+     * that a cell is zeros, as it was coded. The rebuilt piece runs as far as the longest source's: a part
+     * trimmed to the committed bytes would no longer agree with the parity, which still codes the rest, and a
+     * later rebuild from it would decode garbage into committed bytes (sim seed 3245 at 30 s: part 1 rebuilt
+     * trimmed after a truncate, then part 0 rebuilt from it and the parity).
      */
     private Promise<byte[]> rebuildPiece(ReplicateChunk r, long offset) {
         int total = r.k() + r.m();
-        int want = pieceOf(r, r.part(), offset);
-        if (want == 0) return Promise.completed(new byte[0]);
-        int span = pieceOf(r, 0, offset); // the first data part, and every parity part, is the longest
         List<Promise<byte[]>> reads = new ArrayList<>();
         for (ServerRef s : r.sources()) reads.add(readPiece(s, r.chunkId(), r.version(), offset));
         return Promise.all(reads).map(pieces -> {
+            // the first data part, and every parity part, is the longest: as committed, or as coded if longer;
+            // the chunk was coded over at least as many bytes as the committed ones and every source's length says
+            int span = pieceOf(r, 0, offset);
+            long coded = r.dataLength();
+            for (int i = 0; i < pieces.size(); i++) {
+                span = Math.max(span, pieces.get(i).length);
+                if (pieces.get(i).length > 0) coded = Math.max(coded, Stripes.minChunkBytes(offset + pieces.get(i).length, r.k(), r.sourceParts().get(i)));
+            }
+            if (span == 0) return new byte[0];
             ErasureCodec codec = codecs.get(r.k(), r.m());
             ByteBuffer[] parts = new ByteBuffer[total];
             boolean[] present = new boolean[total];
@@ -374,9 +397,15 @@ public final class ChunkServer implements Node, MessageHandler {
                 present[p] = true;
             }
             codec.decode(parts, present);
-            byte[] out = new byte[want];
-            parts[r.part()].get(0, out);
-            return out;
+            byte[] decoded = new byte[span];
+            parts[r.part()].get(0, decoded);
+            // the part as long as that coding made it; longer if the lost part itself held the last bytes (its
+            // decoded bytes past that are not the coder's zeros): trailing zeros left off agree with the parity
+            int want = (int) Math.max(0, Math.min(span, Stripes.partLength(coded, r.k(), r.part()) - offset));
+            for (int i = span - 1; i >= want; i--) {
+                if (decoded[i] != 0) { want = span; break; }
+            }
+            return want == span ? decoded : Arrays.copyOf(decoded, want);
         });
     }
 

@@ -242,6 +242,7 @@ final class FaultInjector {
             case HOST_LOSS -> hostLoss();
             case NEW_HOST -> newHost();
             case MASTER_CRASH -> masterCrash();
+            case PAUSE -> pause();
             case DISK_STALL -> withDisk(f, (h, d) -> {
                 long nanos = between(1_000_000_000L, MAX_STALL_NANOS);
                 h.stallDisk(d, nanos);
@@ -379,6 +380,22 @@ final class FaultInjector {
         long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
         sim.at(downtime, null, Simulation.Kind.FAULT, 8, () -> { if (!m.isUp()) m.start(); });
         history.record(sim.now(), Fault.MASTER_CRASH, m.name(), power ? "power lost" : "process killed");
+    }
+
+    /** Longest pause: past the 30 s write window, so a writer stopped mid-lease wakes to an expired one. */
+    static final long MAX_PAUSE_NANOS = 45_000_000_000L;
+
+    private void pause() {
+        List<SimHost> candidates = new ArrayList<>(upChunkservers());
+        if (cluster.master().isUp()) candidates.add(cluster.master());
+        candidates.add(cluster.clientHost());
+        SimHost h = candidates.get(rnd.nextInt(candidates.size()));
+        if (!h.isUp() || h.isPaused()) return;
+        // over by the end of the faults, like every transient fault (the read-back after them must find it running)
+        long nanos = Math.min(between(1_000_000_000L, MAX_PAUSE_NANOS), end - sim.now());
+        if (nanos < 1_000_000_000L) return;
+        h.pause(sim.now() + nanos);
+        history.record(sim.now(), Fault.PAUSE, h.name(), "process stopped for " + nanos / 1_000_000 + " ms");
     }
 
     private interface DiskFault { String apply(SimHost h, String disk); }

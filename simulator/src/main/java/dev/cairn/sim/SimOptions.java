@@ -39,6 +39,11 @@ public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fa
         /** The master crashes or loses power, and restarts. */
         MASTER_CRASH(Group.HOST),
         /**
+         * A process stops (as SIGSTOP, or a long GC or VM pause) for 1 to 45 s and continues: a chunkserver, the
+         * master or the client; its timers fire late, messages to it wait, and it wakes to a clock that jumped.
+         */
+        PAUSE(Group.HOST),
+        /**
          * Crashes and power losses (tearing unsynced writes) fired where the node code marks a risky point
          * ({@link dev.cairn.core.env.Hazard}: between a data fsync and the header write, between the header
          * fsync and the answer, mid-chain, around version bumps and log commits), with raised probability.

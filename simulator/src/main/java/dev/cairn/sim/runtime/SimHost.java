@@ -64,6 +64,16 @@ public final class SimHost {
 
     public boolean isUp() { return up; }
 
+    /** Until when the process is stopped (as by SIGSTOP): its tasks, timers, deliveries and disk completions wait. */
+    private long pausedUntil;
+
+    public long pausedUntil() { return pausedUntil; }
+
+    /** Stops the process until {@code untilNanos} (simulated time); its clocks run on, so it wakes to a jump. */
+    public void pause(long untilNanos) { if (up) pausedUntil = untilNanos; }
+
+    public boolean isPaused() { return up && pausedUntil - sim.now() > 0; }
+
     public Node node() { return node; }
 
     public SimEnv env() { return env; }
@@ -135,6 +145,7 @@ public final class SimHost {
         if (lost) throw new IllegalStateException(name + " was permanently lost");
         incarnation++;
         up = true;
+        pausedUntil = 0;
         env = new SimEnv(this, incarnation);
         node = factory.apply(env);
         Node n = node;
@@ -145,6 +156,7 @@ public final class SimHost {
     public void crash() {
         if (!up) return;
         up = false;
+        pausedUntil = 0; // a stopped process can be killed
         node = null;
         net.hostDown(this);
     }

@@ -16,7 +16,8 @@ public final class Simulation {
     public enum Kind { TASK, TIMER, DELIVER, DISCONNECT, DISK, KV, FAULT, CHECK }
 
     private final class Event implements Cancellable {
-        final long time;
+        /** When it runs: as scheduled, or later if its host was paused then. */
+        long time;
         final long seq;
         final SimHost host;
         final int incarnation;
@@ -198,6 +199,13 @@ public final class Simulation {
             }
             // a host's events die with its incarnation: a crash loses every pending task and completion
             if (e.host != null && (e.incarnation != e.host.incarnation() || !e.host.isUp())) continue;
+            // a paused host (a stopped process) runs nothing until it continues: its events wait, in their order
+            if (e.host != null && e.host.pausedUntil() - e.time > 0) {
+                e.time = e.host.pausedUntil();
+                e.queued = true;
+                queue.add(e.time, seq++, e);
+                continue;
+            }
             assert e.time >= now : "time went backwards";
             now = e.time;
             int hostIdx = e.host == null ? -1 : e.host.index();

@@ -29,6 +29,17 @@ public final class Stripes {
         return full * CELL + cellLength(chunkBytes, k, part, full);
     }
 
+    /**
+     * The fewest chunk bytes that give part {@code part} (of k data parts; a parity part counts as the first)
+     * at least {@code partBytes} bytes: the inverse of {@link #partLength}, as a lower bound.
+     */
+    public static long minChunkBytes(long partBytes, int k, int part) {
+        if (partBytes <= 0) return 0;
+        int dataCell = part < k ? part : 0;
+        long last = partBytes - 1; // the part's last byte: in stripe last / CELL, at last % CELL of its cell
+        return (last / CELL) * k * CELL + (long) dataCell * CELL + last % CELL + 1;
+    }
+
     /** Bytes of part {@code part}'s cell in stripe {@code stripe} (0 past the chunk's end). */
     public static int cellLength(long chunkBytes, int k, int part, long stripe) {
         assert part >= 0 && k > 0 && stripe >= 0;

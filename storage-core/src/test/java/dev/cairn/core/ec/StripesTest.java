@@ -77,4 +77,22 @@ class StripesTest {
         assertThat(Stripes.partLength(0, 3, 0)).isZero();
         assertThat(Stripes.partLength(0, 3, 3)).isZero();
     }
+
+    /** minChunkBytes is partLength's inverse as a bound: the fewest chunk bytes giving a part at least n bytes. */
+    @Test void theFewestChunkBytesForAPartLengthAreExactlyThose() {
+        for (int seed = 0; seed < 2000; seed++) {
+            SplittableRandom r = new SplittableRandom(seed);
+            int k = 1 + r.nextInt(8), m = 1 + r.nextInt(3), part = r.nextInt(k + m);
+            long n = switch (r.nextInt(3)) {
+                case 0 -> 1 + r.nextInt(4 * CELL);
+                case 1 -> (1 + r.nextInt(4)) * (long) CELL + r.nextInt(3) - 1; // a cell edge
+                default -> 1 + r.nextInt(100);
+            };
+            long min = Stripes.minChunkBytes(n, k, part);
+            String what = "seed " + seed + ": ec(" + k + "," + m + ") part " + part + ", " + n + " bytes";
+            assertThat(Stripes.partLength(min, k, part)).as(what).isGreaterThanOrEqualTo(n);
+            assertThat(Stripes.partLength(min - 1, k, part)).as(what + ": one byte fewer").isLessThan(n);
+        }
+        assertThat(Stripes.minChunkBytes(0, 4, 2)).isZero();
+    }
 }
