@@ -130,6 +130,10 @@ final class Disk implements Volume {
 
     @Override public Promise<byte[]> read(String file, long offset, int length) { return timed(() -> volume.read(file, offset, length)); }
 
+    @Override public Promise<byte[]> readFromDevice(String file, long offset, int length) {
+        return timed(() -> volume.readFromDevice(file, offset, length));
+    }
+
     @Override public Promise<int[]> checksums(String file, long offset, int length, int blockSize) {
         return timed(() -> volume.checksums(file, offset, length, blockSize));
     }

@@ -130,7 +130,13 @@ public final class Master implements Node, MessageHandler {
      */
     private final java.util.Map<Long, ToppedUp> toppedUp = new java.util.HashMap<>();
     /** Chunks with a planner action under way, and actions per server. */
-    private final Set<Long> moving = new HashSet<>();
+    private final Map<Long, Integer> moving = new java.util.HashMap<>();
+    /**
+     * Chunk id -> servers a planner delete of it is on its way to: a report from one of them until it answers
+     * may predate the delete, and must not count the copy again (sim seed 341: a registration sent just before
+     * a delete arrived made the copy count, and the planner dropped another as extra, below the goal).
+     */
+    private final Map<Long, Set<String>> deletesSent = new java.util.HashMap<>();
     /** Registration reports of copies ahead of the record while their chunk was busy ({@link #judgeDeferred}). */
     private final List<Deferred> deferred = new ArrayList<>();
     /** Chunk id -> instant (master's monotonic clock) before which a chunk whose copy failed is not planned again. */
@@ -339,6 +345,8 @@ public final class Master implements Node, MessageHandler {
         for (ChunkReport c : r.chunks()) {
             ChunkRecord rec = namespace.chunk(c.chunkId());
             holdIfWritable(c);
+            Set<String> deleting = deletesSent.get(c.chunkId());
+            if (deleting != null && deleting.contains(s.id)) continue; // a delete is on its way: judged at the next inventory
             switch (judge(c, rec, files)) {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
@@ -471,13 +479,13 @@ public final class Master implements Node, MessageHandler {
      * The answer follows the sets as they change; no caller changes them while it asks.
      */
     private LongPredicate busyChunks() {
-        if (leasing.isEmpty()) return id -> moving.contains(id) || leaseUntil.containsKey(id);
+        if (leasing.isEmpty()) return id -> moving.containsKey(id) || leaseUntil.containsKey(id);
         Set<Long> settingUp = new HashSet<>();
         for (String slot : leasing) {
             long ino = Long.parseLong(slot.substring(0, slot.indexOf(':')));
             for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) settingUp.add(c.chunkId());
         }
-        return id -> moving.contains(id) || leaseUntil.containsKey(id) || settingUp.contains(id);
+        return id -> moving.containsKey(id) || leaseUntil.containsKey(id) || settingUp.contains(id);
     }
 
     /** {@link ChunkRecord#current}, or the planted bug {@link Plant#CURRENT_WITHOUT_LOWER_BOUND}'s version of it. */
@@ -1050,7 +1058,7 @@ public final class Master implements Node, MessageHandler {
             grace = false;
             log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
         }
-        Set<Long> skip = new HashSet<>(moving);
+        Set<Long> skip = new HashSet<>(moving.keySet());
         skip.addAll(leaseUntil.keySet());
         skip.addAll(openWindows.keySet());
         retryAt.values().removeIf(at -> at - now <= 0);
@@ -1115,7 +1123,7 @@ public final class Master implements Node, MessageHandler {
             if (a instanceof Planner.Copy cp) startCopy(cp);
             else if (a instanceof Planner.Drop d) startDrop(d);
         }
-        skip.addAll(moving); // the actions just started too: the archiver must not rewrite a chunk being copied
+        skip.addAll(moving.keySet()); // the actions just started too: the archiver must not rewrite a chunk being copied
         skipped = skip;
         return true;
     }
@@ -1201,7 +1209,7 @@ public final class Master implements Node, MessageHandler {
         List<String> involved = new ArrayList<>();
         involved.add(target.id);
         for (Holder h : c.sources()) involved.add(h.server().id);
-        moving.add(c.chunkId());
+        moving.merge(c.chunkId(), 1, Integer::sum);
         for (String id : involved) busy.merge(id, 1, Integer::sum);
         log.debug("planner: copy chunk {} v{} part {} to {} from {} ({})", c.chunkId(), c.version(), c.part(), target.id, parts, c.reason());
         ChunkRecord record = namespace.chunk(c.chunkId());
@@ -1211,7 +1219,7 @@ public final class Master implements Node, MessageHandler {
         rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), dataLength,
                 sources, parts, capacity, false),
                 Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
-                    moving.remove(c.chunkId());
+                    moving.computeIfPresent(c.chunkId(), (k, v) -> v > 1 ? v - 1 : null);
                     for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);
                     kickPlanner();
                     if (e != null || ack.status() != Status.OK) {
@@ -1241,11 +1249,15 @@ public final class Master implements Node, MessageHandler {
         Server s = d.server();
         if (d.reason() == Planner.Reason.STALE) registry.removeStale(d.chunkId(), s);
         else registry.removeLocation(d.chunkId(), s.id); // no longer handed out, before it goes
-        moving.add(d.chunkId());
+        // one count per action: two drops of one chunk at once (two extra copies) keep it busy until both answer
+        moving.merge(d.chunkId(), 1, Integer::sum);
+        deletesSent.computeIfAbsent(d.chunkId(), k -> new HashSet<>()).add(s.id);
         busy.merge(s.id, 1, Integer::sum);
         log.debug("planner: delete chunk {} v{} on {} ({})", d.chunkId(), d.version(), s.id, d.reason());
         rpc.call(s.address, rid -> new DeleteChunk(rid, d.chunkId(), d.version()), Ack.class, CHUNKSERVER_CALL_NANOS).onComplete((ack, e) -> {
-            moving.remove(d.chunkId());
+            moving.computeIfPresent(d.chunkId(), (k, v) -> v > 1 ? v - 1 : null);
+            Set<String> to = deletesSent.get(d.chunkId());
+            if (to != null && to.remove(s.id) && to.isEmpty()) deletesSent.remove(d.chunkId());
             busy.computeIfPresent(s.id, (k, v) -> v > 1 ? v - 1 : null);
             kickPlanner();
             if (e == null && ack.status() == Status.OK) copiesDeleted++;

@@ -74,6 +74,12 @@ final class LossModel {
         }
     }
 
+    /**
+     * Chunk {@code id} was acknowledged unreadable: faults in the history had destroyed its copies between its
+     * sync and the acknowledgement ({@code why}, from the witness, which checked them at that moment).
+     */
+    void lostBeforeAcknowledgement(long id, String why) { excused.putIfAbsent(id, why); }
+
     /** The acknowledged file at {@code inode}, or null. */
     Tracked tracked(long inode) { return tracked.get(inode); }
 

@@ -23,6 +23,13 @@ public interface Volume {
     Promise<byte[]> read(String file, long offset, int length);
 
     /**
+     * Reads as {@link #read} does, but from the device itself, past any cache of the operating system's (a
+     * real volume opens the file with {@code O_DIRECT} where its filesystem allows): what a power cut would
+     * leave. A read-back after an fsync that a write the disk put elsewhere, or dropped, cannot pass.
+     */
+    default Promise<byte[]> readFromDevice(String file, long offset, int length) { return read(file, offset, length); }
+
+    /**
      * The CRC32C of each {@code blockSize}-byte piece of {@code [offset, offset + length)} (the last may be
      * shorter), bytes past the end of the file counting as zeros: what reading the range, zero-filling a short
      * read and checksumming each piece would give. For a reader that keeps nothing but the checksums (the

@@ -89,6 +89,47 @@ final class FileVolume implements Volume {
         });
     }
 
+    /** Alignment of O_DIRECT reads: offsets, lengths and the buffer's address (a page; a multiple of any sector). */
+    static final int DIRECT_ALIGN = 4096;
+    /** The filesystem refused O_DIRECT (some do, tmpfs on older kernels): device reads fall back to ordinary ones. */
+    private volatile boolean directUnsupported;
+
+    /**
+     * An {@code O_DIRECT} read of the aligned range around {@code [offset, offset + length)}: the page cache
+     * holds the bytes as written even when the disk put them elsewhere, so only a read past it checks them.
+     * Falls back to an ordinary read where the filesystem has no {@code O_DIRECT}.
+     */
+    @Override public Promise<byte[]> readFromDevice(String file, long offset, int length) {
+        if (directUnsupported) return read(file, offset, length);
+        return run(() -> {
+            long from = offset / DIRECT_ALIGN * DIRECT_ALIGN;
+            long to = (offset + length + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
+            FileChannel ch;
+            try {
+                ch = FileChannel.open(path(file), java.nio.file.StandardOpenOption.READ, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+            } catch (UnsupportedOperationException | IOException e) {
+                if (e instanceof NoSuchFileException) throw new NoSuchFile(file);
+                directUnsupported = true;
+                return null; // read the ordinary way, below
+            }
+            try (ch) {
+                ByteBuffer buf = ByteBuffer.allocateDirect((int) (to - from) + DIRECT_ALIGN).alignedSlice(DIRECT_ALIGN);
+                buf.limit((int) (to - from));
+                long pos = from;
+                while (buf.hasRemaining()) {
+                    int n = ch.read(buf, pos);
+                    if (n <= 0) break;
+                    pos += n;
+                    if (pos % DIRECT_ALIGN != 0) break; // a short read: the end of the file (a direct read past it may not even start unaligned)
+                }
+                int have = (int) Math.max(0, Math.min(length, buf.position() - (offset - from)));
+                byte[] out = new byte[have];
+                buf.get((int) (offset - from), out, 0, have);
+                return out;
+            }
+        }).flatMap(b -> b != null ? Promise.completed(b) : read(file, offset, length));
+    }
+
     /**
      * Reads in pieces of {@link #CHECKSUM_READ} into the I/O thread's own direct buffer and checksums them
      * there: the bytes are never copied to the heap, and a scrub allocates nothing but its result.
