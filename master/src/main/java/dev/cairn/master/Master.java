@@ -616,6 +616,7 @@ public final class Master implements Node, MessageHandler {
             for (Types.ChunkVersion w : r.chunks()) {
                 ChunkRecord rec = namespace.chunk(w.chunkId());
                 ToppedUp fresh = toppedUp.remove(w.chunkId());
+                LeaseChain chain = leaseChains.remove(w.chunkId());
                 if (rec == null) continue;
                 boolean ec = namespace.inode(rec.inode()).storageClass().isEc();
                 if (fresh != null && fresh.version() == w.version() && rec.version() == w.version() && !ec) {
@@ -633,7 +634,13 @@ public final class Master implements Node, MessageHandler {
                     }
                 }
                 InodeRecord f = namespace.inode(rec.inode());
+                boolean chainOfThisWrite = chain != null && chain.version() == w.version() && rec.version() == w.version() && !ec;
                 for (Holder h : registry.holders(w.chunkId())) {
+                    if (chainOfThisWrite && h.version() == w.version() && chain.servers().contains(h.server().id)) {
+                        // synced by the writer before this commit: as long as the write made it, whatever it reported before
+                        registry.addLocation(w.chunkId(), h.server(), h.part(), h.version());
+                        continue;
+                    }
                     // a copy reported shorter than what is now committed (registered while the write was under way)
                     // lacks acknowledged bytes: the planner must not count it (sim: it dropped a good copy as extra)
                     boolean shortCopy = registry.reportedLength(w.chunkId(), h.server().id) < committedLength(rec, f, h.part())
@@ -718,6 +725,11 @@ public final class Master implements Node, MessageHandler {
             }
             // writes may land until the chunkservers' windows close; the planner keeps off until then
             leaseUntil.put(lease.chunkId, leaseClock() + Leases.MASTER_HOLD_NANOS);
+            if (!cls.isEc()) {
+                Set<String> ids = new TreeSet<>();
+                for (ServerRef ref : lease.chain) ids.add(ref.id());
+                leaseChains.put(lease.chunkId, new LeaseChain(lease.version, ids));
+            }
             return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain, f.storageClass().placement());
         });
         out.onComplete((v, e) -> leasing.remove(slot));
@@ -725,6 +737,17 @@ public final class Master implements Node, MessageHandler {
     }
 
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
+
+    /** The servers of the replicated chain a lease at {@code version} handed out, kept while its hold lasts. */
+    private record LeaseChain(long version, Set<String> servers) {}
+
+    /**
+     * Chunk id -> its current lease's chain: a commit of that version vouches for every copy in it (the writer
+     * synced them all), whatever length a registration in the middle of the write reported (sim seed 6188 at
+     * 30 s: two chain copies that registered at 0 bytes were counted short at the commit, and the chunk read as
+     * having no copy until the next inventory).
+     */
+    private final java.util.Map<Long, LeaseChain> leaseChains = new java.util.HashMap<>();
 
     /** The fresh copies a top-up added to a lease at {@code version}, each with its server's {@code epoch} then. */
     private record ToppedUp(long version, List<Server> servers, long[] epochs) {}
@@ -1054,6 +1077,7 @@ public final class Master implements Node, MessageHandler {
         long now = env.clock().nanoTime();
         long leaseNow = leaseClock();
         leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
+        leaseChains.keySet().removeIf(id -> !leaseUntil.containsKey(id));
         openWindows.values().removeIf(until -> until - leaseNow <= 0);
         toppedUp.keySet().removeIf(id -> !leaseUntil.containsKey(id)); // no commit came while writes could land
         judgeDeferred(); // recording copies needs no grace: registrations do it all along
