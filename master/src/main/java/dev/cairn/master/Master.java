@@ -124,11 +124,6 @@ public final class Master implements Node, MessageHandler {
      * these; copies are judged and recorded as usual (readers need them).
      */
     private final java.util.Map<Long, Long> openWindows = new java.util.HashMap<>();
-    /**
-     * Chunk id -> the fresh copies its open lease's top-up created ({@link #topUp}), recorded as holders when
-     * the writer commits that version ({@link #commit}). Dropped with the hold.
-     */
-    private final java.util.Map<Long, ToppedUp> toppedUp = new java.util.HashMap<>();
     /** Chunks with a planner action under way, and actions per server. */
     private final Map<Long, Integer> moving = new java.util.HashMap<>();
     /**
@@ -615,32 +610,31 @@ public final class Master implements Node, MessageHandler {
         return metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), env.clock().wallMillis(), List.copyOf(r.chunks()))).map(a -> {
             for (Types.ChunkVersion w : r.chunks()) {
                 ChunkRecord rec = namespace.chunk(w.chunkId());
-                ToppedUp fresh = toppedUp.remove(w.chunkId());
                 LeaseChain chain = leaseChains.remove(w.chunkId());
                 if (rec == null) continue;
                 boolean ec = namespace.inode(rec.inode()).storageClass().isEc();
-                if (fresh != null && fresh.version() == w.version() && rec.version() == w.version() && !ec) {
-                    // the writer commits a version only once its upload is durable on every copy of the lease's
-                    // chain, the top-up's fresh copies included: they hold every byte acknowledged now. Waiting
-                    // for their next inventory instead left a chunk whose old holder died meanwhile with no known
-                    // copy for up to a minute (sweep seed 1928: unreadable at the end of the run).
-                    for (int i = 0; i < fresh.servers().size(); i++) {
-                        Server s = fresh.servers().get(i);
-                        // not if the master has forgotten the server's holdings since (its copy may have gone
-                        // with a disk), nor if the copy was reported bad since
-                        if (s.alive && s.epoch == fresh.epochs()[i] && !s.staleChunks.containsKey(w.chunkId())) {
+                InodeRecord f = namespace.inode(rec.inode());
+                Set<String> vouched = new HashSet<>();
+                if (chain != null && chain.version() == w.version() && rec.version() == w.version() && !ec) {
+                    // the writer commits a version only once its upload is durable on every copy of the lease's chain,
+                    // top-up copies included: each holds every byte acknowledged now, whatever length a registration
+                    // in the middle of the write reported (sim seed 6188 at 30 s: two chain copies registered at
+                    // 0 bytes were counted short, the chunk left with no known copy until the next inventory). A
+                    // top-up copy not yet reported is recorded now too (sweep seed 1928: waiting for its inventory
+                    // left a chunk whose old holder died meanwhile unreadable for up to a minute)
+                    for (int i = 0; i < chain.servers().size(); i++) {
+                        Server s = chain.servers().get(i);
+                        // a recorded holder at this version, or one not recorded (a top-up copy) if the master has not
+                        // forgotten the server's holdings since (its copy may have gone with a disk) nor heard it is bad
+                        if (s.alive && (holdsAt(w.chunkId(), s, w.version())
+                                || (s.epoch == chain.epochs()[i] && !s.staleChunks.containsKey(w.chunkId())))) {
                             registry.addLocation(w.chunkId(), s, 0, w.version());
+                            vouched.add(s.id);
                         }
                     }
                 }
-                InodeRecord f = namespace.inode(rec.inode());
-                boolean chainOfThisWrite = chain != null && chain.version() == w.version() && rec.version() == w.version() && !ec;
                 for (Holder h : registry.holders(w.chunkId())) {
-                    if (chainOfThisWrite && h.version() == w.version() && chain.servers().contains(h.server().id)) {
-                        // synced by the writer before this commit: as long as the write made it, whatever it reported before
-                        registry.addLocation(w.chunkId(), h.server(), h.part(), h.version());
-                        continue;
-                    }
+                    if (vouched.contains(h.server().id)) continue;
                     // a copy reported shorter than what is now committed (registered while the write was under way)
                     // lacks acknowledged bytes: the planner must not count it (sim: it dropped a good copy as extra)
                     boolean shortCopy = registry.reportedLength(w.chunkId(), h.server().id) < committedLength(rec, f, h.part())
@@ -650,6 +644,12 @@ public final class Master implements Node, MessageHandler {
             }
             return Ack.ok(r.rid());
         });
+    }
+
+    /** Whether the registry records {@code s} holding a current copy of the chunk at {@code version}. */
+    private boolean holdsAt(long chunkId, Server s, long version) {
+        for (Holder h : registry.holders(chunkId)) if (h.server() == s && h.version() == version) return true;
+        return false;
     }
 
     private ChunksReply chunks(GetChunks r) {
@@ -726,9 +726,14 @@ public final class Master implements Node, MessageHandler {
             // writes may land until the chunkservers' windows close; the planner keeps off until then
             leaseUntil.put(lease.chunkId, leaseClock() + Leases.MASTER_HOLD_NANOS);
             if (!cls.isEc()) {
-                Set<String> ids = new TreeSet<>();
-                for (ServerRef ref : lease.chain) ids.add(ref.id());
-                leaseChains.put(lease.chunkId, new LeaseChain(lease.version, ids));
+                List<Server> servers = new ArrayList<>();
+                for (ServerRef ref : lease.chain) {
+                    Server sv = registry.server(ref.id());
+                    if (sv != null) servers.add(sv);
+                }
+                long[] epochs = new long[servers.size()];
+                for (int i = 0; i < epochs.length; i++) epochs[i] = servers.get(i).epoch;
+                leaseChains.put(lease.chunkId, new LeaseChain(lease.version, List.copyOf(servers), epochs));
             }
             return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain, f.storageClass().placement());
         });
@@ -738,19 +743,15 @@ public final class Master implements Node, MessageHandler {
 
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
 
-    /** The servers of the replicated chain a lease at {@code version} handed out, kept while its hold lasts. */
-    private record LeaseChain(long version, Set<String> servers) {}
-
     /**
-     * Chunk id -> its current lease's chain: a commit of that version vouches for every copy in it (the writer
-     * synced them all), whatever length a registration in the middle of the write reported (sim seed 6188 at
-     * 30 s: two chain copies that registered at 0 bytes were counted short at the commit, and the chunk read as
-     * having no copy until the next inventory).
+     * The servers of the replicated chain a lease at {@code version} handed out (top-up copies included), each
+     * with its {@code epoch} then, kept while its hold lasts.
      */
+    private record LeaseChain(long version, List<Server> servers, long[] epochs) {}
+
+    /** Chunk id -> its current lease's chain: a commit of that version vouches for every copy in it ({@link #commit}). */
     private final java.util.Map<Long, LeaseChain> leaseChains = new java.util.HashMap<>();
 
-    /** The fresh copies a top-up added to a lease at {@code version}, each with its server's {@code epoch} then. */
-    private record ToppedUp(long version, List<Server> servers, long[] epochs) {}
 
     /**
      * Blocks a copy of a chunk of a file with chunks of {@code chunkSize} bytes in class {@code cls} may hold: the
@@ -944,8 +945,8 @@ public final class Master implements Node, MessageHandler {
         // new copy there would replace one that may hold acknowledged bytes
         for (Holder h : registry.holders(lease.chunkId)) skip.add(h.server().id);
         for (Server s : registry.staleHolders(lease.chunkId)) skip.add(s.id);
-        ToppedUp earlier = toppedUp.get(lease.chunkId);
-        if (earlier != null) for (Server s : earlier.servers()) skip.add(s.id); // filled for an earlier lease, not yet recorded
+        LeaseChain earlier = leaseChains.get(lease.chunkId);
+        if (earlier != null) for (Server s : earlier.servers()) skip.add(s.id); // an earlier lease's copies (top-ups not yet recorded)
         List<Server> fresh = choose(cls, skip, need);
         if (fresh.isEmpty()) return Promise.completed(lease);
         List<Promise<Ack>> calls = new ArrayList<>();
@@ -963,18 +964,12 @@ public final class Master implements Node, MessageHandler {
         }
         return Promise.all(calls).then((acks, e) -> {
             List<ServerRef> chain = new ArrayList<>(lease.chain);
-            List<Server> added = new ArrayList<>();
             for (int i = 0; i < fresh.size(); i++) {
                 Promise<Ack> p = calls.get(i);
                 Server s = fresh.get(i);
                 if (p.isFailed() || p.value().status() != Status.OK || !s.alive) continue;
-                chain.add(s.ref());
-                added.add(s);
+                chain.add(s.ref()); // recorded with the lease's chain: the commit vouches for it
             }
-            long[] epochs = new long[added.size()];
-            for (int i = 0; i < added.size(); i++) epochs[i] = added.get(i).epoch;
-            if (added.isEmpty()) toppedUp.remove(lease.chunkId);
-            else toppedUp.put(lease.chunkId, new ToppedUp(lease.version, List.copyOf(added), epochs));
             return Promise.completed(new Lease(lease.chunkId, lease.version, chain));
         });
     }
@@ -1077,9 +1072,8 @@ public final class Master implements Node, MessageHandler {
         long now = env.clock().nanoTime();
         long leaseNow = leaseClock();
         leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
-        leaseChains.keySet().removeIf(id -> !leaseUntil.containsKey(id));
+        leaseChains.keySet().removeIf(id -> !leaseUntil.containsKey(id)); // no commit came while writes could land
         openWindows.values().removeIf(until -> until - leaseNow <= 0);
-        toppedUp.keySet().removeIf(id -> !leaseUntil.containsKey(id)); // no commit came while writes could land
         judgeDeferred(); // recording copies needs no grace: registrations do it all along
         if (grace) {
             int reported = 0;
