@@ -631,6 +631,7 @@ final class ChunkStore {
         }
         chunks.remove(id);
         c.volume.account(-1, -(DATA_OFFSET + c.length));
+        c.volume.retiring(c.file);
         Promise<Void> gone = c.ops.submit(() -> {
             c.deleted = true;
             return c.volume.delete(c.file).map(v -> {

@@ -95,6 +95,9 @@ final class DurableStateChecks {
     void deleting(SimHost host, SimDisk disk, String file) {
         long id = ChunkFormat.chunkIdOf(file);
         if (id < 0 || disk.peekDurableLength(file) < 0) return; // a name never durable held nothing acknowledged
+        // a file made anew under a name whose old file is still the durable one (deleted, the directory not synced
+        // since): deleting the new file deletes nothing durable, and the old one's deletion was judged when it came
+        if (!disk.peekSameFile(file)) return;
         Namespace ns = Witness.durableNamespace(cluster);
         ChunkRecord rec = ns.chunk(id);
         if (rec == null) return; // the file was removed or truncated (durably) first: its chunks go

@@ -56,8 +56,16 @@ public sealed interface MetaCommand<R> {
     /** Returns the chunk at (inode, index), allocating it at version 1 if it does not exist. */
     record AllocChunk(long inode, int index) implements MetaCommand<ChunkRecord> {}
 
-    /** Bumps a chunk's version (a new write lease) and returns the new record. */
+    /** Bumps a chunk's version above every version handed out (a new write lease) and returns the new record. */
     record BumpVersion(long chunkId) implements MetaCommand<ChunkRecord> {}
+
+    /**
+     * Reserves the next version of a chunk for a bump sent to its holders before it is recorded, and returns it.
+     * Durable before any holder hears of it: a master that loses power after a holder took the bump and before
+     * recording it must never hand the same version out again with other writes (a copy at that version would
+     * count as current without them).
+     */
+    record ReserveVersion(long chunkId) implements MetaCommand<Long> {}
 
     /**
      * A chunkserver holds the chunk at a higher version than recorded: a bump reached it and the master

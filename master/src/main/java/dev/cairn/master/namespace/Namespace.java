@@ -252,6 +252,18 @@ public final class Namespace {
         return r;
     }
 
+    /**
+     * The highest version of chunk {@code chunkId} ever sent to a chunkserver: its record's version, or above it
+     * while a bump reserved with {@link MetaCommand.ReserveVersion} is unrecorded (in flight, or lost with the
+     * master's power). No version at or below it is handed out again.
+     */
+    public long handedOut(long chunkId) {
+        ChunkRecord r = chunk(chunkId);
+        if (r == null) return 0;
+        byte[] b = kv.get(reservedKey(chunkId));
+        return b == null ? r.version() : Math.max(r.version(), ByteBuffer.wrap(b).getLong());
+    }
+
     /** Visits every chunk record in chunk id order while the visitor returns true. */
     public void forEachChunk(java.util.function.Predicate<ChunkRecord> visitor) {
         kv.scan(new byte[] {'K'}, (k, v) -> visitor.test(decode(v, ChunkRecord.class)));
@@ -317,6 +329,7 @@ public final class Namespace {
         if (command instanceof MetaCommand.AllocChunk c) return (R) allocChunk(c.inode(), c.index(), batch);
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.AdoptVersion c) return (R) adoptVersion(c.chunkId(), c.version(), batch);
+        if (command instanceof MetaCommand.ReserveVersion c) return (R) reserveVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.SetLength c) return (R) setLength(c, batch);
         if (command instanceof MetaCommand.SetClass c) return (R) setClass(c.path(), c.storageClass(), batch);
         if (command instanceof MetaCommand.ReserveChunkIds c) return (R) reserveChunkIds(c.count(), batch);
@@ -451,6 +464,7 @@ public final class Namespace {
         for (ChunkRecord c : chunks(rec.inode(), 0, Integer.MAX_VALUE)) {
             chunkIds.add(c.chunkId());
             w.batch.delete(chunkKey(c.chunkId()));
+            w.batch.delete(reservedKey(c.chunkId()));
             w.batch.delete(fileChunkKey(rec.inode(), c.index()));
         }
         w.inodes.remove(rec.inode());
@@ -553,6 +567,7 @@ public final class Namespace {
             for (ChunkRecord c : chunks(ino, (int) Math.min(firstGone, Integer.MAX_VALUE), Integer.MAX_VALUE)) {
                 freed.add(c.chunkId());
                 w.batch.delete(chunkKey(c.chunkId()));
+                w.batch.delete(reservedKey(c.chunkId()));
                 w.batch.delete(fileChunkKey(ino, c.index()));
             }
         }
@@ -601,6 +616,7 @@ public final class Namespace {
             }
             old.add(r.oldChunkId());
             batch.delete(chunkKey(r.oldChunkId()));
+            batch.delete(reservedKey(r.oldChunkId()));
             // version 2: a written chunk (version 1 means allocated and never written)
             batch.put(chunkKey(r.newChunkId()), Codec.encodeRecord(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index(), 2)));
             batch.put(fileChunkKey(c.inode(), r.index()), longBytes(r.newChunkId()));
@@ -612,9 +628,17 @@ public final class Namespace {
     private ChunkRecord bumpVersion(long chunkId, KvBatch batch) {
         ChunkRecord c = chunk(chunkId);
         if (c == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
-        ChunkRecord next = c.withVersion(c.version() + 1);
+        ChunkRecord next = c.withVersion(handedOut(chunkId) + 1);
         batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
+        batch.delete(reservedKey(chunkId)); // the record is above every reservation now
         return next;
+    }
+
+    private Long reserveVersion(long chunkId, KvBatch batch) {
+        if (chunk(chunkId) == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
+        long to = handedOut(chunkId) + 1;
+        batch.put(reservedKey(chunkId), longBytes(to));
+        return to;
     }
 
     private ChunkRecord adoptVersion(long chunkId, long version, KvBatch batch) {
@@ -623,6 +647,7 @@ public final class Namespace {
         if (version <= c.version()) return c;
         ChunkRecord next = c.withVersion(version);
         batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
+        if (version >= handedOut(chunkId)) batch.delete(reservedKey(chunkId));
         return next;
     }
 
@@ -692,6 +717,9 @@ public final class Namespace {
     private static byte[] inodeKey(long ino) { return ByteBuffer.allocate(9).put((byte) 'I').putLong(ino).array(); }
 
     private static byte[] chunkKey(long id) { return ByteBuffer.allocate(9).put((byte) 'K').putLong(id).array(); }
+
+    /** A chunk's version reserved for a bump not yet recorded (see {@link #handedOut}); absent when the record is at or above it. */
+    private static byte[] reservedKey(long id) { return ByteBuffer.allocate(9).put((byte) 'H').putLong(id).array(); }
 
     private static byte[] fileChunkKey(long ino, int index) {
         return ByteBuffer.allocate(13).put((byte) 'C').putLong(ino).putInt(index).array();

@@ -232,9 +232,27 @@ public final class SimDisk {
         return true;
     }
 
+    /**
+     * A chunkserver has decided to delete {@code file} (it is out of service from now on): the checkers judge the
+     * deletion now, against the state it was decided in. The unlink comes when the chunk's queued operations and
+     * the disk get to it (behind a stall, perhaps seconds later), and a copy lost elsewhere meanwhile is not the
+     * deletion's doing (sim seed 5061: a duplicate part dropped while another copy of it stood, unlinked 15 s
+     * later behind a stalled disk, after the other copy's host was lost). An unlink nobody announced is judged
+     * when it happens.
+     */
+    void retiring(String file) {
+        if (names.containsKey(file) && retired.add(file)) host.sim().deleting(host, this, file);
+    }
+
+    /** Files announced by {@link #retiring} and not unlinked yet. */
+    private final java.util.Set<String> retired = new java.util.HashSet<>();
+
+    /** The process that announced deletions is gone: its queued unlinks never come, and the next incarnation's are judged afresh. */
+    void processDied() { retired.clear(); }
+
     void delete(String file) {
         check("unlink", file);
-        if (names.containsKey(file)) host.sim().deleting(host, this, file);
+        if (names.containsKey(file) && !retired.remove(file)) host.sim().deleting(host, this, file);
         SimFile f = names.remove(file);
         if (f != null) {
             usedBytes -= f.length();

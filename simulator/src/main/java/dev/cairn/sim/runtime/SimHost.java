@@ -158,6 +158,7 @@ public final class SimHost {
         up = false;
         pausedUntil = 0; // a stopped process can be killed
         node = null;
+        for (SimDisk d : disks()) d.processDied();
         net.hostDown(this);
     }
 

@@ -55,6 +55,13 @@ public interface Volume {
     /** Deletes the file; succeeds if it does not exist. */
     Promise<Void> delete(String file);
 
+    /**
+     * The caller has decided to delete {@code file} and will, once the operations queued on it are done: from now
+     * on nothing reads it. Changes nothing on a real disk; the simulator judges the deletion here, against the
+     * state it was decided in, rather than when the unlink gets through a stalled queue.
+     */
+    default void retiring(String file) {}
+
     /** File names, sorted. */
     Promise<List<String>> list();
 
