@@ -174,6 +174,59 @@ class NfsGatewaySimTest extends ClusterScenario {
                 .isEqualTo(Nfs4Status.BAD_STATEID);
     }
 
+    /**
+     * RFC 8881 §8.2.4: a stateid belongs to the client it was issued to; presented on another client's session it
+     * is BAD_STATEID for every operation (it names nothing that client holds), so one client can neither write
+     * through, read through, nor close another's open. RFC 8881 §8.2.2: an older seqid of one's own is OLD_STATEID.
+     * RFC 7530 §9.1.4.3: a special stateid names no state, so CLOSE and OPEN_DOWNGRADE of one are BAD_STATEID.
+     */
+    @Test void aStateidServesOnlyItsOwnClientAtItsCurrentSeqid() {
+        Nfs4Client alice = client("alice"), mallory = client("mallory");
+        byte[] root = nfs(() -> alice.lookup("/"));
+        OpenFile f = nfs(() -> alice.open(root, "private", true, Nfs4Client.SHARE_ACCESS_BOTH, Nfs4Client.SHARE_DENY_NONE, "o1"));
+        nfs(() -> alice.write(f, 0, "secret".getBytes(), Nfs4Client.FILE_SYNC));
+        assertThat(status(() -> mallory.write(f, 0, "owned!".getBytes(), Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.BAD_STATEID);
+        assertThat(status(() -> mallory.read(f, 0, 100))).isEqualTo(Nfs4Status.BAD_STATEID);
+        assertThat(status(() -> mallory.close(f))).isEqualTo(Nfs4Status.BAD_STATEID);
+        assertThat(nfs(() -> alice.read(f, 0, 100))).as("untouched, still open").isEqualTo("secret".getBytes());
+
+        // the same owner opening again moves the stateid's seqid on: the first one is old now
+        OpenFile again = nfs(() -> alice.open(root, "private", false, Nfs4Client.SHARE_ACCESS_READ, Nfs4Client.SHARE_DENY_NONE, "o1"));
+        assertThat(again.stateId()).isNotEqualTo(f.stateId());
+        assertThat(status(() -> alice.write(f, 0, "stale".getBytes(), Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.OLD_STATEID);
+        assertThat(status(() -> alice.read(f, 0, 10))).isEqualTo(Nfs4Status.OLD_STATEID);
+
+        java.util.function.Function<byte[], java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder>> closeOf = sid -> a -> a.writeInt(0).writeFixedOpaque(sid);
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(f.fh()).op(Op.CLOSE, closeOf.apply(f.stateId()))))).isEqualTo(Nfs4Status.OLD_STATEID);
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(f.fh()).op(Op.CLOSE, closeOf.apply(new byte[16]))))).as("anonymous").isEqualTo(Nfs4Status.BAD_STATEID);
+        byte[] bypass = new byte[16];
+        Arrays.fill(bypass, (byte) 0xff);
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(f.fh()).op(Op.CLOSE, closeOf.apply(bypass))))).as("bypass").isEqualTo(Nfs4Status.BAD_STATEID);
+        nfs(() -> alice.close(again));
+    }
+
+    /**
+     * RFC 7530 §16.19.4 (RFC 8881 §18.18.3): OPEN_DOWNGRADE goes to exactly the union of the share modes of some of
+     * the owner's OPENs of the file; a mode never opened (READ after only BOTH) is INVAL, and a downgrade drops the
+     * OPENs outside the new modes.
+     */
+    @Test void anOpenDowngradesOnlyToModesItsOpensMade() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        OpenFile both = nfs(() -> c.open(root, "modes", true, Nfs4Client.SHARE_ACCESS_BOTH, Nfs4Client.SHARE_DENY_NONE, "o1"));
+        java.util.function.BiFunction<byte[], int[], Integer> downgrade = (sid, modes) -> nfs(() -> c.statusOf(b -> b.putFh(both.fh())
+                .op(Op.OPEN_DOWNGRADE, a -> a.writeFixedOpaque(sid).writeInt(0).writeInt(modes[0]).writeInt(modes[1]))));
+        assertThat(downgrade.apply(both.stateId(), new int[] {Nfs4Client.SHARE_ACCESS_READ, 0})).as("READ never opened").isEqualTo(Nfs4Status.INVAL);
+        OpenFile read = nfs(() -> c.open(root, "modes", false, Nfs4Client.SHARE_ACCESS_READ, Nfs4Client.SHARE_DENY_NONE, "o1"));
+        assertThat(downgrade.apply(read.stateId(), new int[] {Nfs4Client.SHARE_ACCESS_WRITE, 0})).as("WRITE never opened").isEqualTo(Nfs4Status.INVAL);
+        assertThat(downgrade.apply(read.stateId(), new int[] {Nfs4Client.SHARE_ACCESS_BOTH, Nfs4Client.SHARE_DENY_WRITE})).as("a deny never asked").isEqualTo(Nfs4Status.INVAL);
+        assertThat(downgrade.apply(read.stateId(), new int[] {Nfs4Client.SHARE_ACCESS_READ, 0})).isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] now = read.stateId().clone();
+        now[3]++; // the downgrade moved the seqid on
+        assertThat(status(() -> c.write(new OpenFile(both.fh(), now), 0, "x".getBytes(), Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.OPENMODE);
+        assertThat(downgrade.apply(now, new int[] {Nfs4Client.SHARE_ACCESS_BOTH, 0})).as("BOTH was given up").isEqualTo(Nfs4Status.INVAL);
+    }
+
     /** The status an NFS call failed with. */
     int status(Supplier<Promise<?>> op) {
         try {

@@ -142,10 +142,12 @@ class Nfs4ServerTest {
         assertThat(nfs.compound(0, OpCall.of(Op.SEQUENCE)).status()).isEqualTo(Nfs4Status.OP_ILLEGAL);
         assertThat(nfs.compound(0, OpCall.of(Op.PUTROOTFH), OpCall.of(Op.SAVEFH), OpCall.of(Op.RESTOREFH), OpCall.of(Op.GETFH)).status())
                 .isEqualTo(Nfs4Status.NFS4_OK);
-        // leases run on the monotonic clock: a client that stops renewing is forgotten
+        // leases run on the monotonic clock: a client that stops renewing is forgotten, and its RENEW is EXPIRED
+        // (RFC 7530 §16.29.5: its state is gone), where an id never issued is STALE_CLIENTID
         nfs.clock.nanos += ClientTable.LEASE_NANOS + 1;
         assertThat(nfs.service.nfs4().expireClients()).isEqualTo(1);
-        assertThat(nfs.compound(0, new OpCall(Op.RENEW, new XdrEncoder().writeLong(id))).status()).isEqualTo(Nfs4Status.STALE_CLIENTID);
+        assertThat(nfs.compound(0, new OpCall(Op.RENEW, new XdrEncoder().writeLong(id))).status()).isEqualTo(Nfs4Status.EXPIRED);
+        assertThat(nfs.compound(0, new OpCall(Op.RENEW, new XdrEncoder().writeLong(id + 1))).status()).isEqualTo(Nfs4Status.STALE_CLIENTID);
     }
 
     @Test void limitsAndBadArguments() {

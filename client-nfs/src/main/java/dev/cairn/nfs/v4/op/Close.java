@@ -22,7 +22,7 @@ public final class Close implements Operation {
         if (answered != null) return answered;
         sid = Files.resolveCurrent(st, sid);
         int[] status = new int[1];
-        StateTable.Open o = st.server.states().find(sid, st.minorVersion, status);
+        StateTable.Open o = st.server.states().find(sid, st.minorVersion, Files.requester(st), status);
         if (o == null) return Operation.status(status[0]);
         if (o.inode != st.current.inode()) return Operation.status(Nfs4Status.BAD_STATEID);
         if (st.server.states().locksHeld(o)) return Operation.status(Nfs4Status.LOCKS_HELD);

@@ -138,6 +138,13 @@ final class Files {
         return id.isCurrent() && st.currentStateId != null ? st.currentStateId : id;
     }
 
+    /**
+     * The client a stateid presented in this COMPOUND must belong to: the session's (RFC 8881 §8.2.4: a stateid
+     * of another client is BAD_STATEID), or {@link StateTable#ANY_CLIENT} in 4.0, whose requests do not say
+     * which client sends them.
+     */
+    static long requester(CompoundState st) { return st.client() == null ? StateTable.ANY_CLIENT : st.client().id(); }
+
     static Integer checkStateId(CompoundState st, StateId id, long inode, int access) {
         if (id.isCurrent() && st.currentStateId == null) return Nfs4Status.BAD_STATEID;
         id = resolveCurrent(st, id);
@@ -148,7 +155,7 @@ final class Files {
             return !bypassRead && st.server.states().denied(inode, access) ? Integer.valueOf(Nfs4Status.LOCKED) : null;
         }
         int[] status = new int[1];
-        StateTable.Open o = st.server.states().resolve(id, st.minorVersion, status);
+        StateTable.Open o = st.server.states().resolve(id, st.minorVersion, Files.requester(st), status);
         if (o == null) return status[0];
         if (o.inode != inode) return Nfs4Status.BAD_STATEID;
         if ((o.access & access) == 0) return Nfs4Status.OPENMODE;

@@ -18,9 +18,9 @@ public final class FreeStateId implements Operation {
         StateId sid = Files.resolveCurrent(st, Files.readStateId(d));
         int[] status = new int[1];
         if (sid.isSpecial()) return Operation.status(Nfs4Status.BAD_STATEID);
-        StateTable.LockState lock = st.server.states().findLock(sid, st.minorVersion, status);
+        StateTable.LockState lock = st.server.states().findLock(sid, st.minorVersion, Files.requester(st), status);
         if (lock != null) return Operation.status(st.server.states().freeLock(lock));
-        if (st.server.states().find(sid, st.minorVersion, status) == null) return Operation.status(status[0]);
+        if (st.server.states().find(sid, st.minorVersion, Files.requester(st), status) == null) return Operation.status(status[0]);
         return Operation.status(Nfs4Status.LOCKS_HELD);
     }
 }

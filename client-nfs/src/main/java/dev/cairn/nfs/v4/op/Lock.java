@@ -63,7 +63,7 @@ public final class Lock implements Operation {
         int[] status = new int[1];
         StateTable.LockState ls;
         if (newOwner) {
-            StateTable.Open o = states.find(sid, st.minorVersion, status);
+            StateTable.Open o = states.find(sid, st.minorVersion, Files.requester(st), status);
             if (o == null) return Operation.status(status[0]);
             if (st.minorVersion == 0) {
                 if (owner.clientId() != o.clientId) return Operation.status(Nfs4Status.STALE_CLIENTID);
@@ -74,7 +74,7 @@ public final class Lock implements Operation {
             ls = states.lockState(o, owner, status);
             if (ls == null) return Operation.status(status[0]);
         } else {
-            ls = states.findLock(sid, st.minorVersion, status);
+            ls = states.findLock(sid, st.minorVersion, Files.requester(st), status);
             if (ls == null) return Operation.status(status[0]);
             if (ls.open.inode != st.current.inode()) return wrongFile(st);
         }

@@ -26,7 +26,7 @@ public final class LockU implements Operation {
         if (last == null) return Operation.status(Nfs4Status.INVAL);
         sid = Files.resolveCurrent(st, sid);
         int[] status = new int[1];
-        StateTable.LockState ls = st.server.states().findLock(sid, st.minorVersion, status);
+        StateTable.LockState ls = st.server.states().findLock(sid, st.minorVersion, Files.requester(st), status);
         if (ls == null) return Operation.status(status[0]);
         if (ls.open.inode != st.current.inode()) return Lock.wrongFile(st);
         st.server.states().ranges().unlock(ls.open.inode, ls.owner, offset, last);

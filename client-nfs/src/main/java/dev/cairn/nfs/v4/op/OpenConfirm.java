@@ -18,7 +18,7 @@ public final class OpenConfirm implements Operation {
         Promise<Integer> answered = Sequencing.check(st, sid, dev.cairn.nfs.v4.Op.OPEN_CONFIRM, seqid, res);
         if (answered != null) return answered;
         int[] status = new int[1];
-        StateTable.Open o = st.server.states().find(sid, st.minorVersion, status);
+        StateTable.Open o = st.server.states().find(sid, st.minorVersion, Files.requester(st), status);
         if (o == null) return Operation.status(status[0]);
         o.seqid++;
         Files.writeStateId(res, st.server.states().stateId(o));

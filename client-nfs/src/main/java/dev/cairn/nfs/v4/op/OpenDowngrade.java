@@ -21,7 +21,7 @@ public final class OpenDowngrade implements Operation {
         if (answered != null) return answered;
         sid = Files.resolveCurrent(st, sid);
         int[] status = new int[1];
-        StateTable.Open o = st.server.states().find(sid, st.minorVersion, status);
+        StateTable.Open o = st.server.states().find(sid, st.minorVersion, Files.requester(st), status);
         if (o == null) return Operation.status(status[0]);
         int s = st.server.states().downgrade(o, access, deny);
         if (s != Nfs4Status.NFS4_OK) return Operation.status(s);

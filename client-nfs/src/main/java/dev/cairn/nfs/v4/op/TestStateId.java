@@ -19,7 +19,7 @@ public final class TestStateId implements Operation {
             StateId sid = Files.readStateId(d);
             int[] status = new int[1];
             if (sid.isSpecial()) out[i] = Nfs4Status.BAD_STATEID;
-            else if (st.server.states().resolve(sid, st.minorVersion, status) == null) out[i] = status[0];
+            else if (st.server.states().resolve(sid, st.minorVersion, Files.requester(st), status) == null) out[i] = status[0];
             else out[i] = Nfs4Status.NFS4_OK;
         }
         res.writeInt(n);

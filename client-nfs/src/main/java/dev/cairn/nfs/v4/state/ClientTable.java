@@ -169,7 +169,23 @@ public final class ClientTable {
     public int expire(long nowNanos) {
         List<Client> gone = new ArrayList<>();
         for (Client c : byId.values()) if (nowNanos - c.leaseExpiresNanos > 0) gone.add(c);
-        for (Client c : gone) remove(c);
+        for (Client c : gone) {
+            remove(c);
+            if (c.confirmed) {
+                expiredIds.add(c.id());
+                if (expiredIds.size() > MAX_EXPIRED_CLIENTS) expiredIds.remove(expiredIds.iterator().next());
+            }
+        }
         return gone.size();
     }
+
+    /**
+     * Whether {@code id} named a confirmed client of this boot whose lease ran out: a 4.0 RENEW of it is EXPIRED
+     * rather than STALE_CLIENTID (RFC 7530 §16.29.5), telling the client its state is gone, not that it is unknown.
+     */
+    public boolean expired(long id) { return expiredIds.contains(id); }
+
+    /** Ids of clients expired, most recent last; bounded, the oldest forgotten (they are STALE_CLIENTID then). */
+    private final java.util.LinkedHashSet<Long> expiredIds = new java.util.LinkedHashSet<>();
+    public static final int MAX_EXPIRED_CLIENTS = 4096;
 }

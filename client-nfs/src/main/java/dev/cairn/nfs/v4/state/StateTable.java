@@ -63,6 +63,11 @@ public final class StateTable {
         public int access;
         public int deny;
         public int seqid = 1;
+        /**
+         * The (access, deny) pairs of the OPENs in effect, bit {@code access * 4 + deny}: what an OPEN_DOWNGRADE may
+         * go back to (the union of some of them; RFC 7530 §16.19.4, RFC 8881 §18.18.3).
+         */
+        int pairs;
 
         Open(long key, long clientId, String owner, OwnerSequences.Owner sequenceOwner, long inode) {
             this.key = key;
@@ -107,6 +112,9 @@ public final class StateTable {
      */
     private final java.util.LinkedHashSet<Long> expired = new java.util.LinkedHashSet<>();
     public static final int MAX_EXPIRED_KEYS = 16_384;
+
+    /** The client id that stands for "any client" where a request does not say which client sends it (4.0). */
+    public static final long ANY_CLIENT = -1;
 
     public StateTable(int bootId) { this.bootId = bootId; }
 
@@ -177,6 +185,7 @@ public final class StateTable {
         }
         o.access |= access;
         o.deny |= deny;
+        o.pairs |= 1 << pairBit(access, deny);
         status[0] = Nfs4Status.NFS4_OK;
         return o;
     }
@@ -186,15 +195,22 @@ public final class StateTable {
      * or closed), STALE_STATEID (4.0: issued before this gateway started), OLD_STATEID (an older seqid).
      * In 4.1 seqid 0 means "whatever is current".
      */
-    public Open find(StateId id, int minorVersion, int[] status) { return lookup(byKey, o -> o.seqid, id, minorVersion, status); }
-
-    /** The lock state a stateid names, checked like {@link #find}. */
-    public LockState findLock(StateId id, int minorVersion, int[] status) {
-        return lookup(locksByKey, l -> l.seqid, id, minorVersion, status);
+    public Open find(StateId id, int minorVersion, long clientId, int[] status) {
+        return lookup(byKey, o -> o.seqid, o -> o.clientId, id, minorVersion, clientId, status);
     }
 
-    /** The state a stateid names in {@code table}: of this boot, issued and not gone, at its current seqid. */
-    private <T> T lookup(Map<Long, T> table, java.util.function.ToIntFunction<T> seqidOf, StateId id, int minorVersion, int[] status) {
+    /** The lock state a stateid names, checked like {@link #find}. */
+    public LockState findLock(StateId id, int minorVersion, long clientId, int[] status) {
+        return lookup(locksByKey, l -> l.seqid, l -> l.open.clientId, id, minorVersion, clientId, status);
+    }
+
+    /**
+     * The state a stateid names in {@code table}: of this boot, issued to {@code clientId} (unless it is
+     * {@link #ANY_CLIENT}) and not gone, at its current seqid. Another client's state is BAD_STATEID, as one
+     * never issued: a client must not learn, let alone use, what another holds (RFC 8881 §8.2.4).
+     */
+    private <T> T lookup(Map<Long, T> table, java.util.function.ToIntFunction<T> seqidOf, java.util.function.ToLongFunction<T> clientOf,
+                         StateId id, int minorVersion, long clientId, int[] status) {
         Long key = key(id, minorVersion, status);
         if (key == null) return null;
         T state = table.get(key);
@@ -203,6 +219,7 @@ public final class StateTable {
             status[0] = Nfs4Status.EXPIRED;
             return null;
         }
+        if (clientId != ANY_CLIENT && clientOf.applyAsLong(state) != clientId) return neverIssued(status);
         return seqidMatches(id, seqidOf.applyAsInt(state), minorVersion, status) ? state : null;
     }
 
@@ -210,18 +227,23 @@ public final class StateTable {
      * The open behind a stateid READ or WRITE presents: an open's own, or the open a lock stateid was made
      * from. Null with the status as {@link #find} sets it.
      */
-    public Open resolve(StateId id, int minorVersion, int[] status) {
+    public Open resolve(StateId id, int minorVersion, long clientId, int[] status) {
         Long key = key(id, minorVersion, status);
         if (key == null) return null;
         if (locksByKey.containsKey(key)) {
-            LockState l = findLock(id, minorVersion, status);
+            LockState l = findLock(id, minorVersion, clientId, status);
             return l == null ? null : l.open;
         }
-        return find(id, minorVersion, status);
+        return find(id, minorVersion, clientId, status);
     }
 
-    /** This gateway's key in a stateid, or null (STALE_STATEID in 4.0, BAD_STATEID in 4.1) for another boot's. */
+    /**
+     * This gateway's key in a stateid, or null: BAD_STATEID for a special stateid (it names no state: where one
+     * reaches a lookup, CLOSE, OPEN_DOWNGRADE, LOCK and the like, it is not allowed; RFC 7530 §9.1.4.3), STALE_STATEID
+     * in 4.0 and BAD_STATEID in 4.1 for another boot's.
+     */
     private Long key(StateId id, int minorVersion, int[] status) {
+        if (id.isSpecial()) return neverIssued(status);
         ByteBuffer b = ByteBuffer.wrap(id.other());
         int boot = b.getInt();
         long key = b.getLong();
@@ -301,14 +323,33 @@ public final class StateTable {
         return Nfs4Status.NFS4_OK;
     }
 
-    /** OPEN_DOWNGRADE: to a subset of what the open holds; INVAL otherwise. */
+    /**
+     * OPEN_DOWNGRADE: to exactly the union of the share modes of some of the owner's OPENs of the file (as if the
+     * others were closed); INVAL otherwise (RFC 7530 §16.19.4: a downgrade to a mode never opened, READ after only
+     * BOTH was opened say, is refused). The OPENs kept are those within the new modes.
+     */
     public int downgrade(Open o, int access, int deny) {
-        if (access < ACCESS_READ || access > ACCESS_BOTH || (access & ~o.access) != 0 || (deny & ~o.deny) != 0) return Nfs4Status.INVAL;
+        if (access < ACCESS_READ || access > ACCESS_BOTH || deny < 0 || deny > ACCESS_BOTH) return Nfs4Status.INVAL;
+        // the unions some subset of the OPENs makes: at most 16 pairs, so at most 16 distinct unions
+        int reachable = 0;
+        for (int p = 0; p < 16; p++) {
+            if ((o.pairs & (1 << p)) == 0) continue;
+            int next = reachable | (1 << p);
+            for (int r = 0; r < 16; r++) if ((reachable & (1 << r)) != 0) next |= 1 << (r | p);
+            reachable = next;
+        }
+        if ((reachable & (1 << pairBit(access, deny))) == 0) return Nfs4Status.INVAL;
+        int kept = 0;
+        for (int p = 0; p < 16; p++) if ((o.pairs & (1 << p)) != 0 && ((p >> 2) & ~access) == 0 && ((p & 3) & ~deny) == 0) kept |= 1 << p;
+        o.pairs = kept;
         o.access = access;
         o.deny = deny;
         o.seqid++;
         return Nfs4Status.NFS4_OK;
     }
+
+    /** An (access, deny) pair's bit in {@link Open#pairs}: the union of two pairs is the OR of their indices. */
+    private static int pairBit(int access, int deny) { return access << 2 | deny; }
 
     /** Every open and lock of a client whose lease ended, or that destroyed itself. */
     public int dropClient(long clientId) {
