@@ -227,6 +227,34 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(downgrade.apply(now, new int[] {Nfs4Client.SHARE_ACCESS_BOTH, 0})).as("BOTH was given up").isEqualTo(Nfs4Status.INVAL);
     }
 
+    /**
+     * ACCESS (RFC 7530 §16.1.4) calls a right "supported" only where it means something for the object: LOOKUP and
+     * DELETE on a directory, EXECUTE on a file. GETATTR's space_* (what df shows) are the live chunkservers' space.
+     */
+    @Test void accessRightsFitTheObjectAndDfSeesTheClustersSpace() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        OpenFile f = nfs(() -> c.open(root, "plain", true));
+        nfs(() -> c.write(f, 0, new byte[200_000], Nfs4Client.FILE_SYNC));
+        nfs(() -> c.close(f));
+        int all = 0x3f, lookup = 0x02, delete = 0x10, execute = 0x20;
+        int[] dir = nfs(() -> c.access(root, all));
+        assertThat(dir[0]).isEqualTo(all & ~execute);
+        assertThat(dir[1]).as("root may do all it may ask").isEqualTo(all & ~execute);
+        int[] file = nfs(() -> c.access(f.fh(), all));
+        assertThat(file[0]).isEqualTo(all & ~(lookup | delete));
+        assertThat(file[1] & ~file[0]).as("granted within supported").isZero();
+
+        sim.runUntil(sim.now() + 3 * SECOND); // the chunkservers' heartbeats carry the space the file takes
+        nfs(() -> c.space(root)); // the first query asks the master; its answer comes in the background
+        sim.runUntil(sim.now() + SECOND);
+        long[] space = nfs(() -> c.space(root));
+        assertThat(space[0]).as("space_total: five chunkservers").isEqualTo(5 * SimCluster.CAPACITY_BYTES);
+        assertThat(space[1]).as("space_free").isPositive().isLessThan(space[0]);
+        assertThat(space[2]).as("space_avail").isEqualTo(space[1]);
+        assertThat(space[3]).as("files_total").isPositive();
+    }
+
     /** The status an NFS call failed with. */
     int status(Supplier<Promise<?>> op) {
         try {

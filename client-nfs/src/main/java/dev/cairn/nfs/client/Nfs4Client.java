@@ -206,6 +206,32 @@ public final class Nfs4Client {
         });
     }
 
+    /** ACCESS of the rights in {@code mask}: {supported, granted}. */
+    public Promise<int[]> access(byte[] fh, int mask) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.ACCESS, a -> a.writeInt(mask));
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            return new int[] {d.readInt(), d.readInt()};
+        });
+    }
+
+    /** The cluster's space as GETATTR space_total, space_free, space_avail and files_total answer it, in that order. */
+    public Promise<long[]> space(byte[] fh) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.GETATTR, a -> a.writeInt(2).writeInt(1 << 23).writeInt((1 << (42 - 32)) | (1 << (43 - 32)) | (1 << (44 - 32))));
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            int words = d.readInt();
+            for (int i = 0; i < words; i++) d.readInt();
+            d.readInt(); // attribute bytes
+            long filesTotal = d.readLong(), avail = d.readLong(), free = d.readLong(), total = d.readLong();
+            return new long[] {total, free, avail, filesTotal};
+        });
+    }
+
     /**
      * LOCK for a new lock owner through an open: answers the lock stateid, or fails with status DENIED
      * (another owner holds a conflicting lock).
@@ -481,6 +507,7 @@ public final class Nfs4Client {
                 d.skip(4 * words);
             }
             case Op.REMOVE -> d.skip(4 + 16);
+            case Op.ACCESS -> d.skip(8);
             case Op.READDIR -> {
                 d.skip(8);
                 while (d.readBoolean()) {

@@ -110,6 +110,45 @@ public final class ClusterFs {
         return n;
     }
 
+    // ---------------------------------------------------------------- capacity
+
+    /** How old the cluster's capacity figures may be before a file system query asks the master again. */
+    public static final long SPACE_MAX_AGE_NANOS = 5_000_000_000L;
+
+    /** The cluster's raw capacity as the master last reported it: bytes over its live chunkservers' disks. */
+    public record Space(long totalBytes, long freeBytes) {
+        public static final Space UNKNOWN = new Space(0, 0);
+    }
+
+    private Space space = Space.UNKNOWN;
+    private long spaceAt;
+    private boolean spaceAsked;
+
+    /**
+     * The cluster's capacity (for df: space_total, space_free, space_avail), as last heard; a query older than
+     * {@link #SPACE_MAX_AGE_NANOS} asks the master again in the background (one request at a time), so a file
+     * system query never waits on it. Raw bytes over the live chunkservers: a file's copies take several times its size.
+     */
+    public Space space() {
+        long now = clock.nanoTime();
+        if (!spaceAsked && (space == Space.UNKNOWN || now - spaceAt > SPACE_MAX_AGE_NANOS)) {
+            spaceAsked = true;
+            client.status().onComplete((st, e) -> {
+                spaceAsked = false;
+                if (e != null) return; // kept as it was: the next query asks again
+                long total = 0, used = 0;
+                for (var server : st.servers()) {
+                    if (!server.alive()) continue;
+                    total += server.capacityBytes();
+                    used += Math.min(server.usedBytes(), server.capacityBytes());
+                }
+                space = new Space(total, total - used);
+                spaceAt = clock.nanoTime();
+            });
+        }
+        return space;
+    }
+
     // ---------------------------------------------------------------- namespace
 
     public Promise<FileAttr> getAttr(long inode) {

@@ -18,16 +18,16 @@ public final class Fattr {
     public static final int SUPPORTED_ATTRS = 0, TYPE = 1, FH_EXPIRE_TYPE = 2, CHANGE = 3, SIZE = 4, LINK_SUPPORT = 5,
             SYMLINK_SUPPORT = 6, NAMED_ATTR = 7, FSID = 8, UNIQUE_HANDLES = 9, LEASE_TIME = 10, RDATTR_ERROR = 11,
             CANSETTIME = 15, CASE_INSENSITIVE = 16, CASE_PRESERVING = 17, CHOWN_RESTRICTED = 18, FILEHANDLE = 19, FILEID = 20,
-            HOMOGENEOUS = 26, MAXFILESIZE = 27, MAXLINK = 28, MAXNAME = 29, MAXREAD = 30, MAXWRITE = 31, MODE = 33, NO_TRUNC = 34,
-            NUMLINKS = 35, OWNER = 36, OWNER_GROUP = 37, RAWDEV = 41, SPACE_USED = 45, TIME_ACCESS = 47, TIME_ACCESS_SET = 48,
+            FILES_AVAIL = 21, FILES_FREE = 22, FILES_TOTAL = 23, HOMOGENEOUS = 26, MAXFILESIZE = 27, MAXLINK = 28, MAXNAME = 29, MAXREAD = 30, MAXWRITE = 31, MODE = 33, NO_TRUNC = 34,
+            NUMLINKS = 35, OWNER = 36, OWNER_GROUP = 37, RAWDEV = 41, SPACE_AVAIL = 42, SPACE_FREE = 43, SPACE_TOTAL = 44, SPACE_USED = 45, TIME_ACCESS = 47, TIME_ACCESS_SET = 48,
             TIME_DELTA = 51, TIME_METADATA = 52, TIME_MODIFY = 53, TIME_MODIFY_SET = 54, MOUNTED_ON_FILEID = 55,
             SUPPATTR_EXCLCREAT = 75;
 
     /** Attributes we return (GETATTR, READDIR), in ascending order. */
     private static final int[] READABLE = {SUPPORTED_ATTRS, TYPE, FH_EXPIRE_TYPE, CHANGE, SIZE, LINK_SUPPORT, SYMLINK_SUPPORT, NAMED_ATTR,
             FSID, UNIQUE_HANDLES, LEASE_TIME, RDATTR_ERROR, CANSETTIME, CASE_INSENSITIVE, CASE_PRESERVING, CHOWN_RESTRICTED, FILEHANDLE,
-            FILEID, HOMOGENEOUS, MAXFILESIZE, MAXLINK, MAXNAME, MAXREAD, MAXWRITE, MODE, NO_TRUNC, NUMLINKS, OWNER, OWNER_GROUP, RAWDEV,
-            SPACE_USED, TIME_ACCESS, TIME_DELTA, TIME_METADATA, TIME_MODIFY, MOUNTED_ON_FILEID, SUPPATTR_EXCLCREAT};
+            FILEID, FILES_AVAIL, FILES_FREE, FILES_TOTAL, HOMOGENEOUS, MAXFILESIZE, MAXLINK, MAXNAME, MAXREAD, MAXWRITE, MODE, NO_TRUNC,
+            NUMLINKS, OWNER, OWNER_GROUP, RAWDEV, SPACE_AVAIL, SPACE_FREE, SPACE_TOTAL, SPACE_USED, TIME_ACCESS, TIME_DELTA, TIME_METADATA, TIME_MODIFY, MOUNTED_ON_FILEID, SUPPATTR_EXCLCREAT};
     /** Attributes a client may set. */
     private static final int[] SETTABLE = {SIZE, MODE, OWNER, OWNER_GROUP, TIME_ACCESS_SET, TIME_MODIFY_SET};
     /** Settable at an exclusive create (EXCLUSIVE4_1): not the times, which some servers keep the verifier in. */
@@ -45,8 +45,16 @@ public final class Fattr {
 
     private Fattr() {}
 
-    /** The context attributes need besides the file's own: the server, the handle, the minor version. */
-    public record Context(long fsid, int leaseSeconds, byte[] handle, int minorVersion) {}
+    /** The context attributes need besides the file's own: the server, the handle, the minor version, the cluster's space. */
+    public record Context(long fsid, int leaseSeconds, byte[] handle, int minorVersion, java.util.function.Supplier<ClusterFs.Space> space) {}
+
+    /**
+     * Files the cluster can hold, as files_total and files_avail say: inode ids are 64-bit and the master's
+     * namespace has no fixed table, so no count runs out before space does; this is what df shows as inodes.
+     */
+    static final long FILES_LIMIT = 1L << 40;
+    /** Words of an attribute bitmap read at most: attributes past them are unknown to every minor version here. */
+    static final int MAX_BITMAP_WORDS = 8;
 
     public static int[] supported(int minorVersion) {
         int[] words = new int[3];
@@ -105,6 +113,9 @@ public final class Fattr {
                     e.writeInt(rdev.major()).writeInt(rdev.minor());
                 }
                 case SPACE_USED -> e.writeLong(a.type() == FileType.FILE ? roundUp(a.size(), 4096) : 4096);
+                case SPACE_TOTAL -> e.writeLong(ctx.space().get().totalBytes());
+                case SPACE_FREE, SPACE_AVAIL -> e.writeLong(ctx.space().get().freeBytes()); // no quotas or reserve: all free is available
+                case FILES_TOTAL, FILES_FREE, FILES_AVAIL -> e.writeLong(FILES_LIMIT);
                 case TIME_ACCESS -> writeTime(e, a.atimeMillis());
                 case TIME_DELTA -> writeTime(e, 1);
                 case TIME_METADATA -> writeTime(e, a.ctimeMillis());
@@ -153,6 +164,7 @@ public final class Fattr {
         XdrDecoder v = new XdrDecoder(vals);
         int mode = AttrChange.KEEP, uid = AttrChange.KEEP, gid = AttrChange.KEEP;
         long size = AttrChange.KEEP, atime = AttrChange.KEEP, mtime = AttrChange.KEEP;
+        boolean sizeSet = false;
         int[] settable = new int[3];
         for (int s : exclusive ? EXCL_SETTABLE : SETTABLE) set(settable, s);
         int[] readable = supported(1);
@@ -163,7 +175,10 @@ public final class Fattr {
                 return new Settable(status, AttrChange.NONE, new int[0]);
             }
             switch (attr) {
-                case SIZE -> size = v.readLong();
+                case SIZE -> {
+                    size = v.readLong();
+                    sizeSet = true;
+                }
                 case MODE -> mode = v.readInt() & 07777;
                 case OWNER -> uid = owner(v.readString(MAX_OWNER));
                 case OWNER_GROUP -> gid = owner(v.readString(MAX_OWNER));
@@ -172,30 +187,39 @@ public final class Fattr {
                 default -> throw new AssertionError(attr);
             }
             if (atime == BAD_TIME || mtime == BAD_TIME) return new Settable(Nfs4Status.INVAL, AttrChange.NONE, new int[0]);
+            if (uid == EMPTY_OWNER || gid == EMPTY_OWNER) return new Settable(Nfs4Status.INVAL, AttrChange.NONE, new int[0]);
             if (uid == BAD_OWNER || gid == BAD_OWNER) return new Settable(Nfs4Status.BADOWNER, AttrChange.NONE, new int[0]);
         }
         // attr_vals holds exactly the values the bitmap names: anything left over is malformed (RFC 7530 §16.32.4)
         if (v.remaining() != 0) throw new XdrException(v.remaining() + " bytes after the attribute values");
-        if (size < AttrChange.KEEP) return new Settable(Nfs4Status.INVAL, AttrChange.NONE, new int[0]);
+        // size is unsigned on the wire: past the largest file (2^64-1 included, which must not read as "keep") is FBIG
+        if (sizeSet && (size < 0 || size > ClusterFs.MAX_FILE_SIZE)) return new Settable(Nfs4Status.FBIG, AttrChange.NONE, new int[0]);
         return new Settable(Nfs4Status.NFS4_OK, new AttrChange(mode, uid, gid, size, atime, mtime), bitmap);
     }
 
     /** Whether a bitmap names a write-only attribute (the *_SET times): GETATTR, READDIR and VERIFY answer INVAL. */
     public static boolean namesWriteOnly(int[] bitmap) { return isSet(bitmap, TIME_ACCESS_SET) || isSet(bitmap, TIME_MODIFY_SET); }
 
+    /**
+     * A bitmap4 of up to {@link #MAX_BITMAP_WORDS} words: bits of attributes this server does not know are kept as
+     * sent (GETATTR answers without them, SETATTR refuses them ATTRNOTSUPP), never a decoding error.
+     */
     public static int[] readBitmap(XdrDecoder d) {
-        int n = d.readLength(3, "bitmap");
+        int n = d.readLength(MAX_BITMAP_WORDS, "bitmap");
         int[] words = new int[Math.max(n, 3)];
         for (int i = 0; i < n; i++) words[i] = d.readInt();
         return words;
     }
 
     private static final int BAD_OWNER = -2;
+    /** Stands for an empty owner string: not a name at all, so INVAL rather than BADOWNER (RFC 8881 §5.9). */
+    private static final int EMPTY_OWNER = -3;
     /** Stands for a time whose nanoseconds are out of range. */
     private static final long BAD_TIME = Long.MIN_VALUE;
 
-    /** "1000", "1000@domain", "root@domain" or "nobody": numeric ids as Linux sends them with sec=sys. */
+    /** "1000", "1000@domain", "root@domain" or "nobody": numeric ids as Linux sends them with sec=sys. An empty one is INVAL. */
     static int owner(String s) {
+        if (s.isEmpty()) return EMPTY_OWNER;
         String name = s.indexOf('@') >= 0 ? s.substring(0, s.indexOf('@')) : s;
         if (name.equals("root")) return 0;
         if (name.equals("nobody")) return 65534;

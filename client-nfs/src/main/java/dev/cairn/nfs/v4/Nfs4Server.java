@@ -1,5 +1,7 @@
 package dev.cairn.nfs.v4;
 
+import dev.cairn.nfs.fs.ClusterFs;
+
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Clock;
 import dev.cairn.core.env.Log;
@@ -161,7 +163,7 @@ public final class Nfs4Server {
 
     /** What attribute encoding needs of this server for one file. */
     public Fattr.Context attrContext(FileHandle fh, int minorVersion) {
-        return new Fattr.Context(root.fsid(), ClientTable.LEASE_SECONDS, fh.encode(), minorVersion);
+        return new Fattr.Context(root.fsid(), ClientTable.LEASE_SECONDS, fh.encode(), minorVersion, fs == null ? () -> ClusterFs.Space.UNKNOWN : fs::space);
     }
 
     /** A 4.0 client id an operation names: STALE_CLIENTID unless it is a confirmed 4.0 client; renews its lease. */

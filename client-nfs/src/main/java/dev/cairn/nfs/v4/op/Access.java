@@ -10,7 +10,8 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 
 /**
  * ACCESS (RFC 8881 §18.1): which of the asked rights the caller has, from the mode bits and its AUTH_SYS
- * ids (the same rule the other operations enforce). All six rights are always "supported".
+ * ids (the same rule the other operations enforce). Each right is "supported" where it means something for the
+ * object's type.
  */
 public final class Access implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
@@ -25,7 +26,10 @@ public final class Access implements Operation {
                 if (a.type() == FileType.DIR) granted |= Files.ACCESS4_DELETE;
             }
             if ((p & 1) != 0) granted |= a.type() == FileType.DIR ? Files.ACCESS4_LOOKUP : Files.ACCESS4_EXECUTE;
-            int supported = asked & 0x3f;
+            // rights with no meaning for the object's type are not "supported" for it (RFC 7530 §16.1.4): LOOKUP and
+            // DELETE name entries of a directory, EXECUTE runs a non-directory
+            int meaningful = a.type() == FileType.DIR ? 0x3f & ~Files.ACCESS4_EXECUTE : 0x3f & ~(Files.ACCESS4_LOOKUP | Files.ACCESS4_DELETE);
+            int supported = asked & meaningful;
             res.writeInt(supported).writeInt(granted & supported);
             return Nfs4Status.NFS4_OK;
         });
