@@ -255,6 +255,42 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(space[3]).as("files_total").isPositive();
     }
 
+    /**
+     * RFC 7530 §16.26.4: a rename of a name onto itself, or onto another name of the same file, succeeds and does
+     * nothing: both names stay, and the directory's change_info says it did not change. A real rename moves it.
+     */
+    @Test void aRenameOntoTheSameFileIsANoOp() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        OpenFile f = nfs(() -> c.open(root, "one", true));
+        nfs(() -> c.close(f));
+        nfs(() -> c.link(f.fh(), root, "two"));
+        for (String[] names : new String[][] {{"one", "one"}, {"one", "two"}, {"two", "one"}}) {
+            long[] info = nfs(() -> c.rename(root, names[0], names[1]));
+            assertThat(info[0]).as("%s -> %s: source unchanged", names[0], names[1]).isEqualTo(info[1]);
+            assertThat(info[2]).as("target unchanged").isEqualTo(info[3]);
+        }
+        assertThat(nfs(() -> c.list(root))).contains("one", "two");
+        long[] moved = nfs(() -> c.rename(root, "two", "three"));
+        assertThat(moved[0]).isLessThan(moved[1]);
+        assertThat(nfs(() -> c.list(root))).contains("one", "three").doesNotContain("two");
+    }
+
+    /** RFC 7530 §16.16.4: the createattrs of an OPEN that creates are the new file's, its size included. */
+    @Test void anOpenCreatingAFileSetsTheSizeItAsks() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        byte[] sizeAttr = new dev.cairn.nfs.xdr.XdrEncoder().writeLong(32).toByteArray();
+        assertThat(nfs(() -> c.statusOf(b -> b.putFh(root).op(Op.OPEN, a -> {
+            a.writeInt(0).writeInt(3).writeInt(0).writeLong(0).writeOpaque("sized-owner".getBytes());
+            a.writeInt(1).writeInt(0); // OPEN4_CREATE, UNCHECKED4
+            a.writeInt(1).writeInt(1 << dev.cairn.nfs.v4.Fattr.SIZE).writeOpaque(sizeAttr);
+            a.writeInt(0).writeString("sized"); // CLAIM_NULL
+        })))).isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] fh = nfs(() -> c.lookup("/sized"));
+        assertThat(nfs(() -> c.size(fh))).isEqualTo(32);
+    }
+
     /** The status an NFS call failed with. */
     int status(Supplier<Promise<?>> op) {
         try {

@@ -206,6 +206,35 @@ public final class Nfs4Client {
         });
     }
 
+    /** RENAME in one directory: its change_info4 for the source and target, {before, after} each. */
+    public Promise<long[]> rename(byte[] dir, String from, String to) {
+        return send(true, b -> {
+            b.putFh(dir);
+            b.op(Op.SAVEFH, a -> { });
+            b.putFh(dir);
+            b.op(Op.RENAME, a -> a.writeString(from).writeString(to));
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            long[] out = new long[4];
+            for (int i = 0; i < 2; i++) {
+                d.readBoolean();
+                out[2 * i] = d.readLong();
+                out[2 * i + 1] = d.readLong();
+            }
+            return out;
+        });
+    }
+
+    /** LINK: a second name {@code name} in {@code dir} for the file {@code fh}. */
+    public Promise<Void> link(byte[] fh, byte[] dir, String name) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.SAVEFH, a -> { });
+            b.putFh(dir);
+            b.op(Op.LINK, a -> a.writeString(name));
+        }).map(r -> null);
+    }
+
     /** ACCESS of the rights in {@code mask}: {supported, granted}. */
     public Promise<int[]> access(byte[] fh, int mask) {
         return send(true, b -> {
@@ -508,6 +537,8 @@ public final class Nfs4Client {
             }
             case Op.REMOVE -> d.skip(4 + 16);
             case Op.ACCESS -> d.skip(8);
+            case Op.RENAME -> d.skip(2 * (4 + 16));
+            case Op.LINK -> d.skip(4 + 16);
             case Op.READDIR -> {
                 d.skip(8);
                 while (d.readBoolean()) {

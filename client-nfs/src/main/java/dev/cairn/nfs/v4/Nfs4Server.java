@@ -115,6 +115,7 @@ public final class Nfs4Server {
         register(Op.SETCLIENTID_CONFIRM, new SetClientIdConfirm());
         register(Op.RENEW, new Renew());
         register(Op.PUTROOTFH, new PutRootFh());
+        register(Op.PUTPUBFH, new PutRootFh());
         register(Op.PUTFH, new PutFh());
         register(Op.GETFH, new GetFh());
         register(Op.SAVEFH, new SaveFh());

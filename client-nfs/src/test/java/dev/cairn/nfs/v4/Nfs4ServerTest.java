@@ -52,6 +52,18 @@ class Nfs4ServerTest {
         assertThat(nfs.run(new byte[] {1, 2, 3})).isNull(); // no xid: nothing to answer
     }
 
+    /** RFC 7530 §16.22.4: with no public file handle configured, PUTPUBFH puts the root's, in either minor version. */
+    @Test void thePublicHandleIsTheRoot() {
+        Reply root = nfs.compound(0, OpCall.of(Op.PUTROOTFH), OpCall.of(Op.GETFH));
+        Reply pub = nfs.compound(0, OpCall.of(Op.PUTPUBFH), OpCall.of(Op.GETFH));
+        assertThat(pub.status()).isEqualTo(Nfs4Status.NFS4_OK);
+        for (Reply r : new Reply[] {root, pub}) {
+            assertThat(r.rest().readInt()).isEqualTo(Op.GETFH);
+            assertThat(r.rest().readInt()).isEqualTo(Nfs4Status.NFS4_OK);
+        }
+        assertThat(pub.rest().readOpaque(128)).isEqualTo(root.rest().readOpaque(128));
+    }
+
     @Test void minorVersionThreeIsRefusedSoClientsFallBack() {
         Reply r = nfs.compound(3, OpCall.of(Op.PUTROOTFH));
         assertThat(r.status()).isEqualTo(Nfs4Status.MINOR_VERS_MISMATCH);

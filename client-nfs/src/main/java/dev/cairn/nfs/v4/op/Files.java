@@ -113,6 +113,17 @@ final class Files {
         e.writeLong(dirAfter.change());
     }
 
+    /**
+     * change_info4 from the directory as read before the operation and as it is after (not atomic: another change
+     * may fall between): equal values say nothing changed, as for a rename of a name onto itself or onto another
+     * name of the same file, which POSIX leaves alone (RFC 7530 §16.26.4).
+     */
+    static void writeChangeInfo(XdrEncoder e, FileAttr dirBefore, FileAttr dirAfter) {
+        e.writeBoolean(false);
+        e.writeLong(Math.min(dirBefore.change(), dirAfter.change()));
+        e.writeLong(dirAfter.change());
+    }
+
     static FileHandle handle(CompoundState st, long inode) { return new FileHandle(st.server.rootHandle().fsid(), inode, 0); }
 
     static StateId readStateId(XdrDecoder d) {

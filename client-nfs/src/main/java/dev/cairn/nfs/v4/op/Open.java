@@ -136,7 +136,13 @@ public final class Open implements Operation {
             return Files.fs(st).create(dir, r.name(), FileType.FILE, mode, uid, gid, "", exclusive ? r.verifier() : 0).then((cr, e2) -> {
                 if (e2 == null) {
                     int[] set = r.attrs() == null ? new int[3] : r.attrs().bitmap();
-                    return Promise.completed(opened(st, res, r, access, clientId, cr.attr(), cr.dirs().get(0), true, set));
+                    // what the create itself does not take (a size, times) is set on the new file before it is opened:
+                    // createattrs are the file's attributes once OPEN answers, and attrset says they all were
+                    AttrChange rest = new AttrChange(AttrChange.KEEP, AttrChange.KEEP, AttrChange.KEEP, c.size() > 0 ? c.size() : AttrChange.KEEP,
+                            c.atimeMillis(), c.mtimeMillis());
+                    if (rest.equals(AttrChange.NONE)) return Promise.completed(opened(st, res, r, access, clientId, cr.attr(), cr.dirs().get(0), true, set));
+                    return Files.fs(st).setAttr(cr.attr().inode(), rest).then((t, e3) -> e3 != null ? Operation.status(Files.status(e3))
+                            : Promise.completed(opened(st, res, r, access, clientId, t, cr.dirs().get(0), true, set)));
                 }
                 int s = Files.status(e2);
                 if (s != Nfs4Status.EXIST || r.how() != UNCHECKED4) return Operation.status(s);

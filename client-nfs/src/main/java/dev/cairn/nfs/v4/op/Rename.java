@@ -27,8 +27,8 @@ public final class Rename implements Operation {
                 if (!Files.mayWrite(st.credentials, da) || !Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
             }
             return Files.call(Files.fs(st).rename(fromDir, from, toDir, to), r -> {
-                Files.writeChangeInfo(res, r.dirs().get(0));
-                Files.writeChangeInfo(res, r.dirs().get(1));
+                Files.writeChangeInfo(res, dirs.get(0), r.dirs().get(0));
+                Files.writeChangeInfo(res, dirs.get(1), r.dirs().get(1));
                 return Nfs4Status.NFS4_OK;
             });
         });
