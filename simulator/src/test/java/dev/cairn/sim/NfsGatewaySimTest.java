@@ -291,6 +291,33 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(nfs(() -> c.size(fh))).isEqualTo(32);
     }
 
+    /**
+     * RFC 7530 §3.1.1: a 4.0 client that lost a reply resends the call with its xid, and a non-idempotent
+     * operation must not run twice: a retransmitted mkdir gets the first reply (OK), not EXIST; a new call
+     * (another xid) doing the same is EXIST.
+     */
+    @Test void aRetransmitted40CreateIsAnsweredFromTheReplyCache() {
+        client("alice"); // the export's root exists once a client has looked
+        CompoundState.Connection conn = new CompoundState.Connection(77, "127.0.0.1");
+        java.util.function.IntFunction<byte[]> mkdir = xid -> {
+            dev.cairn.nfs.xdr.XdrEncoder e = new dev.cairn.nfs.xdr.XdrEncoder();
+            e.writeInt(xid).writeInt(0).writeInt(2).writeInt(100003).writeInt(4).writeInt(1);
+            byte[] cred = new dev.cairn.nfs.xdr.XdrEncoder().writeInt(0).writeString("host").writeInt(0).writeInt(0).writeInt(0).toByteArray();
+            e.writeInt(1).writeOpaque(cred).writeInt(0).writeOpaque(new byte[0]); // AUTH_SYS root, AUTH_NONE verifier
+            e.writeOpaque(new byte[0]).writeInt(0).writeInt(2); // tag, minor version 0, two operations
+            e.writeInt(Op.PUTROOTFH);
+            e.writeInt(Op.CREATE).writeInt(2).writeString("made-once").writeInt(0).writeOpaque(new byte[0]); // NF4DIR, no attributes
+            return e.toByteArray();
+        };
+        java.util.function.Function<byte[], byte[]> send = record -> nfs(() -> ((NfsGateway) gateway.node()).service().handle(record, conn));
+        java.util.function.ToIntFunction<byte[]> status = reply -> java.nio.ByteBuffer.wrap(reply, 24, 4).getInt(); // after the RPC header
+        byte[] first = send.apply(mkdir.apply(9001));
+        assertThat(status.applyAsInt(first)).isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] again = send.apply(mkdir.apply(9001));
+        assertThat(again).as("the retransmission's reply is the first one's").isEqualTo(first);
+        assertThat(status.applyAsInt(send.apply(mkdir.apply(9002)))).as("a new call").isEqualTo(Nfs4Status.EXIST);
+    }
+
     /** The status an NFS call failed with. */
     int status(Supplier<Promise<?>> op) {
         try {

@@ -3,6 +3,7 @@ package dev.cairn.nfs.rpc;
 import dev.cairn.core.async.Promise;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Nfs4Server;
+import dev.cairn.nfs.xdr.XdrDecoder;
 import dev.cairn.nfs.xdr.XdrEncoder;
 import dev.cairn.nfs.xdr.XdrException;
 
@@ -35,25 +36,54 @@ public final class NfsService {
                 return Promise.completed(RpcReply.accepted(xid, RpcReply.SUCCESS).toByteArray());
             }
             case PROC_COMPOUND -> {
-                Promise<byte[]> body;
-                try {
-                    body = nfs4.compound(call.args(), call.credentials(), conn);
-                } catch (XdrException e) {
-                    return Promise.completed(RpcReply.accepted(xid, RpcReply.GARBAGE_ARGS).toByteArray());
-                }
-                return body.then((b, e) -> {
-                    if (e != null) {
-                        nfs4.log().warn("COMPOUND from {} failed: {}", conn.peerAddress(), e.toString());
-                        return Promise.completed(RpcReply.accepted(xid, RpcReply.SYSTEM_ERR).toByteArray());
-                    }
-                    XdrEncoder out = RpcReply.accepted(xid, RpcReply.SUCCESS);
-                    out.writeFixedOpaque(b); // b is a multiple of 4: XDR all the way down
-                    return Promise.completed(out.toByteArray());
+                if (minorVersionOf(call) != 0) return compound(call, conn);
+                DuplicateRequestCache.Verdict v = replies40.check(conn.peerAddress(), xid, record);
+                if (v instanceof DuplicateRequestCache.Answer a) return Promise.completed(a.reply());
+                if (v instanceof DuplicateRequestCache.Drop) return Promise.completed(null);
+                DuplicateRequestCache.Key key = ((DuplicateRequestCache.Run) v).key();
+                return compound(call, conn).then((reply, e) -> {
+                    replies40.done(key, e == null ? reply : null);
+                    return e == null ? Promise.completed(reply) : Promise.<byte[]>failed(e);
                 });
             }
             default -> {
                 return Promise.completed(RpcReply.accepted(xid, RpcReply.PROC_UNAVAIL).toByteArray());
             }
         }
+    }
+
+    /** 4.0 calls answered once (see {@link DuplicateRequestCache}). */
+    private final DuplicateRequestCache replies40 = new DuplicateRequestCache();
+
+    public DuplicateRequestCache replies40() { return replies40; }
+
+    /** The COMPOUND's minor version, read ahead of running it; -1 if its header does not decode (it is answered as garbage). */
+    private static int minorVersionOf(RpcCall call) {
+        try {
+            XdrDecoder peek = call.args().copy();
+            peek.readOpaque(Nfs4Server.MAX_TAG);
+            return peek.readInt();
+        } catch (XdrException e) {
+            return -1;
+        }
+    }
+
+    private Promise<byte[]> compound(RpcCall call, CompoundState.Connection conn) {
+        int xid = call.xid();
+        Promise<byte[]> body;
+        try {
+            body = nfs4.compound(call.args(), call.credentials(), conn);
+        } catch (XdrException e) {
+            return Promise.completed(RpcReply.accepted(xid, RpcReply.GARBAGE_ARGS).toByteArray());
+        }
+        return body.then((b, e) -> {
+            if (e != null) {
+                nfs4.log().warn("COMPOUND from {} failed: {}", conn.peerAddress(), e.toString());
+                return Promise.completed(RpcReply.accepted(xid, RpcReply.SYSTEM_ERR).toByteArray());
+            }
+            XdrEncoder out = RpcReply.accepted(xid, RpcReply.SUCCESS);
+            out.writeFixedOpaque(b); // b is a multiple of 4: XDR all the way down
+            return Promise.completed(out.toByteArray());
+        });
     }
 }

@@ -106,6 +106,9 @@ public final class XdrDecoder {
         pos += padded;
     }
 
+    /** A decoder of what is left, reading on its own (this one stays where it is): to look ahead. */
+    public XdrDecoder copy() { return new XdrDecoder(buf, pos, limit - pos); }
+
     /** A slice of the next {@code n} bytes without copying (padded), e.g. WRITE data. */
     public XdrDecoder slice(int n) {
         int padded = (n + 3) & ~3;
