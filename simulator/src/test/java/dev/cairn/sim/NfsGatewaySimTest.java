@@ -318,6 +318,93 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(status.applyAsInt(send.apply(mkdir.apply(9002)))).as("a new call").isEqualTo(Nfs4Status.EXIST);
     }
 
+    /** A 4.0 COMPOUND sent as raw RPC records (the test client speaks 4.1): each reply read operation by operation. */
+    final class Raw40 {
+        final CompoundState.Connection conn = new CompoundState.Connection(40, "127.0.0.1");
+        int xid = 40_000;
+
+        /** Runs the operations; answers the reply positioned at the first result, and the COMPOUND's status. */
+        dev.cairn.nfs.xdr.XdrDecoder run(int[] status, java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder> ops, int count) {
+            dev.cairn.nfs.xdr.XdrEncoder e = new dev.cairn.nfs.xdr.XdrEncoder();
+            e.writeInt(xid++).writeInt(0).writeInt(2).writeInt(100003).writeInt(4).writeInt(1);
+            byte[] cred = new dev.cairn.nfs.xdr.XdrEncoder().writeInt(0).writeString("host").writeInt(0).writeInt(0).writeInt(0).toByteArray();
+            e.writeInt(1).writeOpaque(cred).writeInt(0).writeOpaque(new byte[0]);
+            e.writeOpaque(new byte[0]).writeInt(0).writeInt(count);
+            ops.accept(e);
+            byte[] reply = nfs(() -> ((NfsGateway) gateway.node()).service().handle(e.toByteArray(), conn));
+            dev.cairn.nfs.xdr.XdrDecoder d = new dev.cairn.nfs.xdr.XdrDecoder(reply);
+            d.skip(24);
+            status[0] = d.readInt();
+            d.readOpaque(1024);
+            d.readInt();
+            return d;
+        }
+    }
+
+    /**
+     * RFC 7530 §16.16.5, §16.18: the first OPEN of a new 4.0 open-owner asks for OPEN_CONFIRM, and until then its
+     * stateid serves nothing else (BAD_STATEID); the confirmation moves the seqid on; a second one is BAD_STATEID;
+     * the confirmed owner's later OPENs need none.
+     */
+    @Test void aNew40OpenOwnerConfirmsItsFirstOpen() {
+        client("alice");
+        Raw40 raw = new Raw40();
+        int[] status = new int[1];
+        var d = raw.run(status, e -> e.writeInt(Op.SETCLIENTID).writeFixedOpaque(new byte[8]).writeOpaque("c40".getBytes())
+                .writeInt(0x40000000).writeString("tcp").writeString("127.0.0.1.0.0").writeInt(1), 1);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        d.readInt();
+        d.readInt();
+        long clientId = d.readLong();
+        byte[] confirm = d.readFixedOpaque(8);
+        raw.run(status, e -> e.writeInt(Op.SETCLIENTID_CONFIRM).writeLong(clientId).writeFixedOpaque(confirm), 1);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+
+        java.util.function.BiFunction<Integer, String, java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder>> open = (seqid, name) -> e -> {
+            e.writeInt(Op.PUTROOTFH);
+            e.writeInt(Op.OPEN).writeInt(seqid).writeInt(3).writeInt(0).writeLong(clientId).writeOpaque("o40".getBytes());
+            e.writeInt(1).writeInt(0).writeInt(0).writeOpaque(new byte[0]); // CREATE UNCHECKED4, no attributes
+            e.writeInt(0).writeString(name); // CLAIM_NULL
+            e.writeInt(Op.GETFH);
+        };
+        // the reply of PUTROOTFH, OPEN, GETFH: {rflags} and the stateid and handle
+        java.util.function.Function<dev.cairn.nfs.xdr.XdrDecoder, Object[]> opened = r -> {
+            r.readInt(); r.readInt(); // PUTROOTFH OK
+            r.readInt(); r.readInt(); // OPEN OK
+            byte[] sid = r.readFixedOpaque(16);
+            r.skip(4 + 8 + 8);
+            int rflags = r.readInt();
+            r.skip(4 * r.readInt());
+            r.readInt(); // OPEN_DELEGATE_NONE
+            r.readInt(); r.readInt(); // GETFH OK
+            return new Object[] {rflags, sid, r.readOpaque(128)};
+        };
+        var firstReply = raw.run(status, open.apply(0, "f40"), 3);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        Object[] first = opened.apply(firstReply);
+        assertThat((int) first[0] & 2).as("OPEN4_RESULT_CONFIRM").isEqualTo(2);
+        byte[] sid = (byte[]) first[1], fh = (byte[]) first[2];
+        java.util.function.Function<byte[], java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder>> write = id -> e -> e.writeInt(Op.PUTFH).writeOpaque(fh)
+                .writeInt(Op.WRITE).writeFixedOpaque(id).writeLong(0).writeInt(2).writeOpaque("x".getBytes());
+        raw.run(status, write.apply(sid), 2);
+        assertThat(status[0]).as("unconfirmed").isEqualTo(Nfs4Status.BAD_STATEID);
+
+        var c = raw.run(status, e -> e.writeInt(Op.PUTFH).writeOpaque(fh).writeInt(Op.OPEN_CONFIRM).writeFixedOpaque(sid).writeInt(1), 2);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        c.readInt(); c.readInt(); c.readInt(); c.readInt();
+        byte[] confirmed = c.readFixedOpaque(16);
+        assertThat(java.nio.ByteBuffer.wrap(confirmed).getInt()).as("seqid moved on").isEqualTo(java.nio.ByteBuffer.wrap(sid).getInt() + 1);
+        raw.run(status, e -> e.writeInt(Op.PUTFH).writeOpaque(fh).writeInt(Op.OPEN_CONFIRM).writeFixedOpaque(confirmed).writeInt(2), 2);
+        assertThat(status[0]).as("confirmed already").isEqualTo(Nfs4Status.BAD_STATEID);
+        raw.run(status, write.apply(confirmed), 2);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+
+        var secondReply = raw.run(status, open.apply(2, "g40"), 3); // the refused confirmation left the sequence at 1
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        Object[] second = opened.apply(secondReply);
+        assertThat((int) second[0] & 2).as("the owner is confirmed").isZero();
+    }
+
     /** The status an NFS call failed with. */
     int status(Supplier<Promise<?>> op) {
         try {

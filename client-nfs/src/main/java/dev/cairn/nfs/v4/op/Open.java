@@ -176,14 +176,14 @@ public final class Open implements Operation {
             if ((access & StateTable.ACCESS_WRITE) != 0 && !Files.mayWrite(st.credentials, a)) return Nfs4Status.ACCESS;
         }
         int[] status = new int[1];
-        StateTable.Open o = st.server.states().open(clientId, r.owner(), a.inode(), access, r.deny(), status);
+        StateTable.Open o = st.server.states().open(clientId, r.owner(), a.inode(), access, r.deny(), st.minorVersion, status);
         if (o == null) return status[0];
         StateId sid = st.server.states().stateId(o);
         st.currentStateId = sid;
         Files.writeStateId(res, sid);
         if (dir != null) Files.writeChangeInfo(res, dir);
         else res.writeBoolean(false).writeLong(0).writeLong(0);
-        res.writeInt(OPEN4_RESULT_LOCKTYPE_POSIX);
+        res.writeInt(OPEN4_RESULT_LOCKTYPE_POSIX | (o.confirmed ? 0 : OPEN4_RESULT_CONFIRM));
         Fattr.writeBitmap(res, attrset);
         res.writeInt(OPEN_DELEGATE_NONE);
         st.current = Files.handle(st, a.inode());

@@ -64,6 +64,11 @@ public final class StateTable {
         public int deny;
         public int seqid = 1;
         /**
+         * False for a 4.0 open of an open-owner not yet confirmed (RFC 7530 §16.16.5, §16.18): its stateid serves
+         * only OPEN_CONFIRM until that confirms the owner. Always true in 4.1, which has no OPEN_CONFIRM.
+         */
+        public boolean confirmed = true;
+        /**
          * The (access, deny) pairs of the OPENs in effect, bit {@code access * 4 + deny}: what an OPEN_DOWNGRADE may
          * go back to (the union of some of them; RFC 7530 §16.19.4, RFC 8881 §18.18.3).
          */
@@ -137,8 +142,17 @@ public final class StateTable {
         Open o = byKey.get(key);
         if (o != null) return o.sequenceOwner;
         LockState l = locksByKey.get(key);
-        return l == null ? null : OwnerSequences.lockOwner(l.owner);
+        if (l != null) return OwnerSequences.lockOwner(l.owner);
+        return closedOwners.get(key); // a retransmitted CLOSE: its owner's last reply answers it
     }
+
+    /**
+     * Open key -> its open-owner, for opens closed lately: a CLOSE whose reply was lost comes again naming a
+     * stateid that is gone, and must still find its owner's sequence to get the first reply (RFC 7530 §9.1.7).
+     * Bounded: the oldest are forgotten (a retransmission that late gets BAD_STATEID).
+     */
+    private final java.util.LinkedHashMap<Long, OwnerSequences.Owner> closedOwners = new java.util.LinkedHashMap<>();
+    public static final int MAX_CLOSED_OWNERS = 16_384;
 
     public StateId stateId(Open o) { return stateId(o.key, o.seqid); }
 
@@ -156,7 +170,7 @@ public final class StateTable {
      * OPEN: a new open or an upgrade of the owner's open of that file. Answers the open, or null with
      * {@code status[0]} set (SHARE_DENIED, INVAL, DELAY).
      */
-    public Open open(long clientId, byte[] owner, long inode, int access, int deny, int[] status) {
+    public Open open(long clientId, byte[] owner, long inode, int access, int deny, int minorVersion, int[] status) {
         if (access < ACCESS_READ || access > ACCESS_BOTH || deny < 0 || deny > ACCESS_BOTH) {
             status[0] = Nfs4Status.INVAL;
             return null;
@@ -178,6 +192,8 @@ public final class StateTable {
                 return null;
             }
             o = new Open(nextKey++, clientId, k, OwnerSequences.openOwner(clientId, owner), inode);
+            // 4.0: a new open-owner (or one forgotten with its client) confirms itself with OPEN_CONFIRM first
+            o.confirmed = minorVersion >= 1 || confirmedOwners.contains(o.sequenceOwner);
             byKey.put(o.key, o);
             byOwnerFile.put(k, o);
         } else {
@@ -196,8 +212,28 @@ public final class StateTable {
      * In 4.1 seqid 0 means "whatever is current".
      */
     public Open find(StateId id, int minorVersion, long clientId, int[] status) {
+        Open o = findAny(id, minorVersion, clientId, status);
+        if (o != null && !o.confirmed) return neverIssued(status); // usable once OPEN_CONFIRM confirms its owner
+        return o;
+    }
+
+    /** The open a stateid names, confirmed or not (for OPEN_CONFIRM); checked like {@link #find}. */
+    public Open findAny(StateId id, int minorVersion, long clientId, int[] status) {
         return lookup(byKey, o -> o.seqid, o -> o.clientId, id, minorVersion, clientId, status);
     }
+
+    /** OPEN_CONFIRM: the open's owner is confirmed (its later opens need none) and the stateid moves on; BAD_STATEID if it was already. */
+    public int confirm(Open o) {
+        if (o.confirmed) return Nfs4Status.BAD_STATEID;
+        o.confirmed = true;
+        o.seqid++;
+        confirmedOwners.add(o.sequenceOwner);
+        for (Open other : byKey.values()) if (other.sequenceOwner.equals(o.sequenceOwner)) other.confirmed = true;
+        return Nfs4Status.NFS4_OK;
+    }
+
+    /** 4.0 open-owners confirmed by an OPEN_CONFIRM (forgotten with their client). */
+    private final java.util.Set<OwnerSequences.Owner> confirmedOwners = new java.util.HashSet<>();
 
     /** The lock state a stateid names, checked like {@link #find}. */
     public LockState findLock(StateId id, int minorVersion, long clientId, int[] status) {
@@ -274,6 +310,8 @@ public final class StateTable {
         assert !locksHeld(o) : "closing an open whose lock owners still hold locks";
         byKey.remove(o.key);
         byOwnerFile.remove(o.owner);
+        closedOwners.put(o.key, o.sequenceOwner);
+        if (closedOwners.size() > MAX_CLOSED_OWNERS) closedOwners.remove(closedOwners.keySet().iterator().next());
         locksByKey.values().removeIf(l -> l.open == o);
         lockByOpenOwner.values().removeIf(l -> l.open == o);
     }
@@ -362,6 +400,8 @@ public final class StateTable {
             expired(l.key);
         }
         lockByOpenOwner.values().removeIf(l -> l.open.clientId == clientId);
+        closedOwners.values().removeIf(owner -> owner.clientId() == clientId);
+        confirmedOwners.removeIf(owner -> owner.clientId() == clientId);
         int n = 0;
         for (Iterator<Open> it = byKey.values().iterator(); it.hasNext(); ) {
             Open o = it.next();

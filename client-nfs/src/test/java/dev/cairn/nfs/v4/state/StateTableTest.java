@@ -15,7 +15,7 @@ class StateTableTest {
     final int[] status = new int[1];
 
     StateTable.Open open(long client, String owner, int access, int deny) {
-        StateTable.Open o = states.open(client, owner.getBytes(), 42, access, deny, status);
+        StateTable.Open o = states.open(client, owner.getBytes(), 42, access, deny, 1, status);
         assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
         return o;
     }
@@ -77,5 +77,17 @@ class StateTableTest {
         assertThat(o.deny).isEqualTo(1);
         assertThat(states.downgrade(o, StateTable.ACCESS_READ, 0)).as("that OPEN is given up").isEqualTo(Nfs4Status.INVAL);
         assertThat(states.downgrade(o, StateTable.ACCESS_WRITE, 1)).as("to what it holds").isEqualTo(Nfs4Status.NFS4_OK);
+    }
+
+    /** RFC 7530 §9.1.7: a CLOSE retransmitted after its open is gone still finds its owner, whose last reply answers it. */
+    @Test void aClosedOpensOwnerIsFoundForItsRetransmittedClose() {
+        StateTable.Open o = open(7, "o", StateTable.ACCESS_READ, 0);
+        StateId sid = states.stateId(o);
+        states.close(o);
+        assertThat(states.sequenceOwner(sid)).isEqualTo(o.sequenceOwner);
+        assertThat(states.find(sid, 0, StateTable.ANY_CLIENT, status)).isNull();
+        assertThat(status[0]).isEqualTo(Nfs4Status.BAD_STATEID);
+        states.dropClient(7);
+        assertThat(states.sequenceOwner(sid)).as("forgotten with its client").isNull();
     }
 }
