@@ -114,12 +114,30 @@ public final class ChunkServer implements Node, MessageHandler {
 
     // ---------------------------------------------------------------- master
 
+    /**
+     * The capacity advertised to the master (what its used fraction, balancing and "full" judge by): the configured
+     * figure if one was given, else what the disks hold plus their filesystems' free space, measured at each
+     * report; {@link ChunkServerConfig#FALLBACK_CAPACITY_BYTES} if the disks cannot say.
+     */
+    long capacityBytes() {
+        if (config.capacityBytes() > 0) return config.capacityBytes();
+        long measured = store.measuredCapacityBytes();
+        if (measured >= 0) return measured;
+        if (!capacityUnknownLogged) {
+            capacityUnknownLogged = true;
+            log.warn("the disks' free space cannot be read: advertising {} GiB (set --capacity-gb)", ChunkServerConfig.FALLBACK_CAPACITY_BYTES >> 30);
+        }
+        return ChunkServerConfig.FALLBACK_CAPACITY_BYTES;
+    }
+
+    private boolean capacityUnknownLogged;
+
     private void register() {
         if (stopped) return;
         registered = false;
         long attempt = ++registration;
         rpc.call(config.master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
-                        config.capacityBytes(), store.usedBytes(), store.report(leaseClock())), RegisterReply.class, MASTER_CALL_NANOS)
+                        capacityBytes(), store.usedBytes(), store.report(leaseClock())), RegisterReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
                     if (e != null || r.status() != Status.OK) {
@@ -137,7 +155,8 @@ public final class ChunkServer implements Node, MessageHandler {
 
     private void heartbeat(long attempt) {
         if (stopped || !registered || attempt != registration) return;
-        rpc.call(config.master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, config.capacityBytes(),
+        for (Disk d : store.disks()) d.recheckFull(); // space freed by others than this server counts too
+        rpc.call(config.master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, capacityBytes(),
                         store.usedBytes(), store.count(), store.diskReports()), HeartbeatReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;

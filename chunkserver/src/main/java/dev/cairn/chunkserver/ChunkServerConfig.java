@@ -11,7 +11,7 @@ import java.util.List;
  * @param listen where clients and peers send data
  * @param master where to register
  * @param volumes names of this host's data directories (disks)
- * @param capacityBytes advertised capacity
+ * @param capacityBytes advertised capacity; 0 to measure it (the disks' chunk bytes plus their filesystems' free space)
  * @param topology host, rack and disk label, for failure domains and placement
  * @param scrubBytesPerSecond most the scrubber re-reads and verifies of stored chunks per second (0: never)
  * @param scrubIntervalNanos shortest time the scrubber takes to re-read every chunk once: rounds are spread
@@ -24,7 +24,11 @@ public record ChunkServerConfig(String serverId, Address listen, Address master,
     /** Every chunk verified about once a week (Ceph's deep-scrub interval); a disk too big for that at the cap takes longer. */
     public static final long DEFAULT_SCRUB_INTERVAL_NANOS = 7 * 24 * 3600 * 1_000_000_000L;
 
+    /** Advertised when the capacity is to be measured and the disks cannot say how much is free. */
+    public static final long FALLBACK_CAPACITY_BYTES = 1L << 40;
+
     public ChunkServerConfig {
+        if (capacityBytes < 0) throw new IllegalArgumentException("negative capacity");
         if (scrubBytesPerSecond < 0) throw new IllegalArgumentException("negative scrub rate");
         if (scrubIntervalNanos < 0) throw new IllegalArgumentException("negative scrub interval");
         if (serverId == null || serverId.isEmpty()) throw new IllegalArgumentException("empty server id");

@@ -316,6 +316,24 @@ final class ChunkStore {
     /** Bytes of chunk data held (without the headers): what a scrub round reads. */
     long dataBytes() { return usedBytes() - (long) DATA_OFFSET * count(); }
 
+    /**
+     * What this server could hold, measured: the chunk bytes on its working disks plus the free space of their
+     * filesystems, each filesystem counted once (two disks on one filesystem share its free space); -1 if a
+     * working disk cannot say (the caller then falls back to a configured figure).
+     */
+    long measuredCapacityBytes() {
+        long capacity = 0;
+        java.util.Set<String> counted = new java.util.HashSet<>();
+        for (Disk d : volumes) {
+            if (d.failed()) continue;
+            Volume.Space space = d.space();
+            if (space == null) return -1;
+            capacity += d.chunkBytes();
+            if (counted.add(space.filesystem())) capacity += space.freeBytes();
+        }
+        return capacity;
+    }
+
     long usedBytes() {
         long used = 0;
         for (Disk d : volumes) used += d.chunkBytes();

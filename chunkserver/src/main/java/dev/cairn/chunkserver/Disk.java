@@ -80,8 +80,27 @@ final class Disk implements Volume {
     /** The master's verdict on this disk's latency. */
     void setSlow(boolean slow) { this.slow = slow; }
 
-    /** Space was freed on it (a chunk deleted): let new chunks try it again. */
-    void spaceFreed() { full = false; }
+    /**
+     * Space was freed on it (a chunk deleted), or a report is due: a full disk takes new chunks again once its
+     * filesystem has {@link #REOPEN_FREE_BYTES} (or 1 % of it) free. Reopening on any delete made the flag flip
+     * between full and ok every few seconds, each new chunk failing ENOSPC again. A disk that cannot say how
+     * much is free reopens on any delete.
+     */
+    void spaceFreed() {
+        if (!full) return;
+        Space space = volume.space();
+        if (space == null || space.freeBytes() >= Math.max(REOPEN_FREE_BYTES, space.totalBytes() / 100)) full = false;
+    }
+
+    /** At a report: a full disk whose filesystem now has room (freed by others than this server) reopens. */
+    void recheckFull() {
+        if (!full || failure != null) return;
+        Space space = volume.space();
+        if (space != null && space.freeBytes() >= Math.max(REOPEN_FREE_BYTES, space.totalBytes() / 100)) full = false;
+    }
+
+    /** Free space a full disk needs before it takes new chunks again: a few of the largest chunks. */
+    static final long REOPEN_FREE_BYTES = 256L << 20;
 
     /** Takes new chunks: not failed, full or slow. */
     boolean usable() { return failure == null && !full && !slow; }
@@ -133,6 +152,10 @@ final class Disk implements Volume {
     @Override public Promise<byte[]> readFromDevice(String file, long offset, int length) {
         return timed(() -> volume.readFromDevice(file, offset, length));
     }
+
+    @Override public void retiring(String file) { volume.retiring(file); }
+
+    @Override public Space space() { return failure != null ? null : volume.space(); }
 
     @Override public Promise<int[]> checksums(String file, long offset, int length, int blockSize) {
         return timed(() -> volume.checksums(file, offset, length, blockSize));

@@ -32,7 +32,8 @@ final class ChunkServerCommand implements Callable<Integer> {
             description = "Disks: NAME (a subdirectory of --data) or NAME=DIR (a directory elsewhere, e.g. a mount point), comma separated (default: ${DEFAULT-VALUE}).")
     List<String> volumes;
 
-    @Option(names = "--capacity-gb", defaultValue = "1024", description = "Advertised capacity in GiB.")
+    @Option(names = "--capacity-gb", defaultValue = "0",
+            description = "Capacity to advertise in GiB; 0 (the default) measures it: the chunks held plus the free space of the disks' filesystems.")
     long capacityGb;
 
     @Option(names = "--host", description = "Host label for failure domains (default: the server id, i.e. its own host).")
@@ -43,6 +44,9 @@ final class ChunkServerCommand implements Callable<Integer> {
 
     @Option(names = "--disk-label", defaultValue = "", description = "Label of this server's disks, e.g. ssd or hdd (classes may require one).")
     String diskLabel;
+
+    /** The largest capacity that can be given (1 EiB: far past any server, and no overflow in bytes). */
+    static final long MAX_CAPACITY_GB = 1L << 30;
 
     /** Limits of the scrub options (a disk's bandwidth; a year). */
     static final long MAX_SCRUB_MB = 1 << 20, MAX_SCRUB_HOURS = 24 * 366;
@@ -64,6 +68,7 @@ final class ChunkServerCommand implements Callable<Integer> {
             names.add(name);
             if (eq >= 0) dirs.put(name, Path.of(v.substring(eq + 1)).toAbsolutePath());
         }
+        if (capacityGb < 0 || capacityGb > MAX_CAPACITY_GB) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--capacity-gb must be 0.." + MAX_CAPACITY_GB);
         if (scrubMb < 0 || scrubMb > MAX_SCRUB_MB) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scrub-mb-per-second must be 0.." + MAX_SCRUB_MB);
         if (scrubHours < 0 || scrubHours > MAX_SCRUB_HOURS) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scrub-interval-hours must be 0.." + MAX_SCRUB_HOURS);
         ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parse(master), names, capacityGb << 30,

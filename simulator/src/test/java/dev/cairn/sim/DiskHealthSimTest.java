@@ -97,6 +97,32 @@ class DiskHealthSimTest extends ClusterScenario {
         assertThat(Arrays.equals(read("/c"), third)).isTrue();
     }
 
+    /**
+     * With no capacity configured a chunkserver advertises what its disks can hold (chunks plus free space), so
+     * "used" means something and a full server is judged by it; a disk found full reopens only once its
+     * filesystem has room again, not after any delete (the flag flipped between full and ok every few seconds).
+     */
+    @Test void aMeasuredCapacityIsTheDisksAndAFullDiskReopensOnlyWithRoom() {
+        cluster(new SimCluster(world, 4, List.of("disk0"), 0));
+        long cap = 60L * CHUNK;
+        for (SimHost h : c.chunkservers()) h.setDiskCapacity("disk0", cap);
+        write("/a", StorageClass.replicated(3), 4 * CHUNK, 19);
+        sim.runUntil(sim.now() + 3 * SECOND); // heartbeats carry the measured capacity
+        for (ServerStatus st : status().servers()) {
+            assertThat((double) st.capacityBytes()).as(st.id() + " advertises its disk").isBetween(0.97 * cap, 1.03 * cap);
+        }
+        String full = current(info("/a").chunks().get(0)).get(0);
+        int held = ((ChunkServer) host(full).node()).chunkCount();
+        host(full).setDiskCapacity("disk0", (long) (held + 1) * (CHUNK + 8192));
+        write("/b", StorageClass.replicated(3), 6 * CHUNK, 20);
+        await(10, () -> diskState(full, "disk0") == DiskState.FULL, full + "'s disk reported full");
+        run(() -> c.client().remove("/a")); // frees a few chunks there: not the room a disk reopens with
+        sim.runUntil(sim.now() + 10 * SECOND);
+        assertThat(diskState(full, "disk0")).isEqualTo(DiskState.FULL);
+        host(full).setDiskCapacity("disk0", 1L << 40); // the operator made room
+        await(5, () -> diskState(full, "disk0") == DiskState.OK, full + "'s disk open again");
+    }
+
     @Test void aNewEmptyHostIsFilledUntilUsageIsEven() {
         long capacity = 40L * CHUNK;
         cluster(new SimCluster(world, 3, List.of("disk0"), capacity));

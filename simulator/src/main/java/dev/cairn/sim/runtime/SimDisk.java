@@ -102,6 +102,12 @@ public final class SimDisk {
 
     void setCapacity(long bytes) { capacityBytes = bytes; }
 
+    /** The filesystem's space as statvfs would give it: known only while a capacity is set (the disk-full fault). */
+    Volume.Space space() {
+        if (capacityBytes == Long.MAX_VALUE || dead) return null;
+        return new Volume.Space(Math.max(0, capacityBytes - usedBytes), capacityBytes, host.name() + "/" + name);
+    }
+
     void setTornWrites(boolean on) { tornWrites = on; }
 
     void track(long at, dev.cairn.core.env.Cancellable event, Runnable complete, long digest) {

@@ -84,6 +84,8 @@ final class SimVolume implements Volume {
 
     @Override public void retiring(String file) { disk.retiring(file); }
 
+    @Override public Space space() { return disk.space(); }
+
     @Override public Promise<Void> delete(String file) {
         return op(SimDisk.OP_NANOS, file.hashCode(), () -> {
             disk.delete(file);

@@ -56,6 +56,15 @@ public interface Volume {
     Promise<Void> delete(String file);
 
     /**
+     * The filesystem under this volume: bytes free for this process, its size, and an id shared by every volume
+     * on the same filesystem (so free space is counted once); null where unknown (the simulator's disks, or a
+     * failed query). A cheap query (statvfs), meant for a heartbeat's pace.
+     */
+    default Space space() { return null; }
+
+    record Space(long freeBytes, long totalBytes, String filesystem) {}
+
+    /**
      * The caller has decided to delete {@code file} and will, once the operations queued on it are done: from now
      * on nothing reads it. Changes nothing on a real disk; the simulator judges the deletion here, against the
      * state it was decided in, rather than when the unlink gets through a stalled queue.

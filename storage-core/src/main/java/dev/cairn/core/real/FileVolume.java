@@ -63,6 +63,16 @@ final class FileVolume implements Volume {
 
     @Override public String name() { return name; }
 
+    @Override public Space space() {
+        try {
+            java.nio.file.FileStore store = Files.getFileStore(dir);
+            Object dev = Files.getAttribute(dir, "unix:dev");
+            return new Space(store.getUsableSpace(), store.getTotalSpace(), String.valueOf(dev));
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException e) {
+            return null;
+        }
+    }
+
     @Override public Promise<Void> write(String file, long offset, byte[] data) {
         return run(() -> {
             FileChannel ch = channel(file, true);

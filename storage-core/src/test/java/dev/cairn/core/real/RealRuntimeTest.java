@@ -99,6 +99,13 @@ class RealRuntimeTest {
         List<String> none = await(h, n -> v.list());
         assertThat(none).isEmpty();
         assertThatThrownBy(() -> await(h, n -> v.write("../escape", 0, new byte[1]))).hasCauseInstanceOf(IllegalArgumentException.class);
+        // the filesystem's space, as a chunkserver measures its capacity: a second volume on it shares its id
+        Volume.Space space = v.space();
+        assertThat(space).isNotNull();
+        assertThat(space.freeBytes()).isBetween(0L, space.totalBytes());
+        assertThat(space.totalBytes()).isEqualTo(java.nio.file.Files.getFileStore(dir).getTotalSpace());
+        RealRuntime.Handle<EchoNode> h2 = rt.start("n2", dir, null, List.of("disk1"), env -> new EchoNode(env, null));
+        assertThat(h2.env().volume("disk1").space().filesystem()).isEqualTo(space.filesystem());
     }
 
     /** Pieces longer than the volume's read buffer, a range starting mid-file and running past its end (zeros there). */
