@@ -210,7 +210,7 @@ public final class CairnClient implements Node, MessageHandler {
      * another writer), so that write can never be acknowledged; the caller must report it lost.
      */
     public Promise<Void> commitLength(long inode, long length, Uncommitted versions) {
-        List<ChunkVersion> chunks = versions.take();
+        List<ChunkVersion> chunks = versions.take(length);
         Promise<Void> committed = commitFrom(inode, length, chunks, 0).onFailure(e -> {
             if (CairnException.statusOf(e) != Status.STALE) versions.restore(chunks);
         });
@@ -223,8 +223,11 @@ public final class CairnClient implements Node, MessageHandler {
         int to = Math.min(chunks.size(), from + CommitLength.MAX_CHUNKS);
         boolean last = to == chunks.size();
         List<ChunkVersion> batch = List.copyOf(chunks.subList(from, to));
-        // a commit never shrinks a file, so an earlier batch with length 0 records versions and nothing else
-        Promise<Void> sent = master(rid -> new CommitLength(rid, inode, last ? length : 0, batch), Ack.class).map(r -> check(r.status(), r.detail(), null));
+        // every batch carries the length: the master raises a chunk's data version only where a committed length
+        // reaches it. Until the last batch the length covers chunks whose new versions are not recorded yet; nothing
+        // of theirs is acknowledged before the last batch answers, and their older copies still hold every byte
+        // acknowledged before
+        Promise<Void> sent = master(rid -> new CommitLength(rid, inode, length, batch), Ack.class).map(r -> check(r.status(), r.detail(), null));
         return last ? sent : sent.flatMap(v -> commitFrom(inode, length, chunks, to));
     }
 

@@ -334,7 +334,7 @@ public final class ChunkSession {
             piecesSinceSync = 0;
             writtenTo = 0;
             attempts = 0;
-            versions.written(l.chunkId(), l.version());
+            versions.written(l.chunkId(), (long) index * file.chunkSize(), l.version());
             finishSyncs();
             pump();
         });

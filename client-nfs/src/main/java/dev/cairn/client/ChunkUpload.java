@@ -160,7 +160,7 @@ final class ChunkUpload {
                         return;
                     }
                     if (--syncsLeft == 0) {
-                        versions.written(lease.chunkId(), lease.version());
+                        versions.written(lease.chunkId(), (long) index * file.chunkSize(), lease.version());
                         done.complete(null);
                     }
                 });

@@ -524,16 +524,19 @@ public final class Master implements Node, MessageHandler {
     /**
      * Bytes a current copy (or part {@code part}) of this chunk must hold: the acknowledged data of its
      * chunk, or for an erasure-coded part its cells of that data ({@link Stripes#partLength}). A copy at the
-     * right version but shorter than this (created, then left out of the write) is not current.
+     * right version but shorter than this (created, then left out of the write) is not current. None if no
+     * commit ever named the chunk (data version 0: a hole to readers whatever its copies hold, and a file may
+     * have grown over it).
      */
     private static long committedLength(ChunkRecord rec, InodeRecord f, int part) {
+        if (!rec.committed()) return 0;
         long inChunk = dataLength(rec, f);
         StorageClass cls = f.storageClass();
         if (!cls.isEc() || inChunk == 0) return inChunk;
         return Stripes.partLength(inChunk, cls.k(), part);
     }
 
-    /** The committed bytes of the file that fall in this chunk. */
+    /** The file's bytes that fall in this chunk. */
     private static long dataLength(ChunkRecord rec, InodeRecord f) {
         return Math.max(0, Math.min(f.chunkSize(), f.size() - (long) rec.index() * f.chunkSize()));
     }

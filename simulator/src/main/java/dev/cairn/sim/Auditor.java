@@ -143,13 +143,16 @@ final class Auditor {
             List<Copy> copies = onDisk.getOrDefault(c.chunkId(), List.of());
             if (c.isNew() && copies.isEmpty()) continue; // allocated, never written
             checked++;
-            // the committed bytes of this chunk (of each part, for EC): a current copy holds at least that
+            // the committed bytes of this chunk (of each part, for EC): a current copy holds at least that. None if no
+            // commit ever named the chunk (readers see a hole there, whatever its copies hold; a file may have grown
+            // over a chunk a failed writer left)
             long inChunk = Math.max(0, Math.min(f.chunkSize(), f.size() - (long) c.index() * f.chunkSize()));
+            long required = c.committed() ? inChunk : 0;
             // current: at the chunk's version, or for a replicated chunk at any version since the last committed
             // write (a copy left out of a lease that wrote nothing still holds every acknowledged byte)
             List<Copy> good = new ArrayList<>();
             for (Copy k : copies) {
-                long committed = cls.isEc() && inChunk > 0 ? dev.cairn.core.ec.Stripes.partLength(inChunk, cls.k(), Math.max(0, k.part())) : inChunk;
+                long committed = cls.isEc() && required > 0 ? dev.cairn.core.ec.Stripes.partLength(required, cls.k(), Math.max(0, k.part())) : required;
                 if (c.current(k.version(), cls.isEc()) && k.intact() && k.length() >= committed) good.add(k);
             }
             goodCopies.addAll(good);
@@ -180,7 +183,9 @@ final class Auditor {
                 }
                 continue;
             }
-            if (deep && ackedInodes.contains(c.inode()) && inChunk > 0) later.add(new DeepCheck(c, cls, f.chunkSize(), ackedPaths.get(c.inode()), good));
+            // a chunk no commit named is a hole to readers: its copies are never served, and the zeros readers get
+            // there are checked against the acknowledged bytes by the read-back of every acknowledged file
+            if (deep && ackedInodes.contains(c.inode()) && required > 0) later.add(new DeepCheck(c, cls, f.chunkSize(), ackedPaths.get(c.inode()), good));
             if (cls.isEc()) {
                 boolean exact = parts.size() == cls.parts() && good.size() == cls.parts() && hosts.size() == cls.parts();
                 if (!exact) add(findings, "convergence", what(c, cls) + " has parts " + parts + ", goal one of each of " + cls.parts() + " on distinct hosts");

@@ -101,6 +101,7 @@ final class DurableStateChecks {
         Namespace ns = Witness.durableNamespace(cluster);
         ChunkRecord rec = ns.chunk(id);
         if (rec == null) return; // the file was removed or truncated (durably) first: its chunks go
+        if (!rec.committed()) return; // no commit named it: a hole to readers, whatever its copies hold
         LossModel.Tracked t = losses.tracked(rec.inode());
         if (t == null) return;
         FileModel model = oracle.acknowledgedModel(t.path());

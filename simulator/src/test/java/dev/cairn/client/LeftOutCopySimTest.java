@@ -97,7 +97,7 @@ class LeftOutCopySimTest {
         assertThat(run(() -> c.writeData(lease.chain(), lease.chunkId(), lease.version(), 0, next)).status()).isEqualTo(Status.OK);
         assertThat(run(() -> c.syncChunk(lease.chain(), lease.chunkId(), lease.version(), next.length)).status()).isEqualTo(Status.OK);
         Uncommitted versions = new Uncommitted();
-        versions.written(lease.chunkId(), lease.version()); // what a finished upload records
+        versions.written(lease.chunkId(), 0, lease.version()); // what a finished upload records
         run(() -> c.commitLength(file.inode(), next.length, versions));
 
         assertThat(current()).doesNotContain(leftOut);
@@ -118,7 +118,7 @@ class LeftOutCopySimTest {
         assertThat(run(() -> c.writeData(first.chain(), first.chunkId(), first.version(), 0, next)).status()).isEqualTo(Status.OK);
         assertThat(run(() -> c.syncChunk(first.chain(), first.chunkId(), first.version(), next.length)).status()).isEqualTo(Status.OK);
         Uncommitted versions = new Uncommitted();
-        versions.written(first.chunkId(), first.version());
+        versions.written(first.chunkId(), 0, first.version());
         sim.runUntil(sim.now() + 30 * SECOND); // the lease hold runs out
         LeaseReply second = run(() -> c.lease(file.inode(), 0, List.of()));
         assertThat(second.version()).isGreaterThan(first.version());

@@ -60,4 +60,36 @@ class WritersCommitTheirOwnSimTest {
         assertThat(back.length).isEqualTo(expected.length);
         assertThat(Arrays.equals(back, expected)).as("chunk 1, never committed, reads as the hole the gateway wrote over").isTrue();
     }
+
+    /**
+     * A commit vouches only for the chunks its length reaches: a writer that synced a chunk past the length it
+     * commits keeps that chunk's version for a later commit. If that later commit never lands (its master lost
+     * power first), the chunk holds nothing committed, and a file another writer grows over it reads zeros there
+     * (sim seed 1677 at 10 s: the chunk was named early, counted as holding committed data, and its copies, shorter
+     * than the grown file's end, were judged short: the file was unreadable).
+     */
+    @Test void aCommitNamesOnlyTheChunksItsLengthReaches() {
+        cluster.startAll();
+        sim.runUntil(2 * SECOND);
+        CairnClient c = cluster.client();
+        FileAttr file = run(() -> c.create("/g", CHUNK, StorageClass.replicated(2)));
+        Uncommitted mine = new Uncommitted();
+        byte[] first = Oracle.content(4, CHUNK);
+        ChunkSession s0 = c.session(file, 0, mine);
+        run(() -> s0.write(0, first).flatMap(v -> s0.sync()));
+        ChunkSession s1 = c.session(file, 1, mine);
+        run(() -> s1.write(0, Oracle.content(5, 5000)).flatMap(v -> s1.sync()));
+        run(() -> c.commitLength(file.inode(), CHUNK, mine));
+        assertThat(mine.isEmpty()).as("chunk 1 waits for a commit that reaches it").isFalse();
+        // that commit never comes; the gateway grows the file over chunk 1
+        ClusterFs fs = new ClusterFs(c, c.env().clock());
+        byte[] later = Oracle.content(6, 3000);
+        long at = 2L * CHUNK + 100;
+        run(() -> fs.write(file.inode(), at, later, false));
+        run(() -> fs.commit(file.inode()));
+        byte[] expected = Arrays.copyOf(first, (int) at + later.length);
+        System.arraycopy(later, 0, expected, (int) at, later.length);
+        byte[] back = run(() -> c.reader(run(() -> c.lookup("/g"))).readAll());
+        assertThat(Arrays.equals(back, expected)).as("chunk 1, never committed, reads as zeros").isTrue();
+    }
 }

@@ -657,8 +657,13 @@ public final class Namespace {
         if (rec.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + ino);
         if (length < 0) throw new CairnException(Status.BAD_REQUEST, "length " + length);
         List<ChunkRecord> raised = new ArrayList<>();
+        long size = Math.max(rec.size(), length);
         for (ChunkVersion w : c.chunks()) {
             ChunkRecord chunk = chunk(w.chunkId());
+            // a chunk wholly past the committed size holds nothing this commit vouches for: its data version stays
+            // (a commit that reaches it names it again). Raising it would make its copies required to reach the
+            // file's end once anyone grows the file over it, whatever they hold (sim seed 1677 at 10 s)
+            if (chunk != null && chunk.inode() == ino && (long) chunk.index() * rec.chunkSize() >= size) continue;
             if (chunk == null) {
                 // dropped since (a truncate, or an archive rewrite that swapped the file's chunks): the bytes written
                 // there are gone, and the length must not be committed as if they were (the simulator's witness
@@ -683,7 +688,7 @@ public final class Namespace {
         for (ChunkRecord r : raised) batch.put(chunkKey(r.chunkId()), Codec.encodeRecord(r));
         // a commit says "at least this much is durable": a late or repeated one must never shrink the file
         // (shrinking is a truncate, a different command)
-        InodeRecord next = rec.withSize(Math.max(rec.size(), length), mtime);
+        InodeRecord next = rec.withSize(size, mtime);
         batch.put(inodeKey(ino), Codec.encodeRecord(next));
         return next.attr();
     }
