@@ -231,10 +231,7 @@ final class ChunkStore {
                         // torn or never synced; the other slot may still be good
                     }
                 }
-                if (best == null) {
-                    log.warn("chunk file {} on {} has no valid header (never committed): removing it", name, v.name());
-                    return v.delete(name);
-                }
+                if (best == null) return withoutHeader(v, name);
                 if (v.failed()) return Promise.completed(null);
                 // what recovery read may be only in the page cache (a crash, not a power loss): made durable
                 // before the copy is counted, or a power loss after the restart could take a copy the master
@@ -246,6 +243,34 @@ final class ChunkStore {
         }
         return Promise.all(all).map(x -> null);
     }
+
+    /**
+     * A chunk file with no valid header in either slot. With no data past the headers it was never committed (a
+     * new copy that lost power before its first sync): removed. With data it may be a committed copy whose two
+     * headers were both damaged, perhaps the last copy of its chunk, so it is never deleted here: it is renamed
+     * aside ({@link #QUARANTINE_PREFIX}, which recovery ignores) and reported, for an operator to recover from or
+     * remove once the cluster shows nothing lost.
+     */
+    private Promise<Void> withoutHeader(Disk v, String name) {
+        return v.read(name, DATA_OFFSET, 1).flatMap(data -> {
+            if (data.length == 0) {
+                log.warn("chunk file {} on {} has no valid header and no data (never committed): removing it", name, v.name());
+                return v.delete(name);
+            }
+            String aside = QUARANTINE_PREFIX + name;
+            log.warn("chunk file {} on {} has data but no valid header: kept aside as {} (it may hold a committed chunk; remove it once "
+                    + "`cairn status` shows no lost chunks)", name, v.name(), aside);
+            quarantined++;
+            return v.rename(name, aside).flatMap(x -> v.syncDirectory());
+        });
+    }
+
+    /** Name prefix of chunk files kept aside by recovery (no valid header, but data): not chunk files to recovery. */
+    static final String QUARANTINE_PREFIX = "quarantine-";
+    private int quarantined;
+
+    /** Chunk files recovery kept aside since this server started. */
+    int quarantined() { return quarantined; }
 
     /** A copy recovery found, made durable: into the table, or (the chunk is on two disks) settled against the other copy. */
     private Promise<Void> adopt(Disk v, String name, long id, Header best, int bestSlot, java.util.Set<String> writtenOff) {

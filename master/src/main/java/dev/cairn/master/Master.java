@@ -1250,7 +1250,8 @@ public final class Master implements Node, MessageHandler {
         log.debug("planner: copy chunk {} v{} part {} to {} from {} ({})", c.chunkId(), c.version(), c.part(), target.id, parts, c.reason());
         ChunkRecord record = namespace.chunk(c.chunkId());
         InodeRecord file = record == null ? null : namespace.inodeOrNull(record.inode());
-        long dataLength = file == null ? 0 : dataLength(record, file);
+        // what the copy must hold: a chunk no commit named holds nothing a reader is served (its parts may be empty)
+        long dataLength = file == null || !record.committed() ? 0 : dataLength(record, file);
         int capacity = file == null ? dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS : capacity(file.chunkSize(), cls);
         rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), dataLength,
                 sources, parts, capacity, false),

@@ -274,6 +274,36 @@ class ChunkStoreSimTest {
     }
 
     /**
+     * A chunk file whose two header slots are both damaged may be the last copy of committed data: recovery keeps
+     * it aside (renamed, not served, reported) rather than deleting it as never committed; one with no data past
+     * the headers was never committed and goes.
+     */
+    @Test void aChunkFileWithDataButNoValidHeaderIsKeptAsideNotDeleted() {
+        run(s -> s.create(12, 1, 0, Long.MAX_VALUE));
+        byte[] data = bytes(5000, 11);
+        run(s -> s.write(12, 1, 0, data, 0L));
+        run(s -> s.sync(12, 1, 5000));
+        run(s -> s.create(13, 1, 0, Long.MAX_VALUE));
+        run(s -> s.sync(13, 1, 0)); // durable, and empty
+        java.util.function.LongFunction<String> diskOf = id -> host.diskOrNull("disk0").files().contains(ChunkFormat.fileName(id)) ? "disk0" : "disk1";
+        String disk12 = diskOf.apply(12), disk13 = diskOf.apply(13);
+        for (long id : new long[] {12, 13}) {
+            host.flipBit(diskOf.apply(id), ChunkFormat.fileName(id), ChunkFormat.slotOffset(0) + 40, 0);
+            host.flipBit(diskOf.apply(id), ChunkFormat.fileName(id), ChunkFormat.slotOffset(1) + 40, 0);
+        }
+        restart(false);
+        assertThat(store().report()).isEmpty();
+        String aside = ChunkStore.QUARANTINE_PREFIX + ChunkFormat.fileName(12);
+        assertThat(host.diskOrNull(disk12).files()).contains(aside).doesNotContain(ChunkFormat.fileName(12));
+        assertThat(host.diskOrNull(disk13).files()).doesNotContain(ChunkFormat.fileName(13), ChunkStore.QUARANTINE_PREFIX + ChunkFormat.fileName(13));
+        assertThat(Arrays.copyOfRange(host.diskOrNull(disk12).peek(aside), ChunkFormat.DATA_OFFSET, ChunkFormat.DATA_OFFSET + 5000)).isEqualTo(data);
+        assertThat(store().quarantined()).isEqualTo(1);
+        restart(false);
+        assertThat(host.diskOrNull(disk12).files()).as("kept aside across restarts, never taken for a chunk").contains(aside);
+        assertThat(store().report()).isEmpty();
+    }
+
+    /**
      * A write into part of a block merges the block's old bytes: if the disk returns them wrong, the write fails
      * CORRUPT rather than giving the wrong bytes a valid checksum (which would hide them from every later read
      * and the scrubber). Sweep seed 6 of the in-place updates found it, through a misdirected write.
