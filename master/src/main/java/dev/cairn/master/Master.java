@@ -256,6 +256,7 @@ public final class Master implements Node, MessageHandler {
                     .map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
         if (m instanceof Create r) {
+            refuseUnsatisfiable(r.storageClass());
             return metaLog.submit(new MetaCommand.CreateFile(r.path(), r.chunkSize(), r.storageClass(), env.clock().wallMillis()))
                     .map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
@@ -269,6 +270,7 @@ public final class Master implements Node, MessageHandler {
             return Promise.completed(new MasterProtocol.DirReply(r.rid(), Status.OK, "", namespace.inode(r.dir()).attr(), entries, eof));
         }
         if (m instanceof MasterProtocol.CreateIn r) {
+            refuseUnsatisfiable(r.storageClass());
             return changed(r.rid(), new MetaCommand.CreateIn(r.parent(), r.name(), r.type(), r.mode(), r.uid(), r.gid(), r.target(), r.chunkSize(),
                     r.storageClass(), r.verifier(), env.clock().wallMillis()));
         }
@@ -291,6 +293,7 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof MasterProtocol.FileInfo r) return Promise.completed(fileInfo(r));
         if (m instanceof MasterProtocol.Drain r) return drain(r);
         if (m instanceof MasterProtocol.SetClass r) {
+            refuseUnsatisfiable(r.storageClass());
             return metaLog.submit(new MetaCommand.SetClass(r.path(), r.storageClass())).map(a -> {
                 // the goal of every chunk of the file changed: the planner looks at them all again
                 if (a.type() == FileType.FILE) for (ChunkRecord c : namespace.chunks(a.inode(), 0, Integer.MAX_VALUE)) changed.add(c.chunkId());
@@ -726,6 +729,7 @@ public final class Master implements Node, MessageHandler {
         }).map(lease -> {
             StorageClass cls = f.storageClass();
             if (!cls.isEc() && lease.chain.size() < cls.replicas()) {
+                refuseUnsatisfiable(cls);
                 // the durability contract: a sync is acknowledged only once every copy the class requires has
                 // it, so no chain may be shorter than the goal. The planner restores the goal; the client retries.
                 throw new CairnException(Status.UNAVAILABLE, "chunk " + lease.chunkId + " can be written on only " + lease.chain.size()
@@ -775,9 +779,33 @@ public final class Master implements Node, MessageHandler {
         return env.planted(Plant.WALL_CLOCK_LEASES) ? env.clock().wallMillis() * 1_000_000L : env.clock().nanoTime();
     }
 
+    /**
+     * Refuses ({@code BAD_REQUEST}, which no client retries) a class this cluster can never place: fewer
+     * chunkservers than it has copies or parts in distinct failure domains (with its disk label, unless it
+     * overflows), counting servers that are down but not draining ones. A writer used to retry such a class for
+     * half a minute and then fail with a misleading NO_SPACE or UNAVAILABLE. Only once the start-up grace is over:
+     * before, a server not yet back would be missing from the count. The default class (resolved by the
+     * namespace) is judged where it is used, at a lease.
+     */
+    private void refuseUnsatisfiable(StorageClass cls) {
+        if (grace || cls.equals(StorageClass.DEFAULT)) return;
+        Set<String> domains = new HashSet<>();
+        for (Server s : registry.all()) {
+            if (s.draining) continue;
+            if (!cls.disk().isEmpty() && !cls.overflow() && !cls.disk().equals(s.topology.disk())) continue;
+            domains.add(s.domain(cls.domain()));
+        }
+        if (domains.size() >= cls.parts()) return;
+        String level = cls.domain().name().toLowerCase(java.util.Locale.ROOT);
+        throw new CairnException(Status.BAD_REQUEST, cls + " needs " + cls.parts() + (cls.isEc() ? " parts" : " copies") + " on distinct "
+                + level + "s" + (cls.disk().isEmpty() || cls.overflow() ? "" : " with disk label " + cls.disk()) + ", and this cluster has "
+                + domains.size() + " such " + level + (domains.size() == 1 ? "" : "s") + " (not draining): add chunkservers or choose a class that fits");
+    }
+
     /** Places a new replicated chunk on up to its goal of servers in distinct failure domains (the planner adds any missing later). */
     private Promise<Lease> place(ChunkRecord c, StorageClass cls, Set<String> exclude, int capacity) {
         List<Server> chosen = choose(cls, exclude, cls.replicas());
+        if (chosen.size() < cls.replicas()) refuseUnsatisfiable(cls);
         if (chosen.isEmpty()) {
             throw new CairnException(Status.NO_SPACE, "no live chunkserver can take chunk " + c.chunkId() + " of class " + cls
                     + (cls.disk().isEmpty() ? "" : " (it needs disk label " + cls.disk() + ")"));
@@ -838,6 +866,7 @@ public final class Master implements Node, MessageHandler {
         }
         List<Server> candidates = choose(cls, exclude, cls.parts());
         if (candidates.size() < cls.parts()) {
+            refuseUnsatisfiable(cls);
             throw new CairnException(Status.NO_SPACE, cls + " needs " + cls.parts() + " live chunkservers in distinct failure domains (one per "
                     + cls.domain() + (cls.disk().isEmpty() ? "" : ", disk label " + cls.disk()) + "); " + candidates.size() + " are usable");
         }

@@ -64,6 +64,31 @@ class StorageClassSimTest extends ClusterScenario {
         assertThat(Arrays.equals(read("/cold/f"), data)).isTrue();
     }
 
+    /**
+     * A class this cluster can never place (more copies or parts than it has chunkservers in distinct failure
+     * domains, counting those down) is refused at once, as a bad request no client retries, naming what it
+     * needs and what there is: at create, at a class change and at a write; a class that fits with servers down
+     * is not refused, only waits. "replicated(0)" is not a class one can ask for.
+     */
+    @Test void aClassTheClusterCanNeverPlaceIsRefusedUpFront() {
+        cluster(4);
+        for (String cls : new String[] {"ec(4,1)", "replicated(5)", "replicated(2,disk=ssd)"}) {
+            assertThatThrownBy(() -> run(() -> c.client().create("/never-" + cls.length(), CHUNK, StorageClass.parse(cls))))
+                    .as(cls).isInstanceOfSatisfying(CairnException.class, e -> {
+                        assertThat(e.status()).isEqualTo(Status.BAD_REQUEST);
+                        assertThat(e.getMessage()).contains("this cluster has");
+                    });
+        }
+        write("/fits", StorageClass.replicated(2), CHUNK, 54);
+        assertThatThrownBy(() -> run(() -> c.client().setClass("/fits", StorageClass.replicated(6))))
+                .isInstanceOfSatisfying(CairnException.class, e -> assertThat(e.status()).isEqualTo(Status.BAD_REQUEST));
+        host("cs1").crash();
+        host("cs2").crash();
+        // four known hosts, two up: ec(2,2) can be placed once they are back, so it is not refused for good
+        assertThat(run(() -> c.client().create("/waits", CHUNK, StorageClass.ec(2, 2))).storageClass()).isEqualTo(StorageClass.ec(2, 2));
+        assertThatThrownBy(() -> StorageClass.parse("replicated(0)")).isInstanceOf(IllegalArgumentException.class);
+    }
+
     @Test void aFullLabelledClassRefusesOrOverflowsAndMovesBack() {
         long capacity = 12L * CHUNK;
         cluster(new SimCluster(world, 4, List.of("disk0"), capacity, List.of("ssd", "ssd", "hdd", "hdd")));

@@ -109,6 +109,9 @@ public record StorageClass(int replicas, int k, int m, Domain domain, String dis
             if (!args.get(i).matches("[0-9]{1,2}")) throw bad(s, ec ? "ec takes K,M (numbers below 100)" : "replicated takes N (a number below 100)");
             n[i] = Integer.parseInt(args.get(i));
         }
+        // replicated(0) is how the default is stored, not a class to ask for: taken as given it silently became the
+        // master's default
+        if (!ec && n[0] == 0) throw bad(s, "replicated takes N of 1 or more (leave the class out for the default)");
         StorageClass c;
         try {
             c = ec ? ec(n[0], n[1]) : replicated(n[0]);
