@@ -65,6 +65,10 @@ final class ClientCommands {
 
         @Override int run(RealClient c) throws Exception {
             if (chunkMb < 0 || chunkMb > 64) throw new IllegalArgumentException("--chunk-size-mb must be 1..64 (0: default)");
+            if (Files.isDirectory(local)) {
+                System.err.println("cairn: " + local + ": is a directory (put copies one file)");
+                return 1;
+            }
             if (!Files.isRegularFile(local)) {
                 System.err.println("cairn: " + local + ": no such local file");
                 return 1;
@@ -83,9 +87,24 @@ final class ClientCommands {
     @Command(name = "get", description = "Copy a file from the cluster to a local file.")
     static final class Get extends Base {
         @Parameters(index = "0", description = "Cluster path.") String path;
-        @Parameters(index = "1", description = "Local file.") Path local;
+        @Parameters(index = "1", description = "Local file (a directory: the file keeps its name there).") Path local;
+        @Option(names = "--force", description = "Replace a local file that exists.") boolean force;
 
         @Override int run(RealClient c) throws Exception {
+            if (Files.isDirectory(local)) {
+                String name = path.substring(path.lastIndexOf('/') + 1);
+                if (name.isEmpty()) throw new IllegalArgumentException(path + " names no file");
+                local = local.resolve(name);
+            }
+            Path parent = local.toAbsolutePath().getParent();
+            if (parent != null && !Files.isDirectory(parent)) {
+                System.err.println("cairn: " + parent + ": no such local directory");
+                return 1;
+            }
+            if (Files.exists(local) && !force) {
+                System.err.println("cairn: " + local + ": exists (--force replaces it)");
+                return 1;
+            }
             Path tmp = local.resolveSibling(local.getFileName() + ".cairn-partial");
             long n;
             try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp), LOCAL_BUFFER_BYTES)) {

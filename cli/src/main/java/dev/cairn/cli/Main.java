@@ -5,6 +5,7 @@ import picocli.CommandLine.Command;
 
 /** The {@code cairn} command. */
 @Command(name = "cairn", mixinStandardHelpOptions = true, version = "cairn 0.1.0",
+        scope = CommandLine.ScopeType.INHERIT, // --help and --version on every subcommand too (`cairn up --help`)
         description = "Cairn: a distributed file system with a deterministic simulator.",
         subcommands = {
             UpCommand.class, MasterCommand.class, ChunkServerCommand.class, NfsCommand.class,

@@ -68,6 +68,16 @@ class CliTest {
             assertThat(out()).contains("3000000").contains(" f");
             assertThat(Main.run("get", "--master", master, "/dir/f", back.toString())).isZero();
             assertThat(Files.readAllBytes(back)).isEqualTo(data);
+            assertThat(Main.run("get", "--master", master, "/dir/f", back.toString())).as("never over a local file silently").isEqualTo(1);
+            assertThat(err()).contains("exists (--force replaces it)");
+            assertThat(Main.run("get", "--master", master, "--force", "/dir/f", back.toString())).isZero();
+            Path into = Files.createDirectory(dir.resolve("into"));
+            assertThat(Main.run("get", "--master", master, "/dir/f", into.toString())).isZero();
+            assertThat(Files.readAllBytes(into.resolve("f"))).as("into a directory: the file's own name").isEqualTo(data);
+            assertThat(Main.run("get", "--master", master, "/dir/f", dir.resolve("no/such/dir/f").toString())).isEqualTo(1);
+            assertThat(err()).contains("no such local directory");
+            assertThat(Main.run("put", "--master", master, into.toString(), "/z")).isEqualTo(1);
+            assertThat(err()).contains("is a directory");
 
             assertThat(Main.run("get", "--master", master, "/dir/missing", dir.resolve("x").toString())).isEqualTo(1);
             assertThat(err()).contains("/dir/missing: no such file or directory");
@@ -108,6 +118,14 @@ class CliTest {
         Main.run("sim", "--help"); // prints the usage, every option described
         String usage = (out() + err()).replaceAll("\\s+", " ");
         for (dev.cairn.core.env.Plant p : dev.cairn.core.env.Plant.values()) assertThat(usage).contains(p.cliName());
+    }
+
+    /** Every subcommand answers --help with its usage and exit status 0 (`cairn up --help` was "Unknown option"). */
+    @Test void everySubcommandHasHelp() {
+        for (String cmd : new String[] {"up", "master", "chunkserver", "nfs", "put", "get", "ls", "mkdir", "rm", "status", "fileinfo", "drain", "setclass", "sim"}) {
+            assertThat(Main.run(cmd, "--help")).as(cmd).isZero();
+            assertThat(out()).as(cmd).contains("Usage: cairn " + cmd);
+        }
     }
 
     @Test void badArgumentsAreUsageErrors() {
