@@ -28,10 +28,13 @@ final class AdminCommands {
 
         @Override int run(RealClient c) throws Exception {
             long maxUnder = 0;
+            // redraw in place on a terminal only: into a pipe or a file each refresh follows the last, no escape codes
+            boolean terminal = System.console() != null;
             do {
                 StatusReply s = c.await(x -> x.status());
                 maxUnder = Math.max(maxUnder, s.underGoal());
-                if (watch) System.out.print("\033[H\033[2J");
+                if (watch && terminal) System.out.print("\033[H\033[2J");
+                else if (watch) System.out.println("--- " + java.time.LocalTime.now().withNano(0));
                 print(s, maxUnder, System.out);
                 if (watch) Thread.sleep(1000);
             } while (watch);
@@ -52,9 +55,15 @@ final class AdminCommands {
         out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %7s %8s %6s%n", "server", "address", "host", "rack", "disk", "state", "used", "chunks", "stale");
         for (ServerStatus v : s.servers()) {
             String state = !v.alive() ? "down" : v.draining() ? "draining" : "up";
+            // a down server's figures are what it last reported; its disk rows are not shown as if current
+            boolean down = !v.alive();
             double used = v.capacityBytes() > 0 ? 100.0 * v.usedBytes() / v.capacityBytes() : 0;
             out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %6.1f%% %8d %6d%n", v.id(), v.address(), v.topology().host(), v.topology().rack(),
                     v.topology().disk().isEmpty() ? "-" : v.topology().disk(), state, used, v.chunks(), v.staleChunks());
+            if (down) {
+                out.println("  (down: its copies count toward no goal until it reports again; its disks are not shown as if current)");
+                continue;
+            }
             for (Types.DiskReport d : v.disks()) {
                 // one line per disk: a failed, full or slow disk is what an operator acts on
                 out.printf(Locale.ROOT, "  %-10s %-6s latency %8.1f ms %8d chunks %10s%n", d.name(), d.state().name().toLowerCase(Locale.ROOT),

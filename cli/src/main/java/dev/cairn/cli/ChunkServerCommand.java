@@ -22,7 +22,7 @@ final class ChunkServerCommand implements Callable<Integer> {
     @Option(names = "--listen", required = true, description = "HOST:PORT for data.")
     String listen;
 
-    @Option(names = "--master", defaultValue = "127.0.0.1:7100", description = "Master HOST:PORT (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "Master HOST:PORT (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
     String master;
 
     @Option(names = "--data", required = true, description = "Data directory; each volume is a subdirectory.")

@@ -28,7 +28,7 @@ final class ClientCommands {
     private ClientCommands() {}
 
     abstract static class Base implements Callable<Integer> {
-        @Option(names = "--master", defaultValue = "127.0.0.1:7100", description = "Master HOST:PORT (default: ${DEFAULT-VALUE}).")
+        @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "Master HOST:PORT (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
         String master;
 
         @Override public final Integer call() throws Exception {

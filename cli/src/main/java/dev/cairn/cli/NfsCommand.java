@@ -14,7 +14,7 @@ final class NfsCommand implements Callable<Integer> {
     @Option(names = "--listen", defaultValue = "127.0.0.1:" + LocalGateway.DEFAULT_PORT, description = "HOST:PORT to serve NFS on (default: ${DEFAULT-VALUE}).")
     String listen;
 
-    @Option(names = "--master", defaultValue = "127.0.0.1:7100", description = "The master (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "The master (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
     String master;
 
     @Option(names = "--exports", defaultValue = Exports.DEFAULT, description = "Who may mount, and how: "

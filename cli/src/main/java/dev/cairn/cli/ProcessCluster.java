@@ -73,7 +73,8 @@ final class ProcessCluster implements AutoCloseable {
 
     /** An NFS gateway of the master at {@code master}, serving on {@code listen}. */
     void startNfs(Address listen, Address master, String exports) throws IOException {
-        start("nfs", GATEWAY_HEAP, List.of("nfs", "--listen", listen.toString(), "--master", master.toString(), "--exports", exports));
+        start("nfs", GATEWAY_HEAP, List.of("nfs", "--listen", listen.toString(), "--master", master.toString(), "--exports", exports,
+                "--data", data.resolve("nfs").toString())); // its client records live with the cluster's data, not in the working directory
     }
 
     private void start(String name, String heap, List<String> args) throws IOException {
@@ -89,7 +90,7 @@ final class ProcessCluster implements AutoCloseable {
             if (!closing) {
                 System.out.println("cairn: " + name + " (pid " + x.pid() + ") exited with status " + x.exitValue()
                         + "; log: " + logs.resolve(name + ".log") + "; start it again with:");
-                System.out.println("  " + String.join(" ", quoted(args)));
+                System.out.println("  " + restartCommand(heap, args));
             }
         });
     }
@@ -98,11 +99,23 @@ final class ProcessCluster implements AutoCloseable {
 
     List<Child> children() { return children; }
 
-    private static List<String> quoted(List<String> args) {
-        List<String> out = new ArrayList<>();
-        out.add("./cairn");
-        out.addAll(args);
-        return out;
+    /**
+     * The command that starts a process again as this cluster started it, ready to paste into a shell: its JVM's
+     * memory flags through {@code CAIRN_JAVA_OPTS} (which ./cairn passes to the JVM), every argument quoted where
+     * a shell would split or expand it (the exports rule has spaces).
+     */
+    static String restartCommand(String heap, List<String> args) {
+        List<String> jvm = new ArrayList<>(MEMORY_FLAGS);
+        jvm.add(heap);
+        StringBuilder b = new StringBuilder("CAIRN_JAVA_OPTS=").append(shellQuote(String.join(" ", jvm))).append(" ./cairn");
+        for (String a : args) b.append(' ').append(shellQuote(a));
+        return b.toString();
+    }
+
+    /** {@code s} as one shell word: as it is if it has nothing a shell treats specially, else in single quotes. */
+    static String shellQuote(String s) {
+        if (!s.isEmpty() && s.matches("[A-Za-z0-9_./:=,@%+-]+")) return s;
+        return "'" + s.replace("'", "'\\''") + "'";
     }
 
     @Override public void close() {

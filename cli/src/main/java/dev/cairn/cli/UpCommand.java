@@ -79,12 +79,18 @@ final class UpCommand implements Callable<Integer> {
         lines.forEach(System.out::println);
         if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(chunkservers + 1).process().pid() + ")");
         System.out.println();
-        System.out.println("Try:  ./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
-        System.out.println("      ./cairn status --watch      ./cairn fileinfo /somefile");
+        printTry(m);
         if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();
         return 0;
+    }
+
+    /** The first commands to try; on a master port other than the default, with where the master is (CAIRN_MASTER). */
+    static void printTry(Address master) {
+        String env = master.port() == LocalCluster.DEFAULT_MASTER_PORT ? "" : "export CAIRN_MASTER=" + master + "   # the master is not on the default port\n      ";
+        System.out.println("Try:  " + env + "./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
+        System.out.println("      ./cairn status --watch      ./cairn fileinfo /somefile");
     }
 
     private static void printMount(int port) {
@@ -148,7 +154,7 @@ final class UpCommand implements Callable<Integer> {
         cluster.chunkserverConfigs().forEach(c -> System.out.println("  chunkserver   " + c.serverId() + " " + c.listen()));
         if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort);
         System.out.println();
-        System.out.println("Try:  ./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
+        printTry(m);
         if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();

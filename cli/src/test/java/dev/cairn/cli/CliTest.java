@@ -128,6 +128,21 @@ class CliTest {
         }
     }
 
+    /**
+     * What ./cairn up prints to start a dead server again pastes into a shell as one command: the exports rule
+     * (spaces) quoted, the heap it ran with kept (CAIRN_JAVA_OPTS, which ./cairn hands to the JVM).
+     */
+    @Test void restartCommandsPasteIntoAShell() throws Exception {
+        String cmd = ProcessCluster.restartCommand(ProcessCluster.GATEWAY_HEAP,
+                List.of("nfs", "--exports", "127.0.0.1/32 rw no_root_squash", "--data", "/tmp/it's here"));
+        assertThat(cmd).isEqualTo("CAIRN_JAVA_OPTS='-XX:+UseSerialGC -Xms16m -Xmx512m' ./cairn nfs --exports '127.0.0.1/32 rw no_root_squash' "
+                + "--data '/tmp/it'\\''s here'");
+        Process sh = new ProcessBuilder("bash", "-c", "set -- " + cmd.substring(cmd.indexOf("./cairn") + "./cairn".length()) + "; printf '%s\\n' \"$@\"")
+                .redirectErrorStream(true).start();
+        List<String> words = new String(sh.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+        assertThat(words).containsExactly("nfs", "--exports", "127.0.0.1/32 rw no_root_squash", "--data", "/tmp/it's here");
+    }
+
     @Test void badArgumentsAreUsageErrors() {
         assertThat(Main.run("sim", "--seed", "1", "--duration", "soon")).isEqualTo(Main.EXIT_USAGE);
         assertThat(err()).contains("bad duration");
