@@ -343,7 +343,7 @@ final class ChunkStore {
 
     /**
      * What this server could hold, measured: the chunk bytes on its working disks plus the free space of their
-     * filesystems, each filesystem counted once (two disks on one filesystem share its free space); -1 if a
+     * filesystems less a reserve ({@link #CAPACITY_RESERVE_DIVISOR}), each filesystem counted once (two disks on one filesystem share its free space); -1 if a
      * working disk cannot say (the caller then falls back to a configured figure).
      */
     long measuredCapacityBytes() {
@@ -354,10 +354,16 @@ final class ChunkStore {
             Volume.Space space = d.space();
             if (space == null) return -1;
             capacity += d.chunkBytes();
-            if (counted.add(space.filesystem())) capacity += space.freeBytes();
+            if (counted.add(space.filesystem())) capacity += Math.max(0, space.freeBytes() - space.totalBytes() / CAPACITY_RESERVE_DIVISOR);
         }
         return capacity;
     }
+
+    /**
+     * 1 / this of each filesystem is left out of the measured capacity: kept free, so the planner calls a server
+     * full before its filesystem is, and the logs and metadata sharing it keep room.
+     */
+    static final int CAPACITY_RESERVE_DIVISOR = 100;
 
     long usedBytes() {
         long used = 0;
