@@ -52,14 +52,15 @@ final class AdminCommands {
             int filled = (int) Math.round(done * BAR);
             out.printf(Locale.ROOT, "repair [%s%s] %3.0f%%%n", "#".repeat(filled), ".".repeat(BAR - filled), 100 * done);
         }
-        out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %7s %8s %6s%n", "server", "address", "host", "rack", "disk", "state", "used", "chunks", "stale");
+        out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %7s %10s %8s %6s%n", "server", "address", "host", "rack", "disk", "state", "used", "capacity",
+                "chunks", "stale");
         for (ServerStatus v : s.servers()) {
             String state = !v.alive() ? "down" : v.draining() ? "draining" : "up";
             // a down server's figures are what it last reported; its disk rows are not shown as if current
             boolean down = !v.alive();
             double used = v.capacityBytes() > 0 ? 100.0 * v.usedBytes() / v.capacityBytes() : 0;
-            out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %6.1f%% %8d %6d%n", v.id(), v.address(), v.topology().host(), v.topology().rack(),
-                    v.topology().disk().isEmpty() ? "-" : v.topology().disk(), state, used, v.chunks(), v.staleChunks());
+            out.printf(Locale.ROOT, "%-12s %-22s %-10s %-8s %-6s %-9s %6.1f%% %10s %8d %6d%n", v.id(), v.address(), v.topology().host(), v.topology().rack(),
+                    v.topology().disk().isEmpty() ? "-" : v.topology().disk(), state, used, human(v.capacityBytes()), v.chunks(), v.staleChunks());
             if (down) {
                 out.println("  (down: its copies count toward no goal until it reports again; its disks are not shown as if current)");
                 continue;
