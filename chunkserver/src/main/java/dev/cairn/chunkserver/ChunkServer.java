@@ -246,6 +246,13 @@ public final class ChunkServer implements Node, MessageHandler {
      */
     private void chain(Address from, long rid, List<ServerRef> forward, Supplier<Promise<Void>> localOp,
                        Function<List<ServerRef>, LongFunction<Message>> nextRequest, boolean waitDownstream) {
+        String bad = badChain(forward);
+        if (bad != null) {
+            // refused before anything is done: a peer naming this server again (or the same server twice, or a
+            // chain longer than any class) would make one request travel round and round
+            env.transport().send(from, new ChainReply(rid, Status.BAD_REQUEST, "", bad));
+            return;
+        }
         Promise<Void> local = guard(localOp);
         Promise<ChainReply> downstream = new Promise<>();
         if (forward.isEmpty()) {
@@ -272,6 +279,17 @@ public final class ChunkServer implements Node, MessageHandler {
             }
             env.transport().send(from, reply);
         }));
+    }
+
+    /** Why a chain's rest is not one a client could send (null if it is): too long, naming a server twice, or this one. */
+    private String badChain(List<ServerRef> forward) {
+        if (forward.size() >= dev.cairn.core.proto.StorageClass.MAX_REPLICAS) {
+            return "a chain of " + (forward.size() + 1) + " servers is longer than any class's " + dev.cairn.core.proto.StorageClass.MAX_REPLICAS;
+        }
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        seen.add(config.serverId());
+        for (ServerRef r : forward) if (!seen.add(r.id())) return "the chain names " + r.id() + " twice";
+        return null;
     }
 
     /** Turns a synchronous refusal (unknown chunk, bad range) into a failed promise. */

@@ -126,4 +126,23 @@ class LeftOutCopySimTest {
         assertThatThrownBy(() -> run(() -> c.commitLength(file.inode(), next.length, versions)))
                 .isInstanceOfSatisfying(CairnException.class, e -> assertThat(e.status()).isEqualTo(Status.STALE));
     }
+
+    /**
+     * A chain a client could never send (a server named twice, so a request would go round and round, or longer
+     * than any class) is refused BAD_REQUEST by the first chunkserver before it writes anything.
+     */
+    @Test void aChainNamingAServerTwiceOrTooLongIsRefusedUnwritten() {
+        LeaseReply lease = run(() -> c.lease(file.inode(), 0, List.of()));
+        ServerRef head = lease.chain().get(0);
+        List<ServerRef> loop = new java.util.ArrayList<>(List.of(head, lease.chain().get(1), head));
+        var r = run(() -> c.writeData(loop, lease.chunkId(), lease.version(), 0, Oracle.content(80, 100)));
+        assertThat(r.status()).isEqualTo(Status.BAD_REQUEST);
+        assertThat(r.detail()).contains("twice");
+        List<ServerRef> longChain = new java.util.ArrayList<>();
+        longChain.add(head);
+        for (int i = 0; i < StorageClass.MAX_REPLICAS; i++) longChain.add(new ServerRef("x" + i, head.address()));
+        assertThat(run(() -> c.writeData(longChain, lease.chunkId(), lease.version(), 0, Oracle.content(81, 100))).status()).isEqualTo(Status.BAD_REQUEST);
+        byte[] back = run(() -> c.reader(run(() -> c.lookup("/f"))).readAll());
+        assertThat(Arrays.equals(back, data)).as("nothing written").isTrue();
+    }
 }
