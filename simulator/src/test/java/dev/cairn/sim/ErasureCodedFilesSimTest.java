@@ -193,17 +193,16 @@ class ErasureCodedFilesSimTest {
         assertThat(sim.violations()).isEmpty();
     }
 
+    /** A class the cluster can never place is refused at create, at once, saying what it needs and what there is. */
     @Test void tooFewServersForTheClassIsAClearRefusal() {
         SimCluster c = cluster(3);
         CairnClient client = c.client();
-        FileAttr attr = run(c, () -> client.create("/wide", CHUNK, StorageClass.ec(2, 2)));
-        FileWriter w = client.writer(attr);
         try {
-            run(c, () -> w.write(new byte[1000]).flatMap(v -> w.close()));
-            throw new AssertionError("write should have been refused");
+            run(c, () -> client.create("/wide", CHUNK, StorageClass.ec(2, 2)));
+            throw new AssertionError("the create should have been refused");
         } catch (CairnException e) {
-            assertThat(e.status()).isEqualTo(Status.NO_SPACE);
-            assertThat(e.getMessage()).contains("ec(2,2) needs 4 live chunkservers");
+            assertThat(e.status()).isEqualTo(Status.BAD_REQUEST);
+            assertThat(e.getMessage()).contains("ec(2,2) needs 4 parts on distinct hosts, and this cluster has 3");
         }
     }
 
