@@ -83,19 +83,37 @@ public final class RealClient implements AutoCloseable {
 
     public void remove(String path) { await(c -> c.remove(path)); }
 
-    /** Creates {@code path} and streams {@code in} into it; returns only when it is durable on every copy. */
+    /**
+     * Creates {@code path} and streams {@code in} into it; returns only when it is durable on every copy. A put that
+     * fails removes the file it made (the master frees its chunks), so no short file is left to pass for a copy and
+     * a retry does not meet "already exists". A put killed outright cannot; its file shows the length committed.
+     */
     public long put(InputStream in, String path, int chunkSize, StorageClass storageClass) throws IOException {
         FileAttr attr = await(c -> c.create(path, chunkSize, storageClass));
-        FileWriter w = await(c -> Promise.completed(c.writer(attr)));
-        byte[] buf = new byte[IO_STEP];
-        long total = 0;
-        for (int n; (n = in.readNBytes(buf, 0, buf.length)) > 0; ) {
-            byte[] piece = Arrays.copyOf(buf, n);
-            await(c -> w.write(piece));
-            total += n;
+        try {
+            FileWriter w = await(c -> Promise.completed(c.writer(attr)));
+            byte[] buf = new byte[IO_STEP];
+            long total = 0;
+            for (int n; (n = in.readNBytes(buf, 0, buf.length)) > 0; ) {
+                byte[] piece = Arrays.copyOf(buf, n);
+                await(c -> w.write(piece));
+                total += n;
+            }
+            await(c -> w.close());
+            return total;
+        } catch (IOException | RuntimeException e) {
+            discard(path, attr.inode(), e);
+            throw e;
         }
-        await(c -> w.close());
-        return total;
+    }
+
+    /** Removes the file a failed put made, if the name still holds it (best effort: a failure is added to {@code cause}). */
+    private void discard(String path, long inode, Exception cause) {
+        try {
+            if (lookup(path).inode() == inode) remove(path);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
     }
 
     /** Streams the file at {@code path} into {@code out}; returns the byte count. */
