@@ -30,6 +30,9 @@ public final class RecordAssembler {
     /** Why the stream is unusable, or null. */
     public String poisoned() { return poisoned; }
 
+    /** Whether part of a record (a header's bytes or a fragment's) has arrived and the record is not complete. */
+    public boolean partial() { return headerFill > 0 || fragmentLeft >= 0 || fragments > 0; }
+
     /** Bytes held for a record not yet complete (for tests of the memory bound). */
     public int buffered() { return record.length; }
 

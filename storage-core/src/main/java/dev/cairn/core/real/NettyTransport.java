@@ -24,6 +24,8 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -43,6 +45,18 @@ final class NettyTransport implements Transport {
     /** Messages queued for a peer while its connection is being set up. */
     static final int MAX_QUEUED_WHILE_CONNECTING = 4096;
     static final int CONNECT_TIMEOUT_MILLIS = 3000;
+    /** Connections accepted and open at once; one more is closed at once (a node has a few peers and clients). */
+    static final int MAX_ACCEPTED_CONNECTIONS = 2048;
+    /**
+     * Bytes held in frames not yet complete, over all of this node's connections. The connection whose bytes take
+     * the total past it is closed: a peer sends a frame's bytes back to back, so only stalled or hostile streams
+     * hold many partial frames at once (200 connections each holding 2 MB of a frame once took a master's memory
+     * from 116 to 502 MB for good).
+     */
+    static final long MAX_PARTIAL_FRAME_BYTES = 64L << 20;
+    /** A connection holding part of a frame that sends nothing more for this long is closed. */
+    static final int FRAME_STALL_SECONDS = 30;
+    private static final long WARN_EVERY_NANOS = 60_000_000_000L;
 
     private final EventLoop loop;
     private final String host;
@@ -51,11 +65,18 @@ final class NettyTransport implements Transport {
     private Channel server;
     private MessageHandler handler;
     private boolean stopped;
+    private int accepted;
+    private long partialFrameBytes;
+    private long lastWarn = System.nanoTime() - WARN_EVERY_NANOS;
+    private int warnsHeld;
 
     NettyTransport(EventLoop loop, String host) {
         this.loop = loop;
         this.host = host;
     }
+
+    /** Bytes held in partial frames now; on the loop (for tests of the memory bound). */
+    long partialFrameBytes() { return partialFrameBytes; }
 
     /** Binds the listening socket; called by the runtime before the node starts, off the loop. */
     void bind(Address local) throws InterruptedException {
@@ -67,6 +88,13 @@ final class NettyTransport implements Transport {
                     @Override protected void initChannel(SocketChannel ch) {
                         InetSocketAddress r = ch.remoteAddress();
                         Address peer = new Address(r.getAddress().getHostAddress(), r.getPort());
+                        if (accepted >= MAX_ACCEPTED_CONNECTIONS) {
+                            warnRarely("refusing a connection from " + peer + ": " + accepted + " open already");
+                            ch.close();
+                            return;
+                        }
+                        accepted++;
+                        ch.closeFuture().addListener(f -> accepted--);
                         pipeline(ch, peer);
                         channels.put(peer, ch);
                     }
@@ -132,9 +160,66 @@ final class NettyTransport implements Transport {
         ch.writeAndFlush(Unpooled.wrappedBuffer(bytes));
     }
 
+    /**
+     * Logs at most one warning a minute, saying how many were held back: a flood of bad connections must not
+     * become a flood of log lines.
+     */
+    private void warnRarely(String what) {
+        long now = System.nanoTime();
+        if (now - lastWarn < WARN_EVERY_NANOS) {
+            warnsHeld++;
+            return;
+        }
+        lastWarn = now;
+        if (warnsHeld > 0) LOG.warn("[{}] {} (and {} more like it in the last minute, not logged)", host, what, warnsHeld);
+        else LOG.warn("[{}] {}", host, what);
+        warnsHeld = 0;
+    }
+
+    /** Long frames, counted against the node's budget for partial frames, and cut off when they stall. */
+    private final class BoundedFrameDecoder extends LengthFieldBasedFrameDecoder {
+        private final Address peer;
+        private int held;
+
+        BoundedFrameDecoder(Address peer) {
+            super(Codec.MAX_FRAME_BYTES, 0, 4, 0, 4);
+            this.peer = peer;
+        }
+
+        @Override public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+            super.channelRead(ctx, msg);
+            recount();
+            if (partialFrameBytes > MAX_PARTIAL_FRAME_BYTES && ctx.channel().isOpen()) {
+                warnRarely("closing connection with " + peer + ": " + (partialFrameBytes >> 20) + " MiB held in partial frames over all connections");
+                ctx.close();
+            }
+        }
+
+        private void recount() {
+            int now = internalBuffer().readableBytes();
+            partialFrameBytes += now - held;
+            held = now;
+        }
+
+        @Override public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt instanceof IdleStateEvent && internalBuffer().isReadable()) {
+                warnRarely("closing connection with " + peer + ": part of a frame and nothing more for " + FRAME_STALL_SECONDS + " s");
+                ctx.close();
+                return;
+            }
+            super.userEventTriggered(ctx, evt);
+        }
+
+        @Override protected void handlerRemoved0(ChannelHandlerContext ctx) {
+            partialFrameBytes -= held;
+            held = 0;
+        }
+    }
+
     private void pipeline(SocketChannel ch, Address peer) {
         ch.pipeline()
-                .addLast(new LengthFieldBasedFrameDecoder(Codec.MAX_FRAME_BYTES, 0, 4, 0, 4))
+                .addLast(new IdleStateHandler(FRAME_STALL_SECONDS, 0, 0))
+                .addLast(new BoundedFrameDecoder(peer))
                 .addLast(new LengthFieldPrepender(4))
                 .addLast(new ChannelInboundHandlerAdapter() {
                     @Override public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -143,7 +228,7 @@ final class NettyTransport implements Transport {
                         try {
                             m = Codec.decode(ByteBufUtil.getBytes(buf));
                         } catch (CodecException e) {
-                            LOG.warn("[{}] closing connection with {}: malformed frame ({})", host, peer, e.getMessage());
+                            warnRarely("closing connection with " + peer + ": malformed frame (" + e.getMessage() + ")");
                             ctx.close();
                             return;
                         } finally {
@@ -159,7 +244,7 @@ final class NettyTransport implements Transport {
 
                     @Override public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
                         if (cause instanceof TooLongFrameException) {
-                            LOG.warn("[{}] closing connection with {}: {}", host, peer, cause.getMessage());
+                            warnRarely("closing connection with " + peer + ": " + cause.getMessage());
                         } else {
                             LOG.debug("[{}] connection with {} failed: {}", host, peer, cause.toString());
                         }

@@ -203,6 +203,58 @@ class RealRuntimeTest {
         assertThat(client.node().received.poll(10, TimeUnit.SECONDS)).isEqualTo(new Ack(2, Status.OK, "/two"));
     }
 
+    @Test void partialFramesHeldByManyConnectionsAreBoundedOverTheNode() throws Exception {
+        Address a = new Address("127.0.0.1", freePort());
+        RealRuntime.Handle<EchoNode> server = rt.start("server", dir.resolve("s"), a, List.of(), env -> new EchoNode(env, a));
+        int connections = 40, partBytes = 2 << 20; // 80 MiB of half-sent frames, over the 64 MiB budget
+        List<Socket> sockets = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < connections; i++) {
+                Socket s = new Socket("127.0.0.1", a.port());
+                sockets.add(s);
+                try {
+                    DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                    out.writeInt(dev.cairn.core.proto.Codec.MAX_FRAME_BYTES - 16);
+                    out.write(new byte[partBytes]);
+                    out.flush();
+                } catch (java.io.IOException cut) {
+                    s.close(); // the node cut it off while it was still sending
+                }
+            }
+            long budget = NettyTransport.MAX_PARTIAL_FRAME_BYTES;
+            java.util.function.LongSupplier held = () -> server.call(n -> ((NettyTransport) n.env.transport()).partialFrameBytes());
+            for (int i = 0; i < 100 && countClosed(sockets) < connections - budget / partBytes; i++) Thread.sleep(100);
+            assertThat(countClosed(sockets)).isGreaterThanOrEqualTo((int) (connections - budget / partBytes));
+            assertThat(held.getAsLong()).isLessThanOrEqualTo(budget).isGreaterThan(budget / 2);
+            // closing them gives the budget back, and the node still serves
+            for (Socket s : sockets) s.close();
+            for (int i = 0; i < 100 && held.getAsLong() > 0; i++) Thread.sleep(50);
+            assertThat(held.getAsLong()).isZero();
+            RealRuntime.Handle<EchoNode> client = rt.start("client", dir.resolve("c"), null, List.of(), env -> new EchoNode(env, null));
+            client.run(n -> n.env.transport().send(a, new Lookup(3, "/three")));
+            assertThat(client.node().received.poll(10, TimeUnit.SECONDS)).isEqualTo(new Ack(3, Status.OK, "/three"));
+        } finally {
+            for (Socket s : sockets) s.close();
+        }
+    }
+
+    /** How many of {@code sockets} the far end has closed (a read sees the end or a reset at once). */
+    static int countClosed(List<Socket> sockets) throws Exception {
+        int n = 0;
+        for (Socket s : sockets) {
+            if (s.isClosed()) { n++; continue; }
+            s.setSoTimeout(20);
+            try {
+                if (s.getInputStream().read() < 0) n++;
+            } catch (java.net.SocketTimeoutException open) {
+                // still open
+            } catch (java.io.IOException reset) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     @Test void unusableDataDirectoryFailsWithAClearMessage() throws Exception {
         Path file = dir.resolve("not-a-dir");
         Files.writeString(file, "x");
