@@ -498,4 +498,38 @@ class NfsGatewaySimTest extends ClusterScenario {
         // the XDR layer still refuses such a string where no operation status covers it
         assertThat(new dev.cairn.nfs.xdr.XdrDecoder(new dev.cairn.nfs.xdr.XdrEncoder().writeOpaque(notUtf8).toByteArray()).readUtf8OrNull(16)).isNull();
     }
+
+    @Test void dotAndDotDotAreBadNamesForEveryOperationThatTakesAName() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        byte[] dir = nfs(() -> c.mkdir(root, "d"));
+        for (String dots : new String[] {".", ".."}) {
+            // NFSv4 directories hold no "." or ".." (RFC 8881 §6.3.2 for LOOKUP): such a name is BADNAME, not NOENT
+            for (int op : new int[] {Op.LOOKUP, Op.REMOVE}) {
+                assertThat(nfs(() -> c.statusOf(b -> b.putFh(dir).op(op, a -> a.writeString(dots))))).as(op + " " + dots).isEqualTo(Nfs4Status.BADNAME);
+            }
+            assertThat(nfs(() -> c.statusOf(b -> b.putFh(root).op(Op.SAVEFH, a -> { }).putFh(dir).op(Op.RENAME, a -> a.writeString("d").writeString(dots)))))
+                    .as("rename onto " + dots).isEqualTo(Nfs4Status.BADNAME);
+        }
+        // and the directory is untouched: still there, still empty
+        assertThat(nfs(() -> c.list(dir))).isEmpty();
+        assertThat(nfs(() -> c.list(root))).contains("d");
+    }
+
+    @Test void aReaddirTooSmallForOneEntryIsTooSmallButAnEmptyDirectoryFitsInSixteenBytes() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        byte[] empty = nfs(() -> c.mkdir(root, "empty"));
+        byte[] full = nfs(() -> c.mkdir(root, "full"));
+        nfs(() -> c.mkdir(full, "an-entry"));
+        java.util.function.BiFunction<byte[], Integer, Integer> readdir = (dir, maxcount) -> nfs(() -> c.statusOf(b -> b.putFh(dir)
+                .op(Op.READDIR, a -> a.writeLong(0).writeFixedOpaque(new byte[8]).writeInt(maxcount).writeInt(maxcount).writeInt(1).writeInt(1 << 1))));
+        // RFC 8881 §18.23.3: the verifier, the end of the list and eof take 16 bytes
+        assertThat(readdir.apply(empty, 0)).isEqualTo(Nfs4Status.TOOSMALL);
+        assertThat(readdir.apply(empty, 15)).isEqualTo(Nfs4Status.TOOSMALL);
+        assertThat(readdir.apply(empty, 16)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(readdir.apply(full, 16)).isEqualTo(Nfs4Status.TOOSMALL);
+        assertThat(readdir.apply(full, 24)).isEqualTo(Nfs4Status.TOOSMALL);
+        assertThat(readdir.apply(full, 4096)).isEqualTo(Nfs4Status.NFS4_OK);
+    }
 }

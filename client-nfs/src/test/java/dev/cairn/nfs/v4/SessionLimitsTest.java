@@ -110,4 +110,38 @@ class SessionLimitsTest {
         assertThat(nfs.compoundOn(rogue, 0, 1, destroy).status()).isEqualTo(Nfs4Status.NFS4_OK);
         assertThat(nfs.compound(1, sequence(s, 3, 0)).status()).isEqualTo(Nfs4Status.BADSESSION);
     }
+
+    @Test void theReplyCachesOfAllSessionsShareOneBudgetSlotsShrinkThenNospc() {
+        long budget = dev.cairn.nfs.v4.state.ClientTable.MAX_REPLY_CACHE_BYTES;
+        int cached = ClientTableLimits.CACHED, slots = ClientTableLimits.SLOTS;
+        int[] full = {1 << 20, 1 << 20, cached, 16, slots};
+        long perSession = (long) cached * slots;
+        int fit = (int) (budget / perSession);
+        List<byte[]> made = new ArrayList<>();
+        for (int i = 0; i < fit - 1; i++) made.add(sessionWith("budget-" + i, full));
+        // one asking for half the slots, then one asking for all of them gets what is left: half
+        made.add(sessionWith("half", new int[] {1 << 20, 1 << 20, cached, 16, slots / 2}));
+        exchange("squeezed");
+        Reply squeezed = nfs.compound(1, createSession(clientId, seq, 0, full, ROOMY));
+        assertThat(squeezed.status()).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(foreGranted(squeezed)[4]).as("slots lowered to what the budget holds").isEqualTo(slots / 2);
+        assertThat(nfs.service.nfs4().clients().replyCacheReserved()).isEqualTo(budget);
+        exchange("refused");
+        assertThat(nfs.compound(1, createSession(clientId, seq, 0, full, ROOMY)).status()).isEqualTo(Nfs4Status.NOSPC);
+        // a smaller cached reply still fits nowhere: the budget is spent
+        assertThat(nfs.compound(1, createSession(clientId, seq, 0, new int[] {1 << 20, 1 << 20, 512, 16, 1}, ROOMY)).status())
+                .isEqualTo(Nfs4Status.NOSPC);
+        // a session destroyed gives its share back
+        OpCall destroy = new OpCall(Op.DESTROY_SESSION, new XdrEncoder().writeFixedOpaque(made.get(0)));
+        assertThat(nfs.compound(1, destroy).status()).isEqualTo(Nfs4Status.NFS4_OK);
+        Reply again = nfs.compound(1, createSession(clientId, seq, 0, full, ROOMY));
+        assertThat(again.status()).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(foreGranted(again)[4]).isEqualTo(slots);
+    }
+
+    /** The per-session caps the gateway negotiates down to. */
+    static final class ClientTableLimits {
+        static final int CACHED = dev.cairn.nfs.v4.state.ClientTable.LIMITS.maxResponseSizeCached();
+        static final int SLOTS = dev.cairn.nfs.v4.state.ClientTable.LIMITS.maxRequests();
+    }
 }

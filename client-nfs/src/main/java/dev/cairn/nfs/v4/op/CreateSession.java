@@ -65,6 +65,8 @@ public final class CreateSession implements Operation {
         // the back channel is not used, but a client asking for an impossible one has a bug worth telling
         ChannelAttrs backGranted = back.negotiate(ClientTable.LIMITS);
         if (granted == null || backGranted == null) return Operation.status(Nfs4Status.TOOSMALL);
+        granted = table.withinReplyCacheBudget(granted);
+        if (granted == null) return Operation.status(Nfs4Status.NOSPC);
         Session s = table.createSession(c, granted, st.connection.id());
         if (s == null) return Operation.status(Nfs4Status.NOSPC);
         table.confirm(c);

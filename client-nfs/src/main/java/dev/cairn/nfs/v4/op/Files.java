@@ -62,11 +62,6 @@ final class Files {
         return null;
     }
 
-    /** A component4 naming an existing entry (LOOKUP, REMOVE): as {@link #badName}, but "." and ".." are simply not there (NOENT). */
-    static Integer badExistingName(String name) {
-        return isDots(name) ? Integer.valueOf(Nfs4Status.NOENT) : badName(name);
-    }
-
     private static boolean isDots(String name) { return name.equals(".") || name.equals(".."); }
 
     /**
@@ -205,14 +200,15 @@ final class Files {
 
     /**
      * Reads the name of an entry that must exist in the current directory and runs {@code then(dir, name)}
-     * once the handle, the name and the directory check out (NOFILEHANDLE, {@link #badExistingName},
+     * once the handle, the name and the directory check out (NOFILEHANDLE, {@link #badName}: "." and ".." are
+     * BADNAME here too, as the conformance suites expect of LOOKUP and REMOVE, since NFSv4 has no such entries,
      * {@link #inDirectory}'s rules, with write rights if {@code write}).
      */
     static Promise<Integer> existingEntry(CompoundState st, XdrDecoder d, boolean write,
                                           java.util.function.BiFunction<Long, String, Promise<Integer>> then) {
         String name = readName(d);
         if (st.current == null) return Promise.completed(Nfs4Status.NOFILEHANDLE);
-        Integer bad = badExistingName(name);
+        Integer bad = badName(name);
         if (bad != null) return Promise.completed(bad);
         long dir = st.current.inode();
         return inDirectory(st, dir, write, da -> then.apply(dir, name));

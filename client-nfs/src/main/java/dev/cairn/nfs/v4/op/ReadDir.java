@@ -18,8 +18,6 @@ public final class ReadDir implements Operation {
     static final byte[] VERIFIER = new byte[8];
     /** Bytes of READDIR4resok around the entries: the verifier, the end of the list, eof. */
     static final int OVERHEAD = 8 + 4 + 4;
-    /** Smallest useful answer: an entry of a short name with a few attributes. */
-    static final int MIN_ENTRY_BYTES = 64;
 
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         long cookie = d.readLong();
@@ -32,7 +30,9 @@ public final class ReadDir implements Operation {
         if (cookie == 1 || cookie == 2) return Operation.status(Nfs4Status.BAD_COOKIE);
         if (cookie != 0 && !java.util.Arrays.equals(verifier, VERIFIER)) return Operation.status(Nfs4Status.NOT_SAME);
         long limit = Integer.toUnsignedLong(maxcount);
-        if (limit < OVERHEAD + MIN_ENTRY_BYTES) return Operation.status(Nfs4Status.TOOSMALL);
+        // the answer for an empty directory is OVERHEAD bytes, so anything from there on may succeed; with entries,
+        // TOOSMALL comes once the first of them is known not to fit
+        if (limit < OVERHEAD) return Operation.status(Nfs4Status.TOOSMALL);
         long dir = st.current.inode();
         int want = (int) Math.max(1, Math.min(dev.cairn.core.proto.MasterProtocol.ReadDir.MAX_ENTRIES, limit / 48));
         return Files.fs(st).getAttr(dir).then((da, e) -> {

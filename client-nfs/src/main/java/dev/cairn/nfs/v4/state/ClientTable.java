@@ -22,6 +22,12 @@ public final class ClientTable {
     public static final int MAX_SESSIONS_PER_CLIENT = 8;
     /** What a session may negotiate at most: slots, cached reply size, ops per COMPOUND. */
     public static final ChannelAttrs LIMITS = new ChannelAttrs(0, 1_114_112, 1_114_112, 16_384, 64, 64);
+    /**
+     * What the reply caches of all sessions may hold together: each session reserves its slots times its cached
+     * reply size when created, and gets fewer slots (down to one, then NOSPC) once this is spoken for. Without it
+     * {@link #MAX_CLIENTS} × {@link #MAX_SESSIONS_PER_CLIENT} × 64 slots × 16 KiB would be 32 GiB.
+     */
+    public static final long MAX_REPLY_CACHE_BYTES = 64L << 20;
     /** The owner string (co_ownerid, nfs_client_id4.id) is at most NFS4_OPAQUE_LIMIT bytes. */
     public static final int MAX_OWNER = 1024;
 
@@ -37,6 +43,7 @@ public final class ClientTable {
     private final Map<ByteBuffer, Client> confirmedByOwner = new HashMap<>();
     private final Map<ByteBuffer, Client> unconfirmedByOwner = new HashMap<>();
     private final Map<ByteBuffer, Session> sessions = new HashMap<>();
+    private long replyCacheReserved;
 
     public ClientTable(int bootId, RandomGenerator random) {
         this.bootId = bootId;
@@ -87,8 +94,11 @@ public final class ClientTable {
         onRemove.accept(c.id());
         byId.remove(c.id());
         (c.confirmed ? confirmedByOwner : unconfirmedByOwner).remove(ByteBuffer.wrap(c.owner()), c);
-        for (Session s : c.sessions) sessions.remove(ByteBuffer.wrap(s.id()));
+        for (Session s : c.sessions) {
+            if (sessions.remove(ByteBuffer.wrap(s.id())) != null) replyCacheReserved -= reservation(s);
+        }
         c.sessions.clear();
+        assert replyCacheReserved >= 0 : replyCacheReserved;
     }
 
     /**
@@ -146,21 +156,45 @@ public final class ClientTable {
         c.lastCreateSessionReply = reply;
     }
 
-    /** A new session for {@code c}, bound to the connection that asked for it; null if it has too many. */
+    /** Bytes the reply caches of open sessions have reserved. */
+    public long replyCacheReserved() { return replyCacheReserved; }
+
+    /**
+     * {@code granted} with as many slots as the gateway-wide reply-cache budget still has room for (RFC 8881
+     * §18.36.3 lets the server lower ca_maxrequests); null if not even one.
+     */
+    public ChannelAttrs withinReplyCacheBudget(ChannelAttrs granted) {
+        long perSlot = Math.max(1, granted.maxResponseSizeCached());
+        long slots = Math.min(granted.maxRequests(), (MAX_REPLY_CACHE_BYTES - replyCacheReserved) / perSlot);
+        if (slots < 1) return null;
+        return slots == granted.maxRequests() ? granted : new ChannelAttrs(granted.headerPadSize(), granted.maxRequestSize(),
+                granted.maxResponseSize(), granted.maxResponseSizeCached(), granted.maxOperations(), (int) slots);
+    }
+
+    private static long reservation(Session s) { return (long) s.fore().maxRequests() * Math.max(1, s.fore().maxResponseSizeCached()); }
+
+    /**
+     * A new session for {@code c}, bound to the connection that asked for it; null if it has too many or
+     * {@code fore} does not fit the reply-cache budget (see {@link #withinReplyCacheBudget}).
+     */
     public Session createSession(Client c, ChannelAttrs fore, long connection) {
         if (c.sessions.size() >= MAX_SESSIONS_PER_CLIENT) return null;
+        if ((long) fore.maxRequests() * Math.max(1, fore.maxResponseSizeCached()) > MAX_REPLY_CACHE_BYTES - replyCacheReserved) return null;
         byte[] id = new byte[Session.ID_BYTES];
         ByteBuffer.wrap(id).putLong(c.id()).putLong(random.nextLong());
         Session s = new Session(id, c, fore);
         s.bind(connection);
         c.sessions.add(s);
         sessions.put(ByteBuffer.wrap(s.id()), s);
+        replyCacheReserved += reservation(s);
+        assert replyCacheReserved <= MAX_REPLY_CACHE_BYTES : replyCacheReserved;
         return s;
     }
 
     public void destroySession(Session s) {
-        sessions.remove(ByteBuffer.wrap(s.id()));
+        if (sessions.remove(ByteBuffer.wrap(s.id())) != null) replyCacheReserved -= reservation(s);
         s.client().sessions.remove(s);
+        assert replyCacheReserved >= 0 : replyCacheReserved;
     }
 
     public void markReclaimComplete(Client c) { c.reclaimComplete = true; }
