@@ -152,7 +152,7 @@ public final class NfsBench {
         }
     }
 
-    private void awaitReady(RealClient admin, int nfsPort) throws Exception {
+    static void awaitReady(RealClient admin, int nfsPort) throws Exception {
         long deadline = System.currentTimeMillis() + READY_MILLIS;
         while (true) {
             try {
@@ -315,7 +315,10 @@ public final class NfsBench {
     }
 
     /** One call on the loop, waited for. */
-    private <T> T call(java.util.function.Supplier<Promise<T>> op) throws Exception {
+    private <T> T call(java.util.function.Supplier<Promise<T>> op) throws Exception { return call(loop, op); }
+
+    /** One call on {@code loop}, waited for. */
+    static <T> T call(ExecutorService loop, java.util.function.Supplier<Promise<T>> op) throws Exception {
         CompletableFuture<T> f = new CompletableFuture<>();
         loop.execute(() -> op.get().onComplete((v, e) -> {
             if (e != null) f.completeExceptionally(e); else f.complete(v);
@@ -351,7 +354,7 @@ public final class NfsBench {
                 .append(connections).append(", \"file_mib\": ").append(sizeMib).append('}').toString();
     }
 
-    private static int freePort() throws IOException {
+    static int freePort() throws IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
             return s.getLocalPort();
         }
@@ -383,6 +386,8 @@ public final class NfsBench {
             procs.put(name, new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(root.resolve("logs").resolve(name + ".log").toFile()).start());
         }
+
+        long pid(String name) { return procs.get(name).pid(); }
 
         /** Each process's peak resident set (VmHWM), MiB. */
         Map<String, Long> peakRssMib() throws IOException {

@@ -45,9 +45,12 @@ public final class NfsTcpServer implements AutoCloseable {
     public static final int MAX_CONNECTIONS = 1024;
     /**
      * Memory the gateway lets calls hold, over all connections: each call counts {@link #CALL_RESERVE_BYTES} (or its
-     * own size, if larger) while it runs, then its reply's size until the reply is on the wire. Past the limit no
-     * connection is read until the total drops below {@link #CALL_BYTES_RESUME}. Without it, many connections each
-     * pipelining 64 READs of 1 MiB and never reading the replies would hold gigabytes.
+     * own size, if larger) while it runs, then its reply's size until the reply is on the wire. Past the limit a
+     * connection that holds anything (a call running or a reply not taken) gets no further call until the total
+     * drops below {@link #CALL_BYTES_RESUME}; one that holds nothing still gets one call at a time, so connections
+     * whose replies are not read cannot stall the others (a client reading its connections in turn would otherwise
+     * wait for ever). Without the limit, many connections each pipelining 64 READs of 1 MiB and never reading the
+     * replies would hold gigabytes; with it they hold this plus about two calls' worth per connection.
      */
     public static final long MAX_CALL_BYTES = 128L << 20, CALL_BYTES_RESUME = 96L << 20;
     /** What a call is assumed to need until its reply exists: the largest READ reply (1 MiB) and its COMPOUND. */
@@ -174,6 +177,7 @@ public final class NfsTcpServer implements AutoCloseable {
         private int waitingBytes;
         private int inFlight;
         private int held; // bytes this connection counts in assemblingBytes
+        private long own; // bytes this connection counts in callBytes: its running calls and replies not yet sent
         private boolean dispatching;
         private ChannelHandlerContext ctx;
 
@@ -220,7 +224,7 @@ public final class NfsTcpServer implements AutoCloseable {
         }
 
         private boolean room() {
-            return !overCallBytes() && inFlight < MAX_CALLS_PER_CONNECTION && ctx.channel().isWritable();
+            return (own == 0 || !overCallBytes()) && inFlight < MAX_CALLS_PER_CONNECTION && ctx.channel().isWritable();
         }
 
         /**
@@ -249,15 +253,22 @@ public final class NfsTcpServer implements AutoCloseable {
             inFlight++;
             long reserve = Math.max(record.length, CALL_RESERVE_BYTES);
             callBytes += reserve;
+            own += reserve;
             service.handle(record, id).onComplete((reply, e) -> {
                 inFlight--;
                 callBytes -= reserve;
+                own -= reserve;
                 if (e != null) log.warn("NFS call from {} failed, no reply sent: {}", id.peerAddress(), e.toString());
                 if (reply != null) { // RFC 5531: a message that is not a call gets no answer
-                    byte[] framed = RecordAssembler.frame(reply);
-                    callBytes += framed.length;
-                    ctx.writeAndFlush(Unpooled.wrappedBuffer(framed)).addListener(f -> {
-                        callBytes -= framed.length;
+                    long size = reply.length + 4L;
+                    callBytes += size;
+                    own += size;
+                    // one fragment, marked last; the reply is not copied to put its header in front
+                    byte[] header = {(byte) (0x80 | (reply.length >>> 24)), (byte) (reply.length >>> 16), (byte) (reply.length >>> 8), (byte) reply.length};
+                    ctx.writeAndFlush(Unpooled.wrappedBuffer(header, reply)).addListener(f -> {
+                        callBytes -= size;
+                        own -= size;
+                        dispatch();
                         resumeWaiting();
                     });
                 }
