@@ -38,10 +38,12 @@ public final class RealClient implements AutoCloseable {
     private final RealRuntime runtime;
     private final boolean ownsRuntime;
     private final RealRuntime.Handle<CairnClient> handle;
+    private final long callTimeoutSeconds;
 
-    private RealClient(RealRuntime runtime, boolean owns, Address master) {
+    private RealClient(RealRuntime runtime, boolean owns, Address master, long callTimeoutSeconds) {
         this.runtime = runtime;
         this.ownsRuntime = owns;
+        this.callTimeoutSeconds = callTimeoutSeconds;
         // a client session has no volumes and no store: its data directory is never touched
         this.handle = runtime.start("client", Path.of(System.getProperty("java.io.tmpdir")), null, List.of(),
                 env -> new CairnClient(env, master));
@@ -49,12 +51,17 @@ public final class RealClient implements AutoCloseable {
 
     /** A client with its own runtime, talking to the master at {@code master}. */
     public static RealClient connect(Address master) {
-        return new RealClient(new RealRuntime(), true, master);
+        return new RealClient(new RealRuntime(), true, master, CALL_TIMEOUT_SECONDS);
+    }
+
+    /** As {@link #connect(Address)}, giving up on any one call after {@code callTimeoutSeconds}. */
+    public static RealClient connect(Address master, long callTimeoutSeconds) {
+        return new RealClient(new RealRuntime(), true, master, callTimeoutSeconds);
     }
 
     /** A client on an existing runtime (tests, the local cluster). */
     public static RealClient on(RealRuntime runtime, Address master) {
-        return new RealClient(runtime, false, master);
+        return new RealClient(runtime, false, master, CALL_TIMEOUT_SECONDS);
     }
 
     public <T> T await(Function<CairnClient, Promise<T>> call) {
@@ -63,12 +70,12 @@ public final class RealClient implements AutoCloseable {
             if (e != null) f.completeExceptionally(e); else f.complete(v);
         }));
         try {
-            return f.get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            return f.get(callTimeoutSeconds, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) throw r;
             throw new IllegalStateException(e.getCause());
         } catch (TimeoutException e) {
-            throw new CairnException(Status.UNAVAILABLE, "no answer within " + CALL_TIMEOUT_SECONDS + "s");
+            throw new CairnException(Status.UNAVAILABLE, "no answer within " + callTimeoutSeconds + "s");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CairnException(Status.UNAVAILABLE, "interrupted");

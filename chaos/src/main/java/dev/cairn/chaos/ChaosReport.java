@@ -1,0 +1,118 @@
+package dev.cairn.chaos;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * A chaos run for a person: the summary table (one row per scenario: operations, faults fired, acknowledged bytes
+ * checked, bytes lost, time to converge, verdict) and an HTML timeline of each run (a lane per node with its
+ * faults, lanes of writes and reads with their outcomes), so what happened when can be seen at a glance.
+ */
+public final class ChaosReport {
+    private ChaosReport() { }
+
+    public static String header() {
+        return String.format(Locale.ROOT, "%-18s %6s %13s %13s %7s %12s %10s %10s  %s", "scenario", "seed", "writes ok/fail", "reads ok/fail",
+                "faults", "acked MiB", "lost bytes", "converged", "verdict");
+    }
+
+    public static String row(ChaosRun.Result r) {
+        return String.format(Locale.ROOT, "%-18s %6d %13s %13s %7d %12.1f %10d %10s  %s", r.config().scenario().id(), r.config().seed(),
+                r.count(History.Op.WRITE, History.Outcome.OK) + "/" + r.count(History.Op.WRITE, History.Outcome.FAILED),
+                r.count(History.Op.READ, History.Outcome.OK) + "/" + (r.count(History.Op.READ, History.Outcome.FAILED) + r.count(History.Op.READ, History.Outcome.WRONG_BYTES)),
+                r.faults().size(), r.ackBytesChecked() / 1048576.0, r.lostBytes(),
+                r.convergeMillis() < 0 ? "no" : ChaosRun.seconds(r.convergeMillis()), r.passed() ? "PASS" : "FAIL");
+    }
+
+    /** Writes {@code summary.md} and one {@code timeline-SCENARIO.html} per run into {@code dir}. */
+    public static void write(Path dir, List<ChaosRun.Result> results) throws IOException {
+        Files.createDirectories(dir);
+        StringBuilder md = new StringBuilder("# Chaos run\n\n```\n").append(header()).append('\n');
+        for (ChaosRun.Result r : results) md.append(row(r)).append('\n');
+        md.append("```\n");
+        for (ChaosRun.Result r : results) {
+            md.append("\n## ").append(r.config().scenario().id()).append(" (seed ").append(r.config().seed()).append(")\n\n");
+            md.append("Re-run: `").append(r.config().rerunCommand()).append("`\n\nFaults:\n\n");
+            for (ChaosRun.Fired f : r.faults()) {
+                md.append("- ").append(f.fault()).append(f.error() == null ? "" : " (error: " + f.error() + ")").append('\n');
+            }
+            md.append(r.violations().isEmpty() ? "\nNo violation.\n" : "\nViolations:\n\n");
+            for (String v : r.violations()) md.append("- ").append(v).append('\n');
+            Files.writeString(dir.resolve("timeline-" + r.config().scenario().id() + ".html"), timeline(r), StandardCharsets.UTF_8);
+        }
+        Files.writeString(dir.resolve("summary.md"), md.toString(), StandardCharsets.UTF_8);
+    }
+
+    static final int WIDTH = 1200, LANE = 22, LEFT = 90;
+
+    /** One self-contained page: an SVG with a lane per node (faults) and lanes for writes, reads and the checks. */
+    static String timeline(ChaosRun.Result r) {
+        long end = r.config().durationMillis();
+        for (History.Entry e : r.history()) end = Math.max(end, e.endMillis());
+        double scale = (WIDTH - LEFT - 10) / (double) Math.max(1, end);
+        Set<String> lanes = new LinkedHashSet<>();
+        lanes.add("master");
+        for (int i = 1; i <= r.config().chunkservers(); i++) lanes.add("cs" + i);
+        List<String> opLanes = List.of("WRITE", "READ", "CHECK", "NEW_FILE");
+        List<String> all = new ArrayList<>(lanes);
+        all.addAll(opLanes);
+        int height = all.size() * LANE + 40;
+        StringBuilder svg = new StringBuilder();
+        svg.append(String.format(Locale.ROOT, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='monospace' font-size='11'>", WIDTH, height));
+        for (int i = 0; i < all.size(); i++) {
+            int y = 10 + i * LANE;
+            svg.append(String.format(Locale.ROOT, "<text x='4' y='%d'>%s</text><line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#ddd'/>",
+                    y + 14, esc(all.get(i).toLowerCase(Locale.ROOT)), LEFT, y + LANE - 2, WIDTH - 10, y + LANE - 2));
+        }
+        for (long s = 0; s <= end; s += 10_000) {
+            double x = LEFT + s * scale;
+            svg.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='6' x2='%.1f' y2='%d' stroke='#eee'/><text x='%.1f' y='%d' fill='#888'>%ds</text>",
+                    x, x, height - 24, x + 2, height - 8, s / 1000));
+        }
+        for (ChaosRun.Fired f : r.faults()) {
+            int lane = all.indexOf(f.fault().target());
+            if (lane < 0) continue;
+            String color = f.fault().kind() == Nemesis.Kind.KILL ? "#d9534f" : "#f0ad4e";
+            svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s'><title>%s%s</title></rect>",
+                    LEFT + f.appliedMillis() * scale, 12 + lane * LANE, Math.max(1, (f.healedMillis() - f.appliedMillis()) * scale), LANE - 6, color,
+                    esc(f.fault().toString()), f.error() == null ? "" : esc(" error: " + f.error())));
+        }
+        for (History.Entry e : r.history()) {
+            int lane = all.indexOf(e.op().name());
+            String color = switch (e.outcome()) {
+                case OK -> "#5cb85c";
+                case FAILED -> "#999";
+                case WRONG_BYTES -> "#d9534f";
+            };
+            svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s' opacity='0.6'><title>%s %s %d bytes %s-%s %s %s</title></rect>",
+                    LEFT + e.startMillis() * scale, 12 + lane * LANE + (e.file() % 3) * 5, Math.max(1, (e.endMillis() - e.startMillis()) * scale), 5, color,
+                    e.op(), esc(e.path()), e.bytes(), ChaosRun.seconds(e.startMillis()), ChaosRun.seconds(e.endMillis()), e.outcome(), esc(e.detail())));
+        }
+        svg.append("</svg>");
+        StringBuilder html = new StringBuilder("<!doctype html><html><head><meta charset='utf-8'><title>cairn chaos ")
+                .append(esc(r.config().scenario().id())).append(" seed ").append(r.config().seed()).append(r.passed() ? " PASS" : " FAIL")
+                .append("</title></head><body style='font-family:sans-serif'><h2>")
+                .append(esc(r.config().scenario().id())).append(", seed ").append(r.config().seed()).append(": ").append(r.passed() ? "pass" : "FAIL")
+                .append("</h2><p>Red: a process killed (kill -9) until restarted; orange: stopped (SIGSTOP) until continued. "
+                        + "Operations: green succeeded, grey failed (allowed: not acknowledged), red returned bytes never written. Hover for details.</p>")
+                .append(svg).append("<pre>").append(esc(ChaosReport.header())).append('\n').append(esc(row(r))).append("</pre>");
+        if (!r.violations().isEmpty()) {
+            html.append("<h3>Violations</h3><ul>");
+            for (String v : r.violations()) html.append("<li>").append(esc(v)).append("</li>");
+            html.append("</ul>");
+        }
+        html.append("<p>Re-run: <code>").append(esc(r.config().rerunCommand())).append("</code></p></body></html>\n");
+        return html.toString();
+    }
+
+    static String esc(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;");
+    }
+}

@@ -1,0 +1,329 @@
+package dev.cairn.chaos;
+
+import dev.cairn.core.env.Address;
+import dev.cairn.core.proto.MasterProtocol.StatusReply;
+import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.FileAttr;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One chaos scenario on real processes: a master and {@code chunkservers} chunkservers (each its own JVM, its own
+ * data directory), writers and a reader through the native client, the nemesis's schedule carried out with
+ * {@code kill -9} and {@code SIGSTOP}; then every fault healed, the cluster given {@link #CONVERGE_BOUND_MILLIS} to
+ * converge, and the history checked: every acknowledged write reads back byte for byte, no read (during the run or
+ * after) returned bytes that were never written, a file whose write failed holds a prefix of what was written or
+ * is gone, and a new file of every class can be written and read.
+ */
+public final class ChaosRun {
+    /** How long the healed cluster has to bring every chunk to its goal with no stale copy left. */
+    public static final long CONVERGE_BOUND_MILLIS = 180_000;
+    static final long READY_BOUND_MILLIS = 60_000;
+    /** Longest one client call may take during the run (a stalled chunkserver is felt through the client's own timeouts). */
+    static final long CALL_TIMEOUT_SECONDS = 120;
+    /** Small chunks, so that every file spans several and a fault lands in the middle of files. */
+    static final int CHUNK_SIZE = 1 << 20;
+    static final int WRITERS = 2;
+    /** The classes files are written with, in turn; each fits 5 chunkservers with two of them faulted. */
+    static final List<StorageClass> CLASSES = List.of(StorageClass.replicated(2), StorageClass.replicated(3), StorageClass.ec(2, 1));
+
+    public record Config(Nemesis.Scenario scenario, long seed, long durationMillis, int chunkservers, Path dir, List<String> launcher,
+                         String rerunCommand) {
+        public Config {
+            if (chunkservers < 3) throw new IllegalArgumentException("a chaos run needs at least 3 chunkservers");
+            if (durationMillis < 10_000) throw new IllegalArgumentException("a chaos run needs at least 10 s");
+        }
+    }
+
+    /** What a fault did: when it was applied and healed, on the run's clock, and any error doing so. */
+    public record Fired(Nemesis.Fault fault, long appliedMillis, long healedMillis, String error) {}
+
+    public record Result(Config config, List<History.Entry> history, List<Fired> faults, long ackBytesChecked, long lostBytes,
+                         long convergeMillis, List<String> violations) {
+        public boolean passed() { return violations.isEmpty(); }
+
+        public long count(History.Op op, History.Outcome outcome) {
+            return history.stream().filter(e -> e.op() == op && e.outcome() == outcome).count();
+        }
+    }
+
+    private final Config config;
+    private final History history = new History();
+    private final List<Fired> fired = new ArrayList<>();
+    private final List<String> violations = new ArrayList<>();
+    private long t0;
+
+    private ChaosRun(Config config) { this.config = config; }
+
+    public static Result run(Config config) throws Exception {
+        return new ChaosRun(config).go();
+    }
+
+    long now() { return System.currentTimeMillis() - t0; }
+
+    private Result go() throws Exception {
+        Files.createDirectories(config.dir());
+        List<String> chunkservers = new ArrayList<>();
+        for (int i = 1; i <= config.chunkservers(); i++) chunkservers.add("cs" + i);
+        List<Nemesis.Fault> schedule = Nemesis.schedule(config.scenario(), config.seed(), config.durationMillis(), chunkservers);
+        Address master = new Address("127.0.0.1", freePort());
+        long ackBytes = 0, lost = 0, converge = -1;
+        try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher())) {
+            nodes.start("master", List.of("master", "--listen", master.toString(), "--data", config.dir().resolve("master").toString()));
+            for (String cs : chunkservers) {
+                nodes.start(cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master.toString(),
+                        "--data", config.dir().resolve(cs).toString(), "--volume", "disk0"));
+            }
+            try (RealClient client = RealClient.connect(master, CALL_TIMEOUT_SECONDS)) {
+                t0 = System.currentTimeMillis();
+                awaitHealthy(client, READY_BOUND_MILLIS, "come up");
+                client.mkdir("/chaos");
+                t0 = System.currentTimeMillis();
+                Workload w = new Workload(client);
+                List<Thread> threads = new ArrayList<>();
+                for (int i = 0; i < WRITERS; i++) threads.add(new Thread(w::write, "chaos-writer-" + i));
+                threads.add(new Thread(w::read, "chaos-reader"));
+                for (Thread t : threads) t.start();
+                carryOut(schedule, nodes);
+                w.stop = true;
+                for (Thread t : threads) t.join();
+                heal(nodes);
+                long healed = now();
+                if (awaitHealthy(client, CONVERGE_BOUND_MILLIS, "converge after healing")) converge = now() - healed;
+                long[] checked = checkAcknowledged(client);
+                ackBytes = checked[0];
+                lost = checked[1];
+                checkUnacknowledged(client);
+                checkNewFiles(client);
+            }
+        }
+        return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations));
+    }
+
+    // ---- the nemesis ----
+
+    private void carryOut(List<Nemesis.Fault> schedule, NodeProcesses nodes) throws InterruptedException {
+        record Step(long at, Nemesis.Fault fault, boolean heal) {}
+        List<Step> steps = new ArrayList<>();
+        for (Nemesis.Fault f : schedule) {
+            steps.add(new Step(f.atMillis(), f, false));
+            steps.add(new Step(f.endMillis(), f, true));
+        }
+        steps.sort((a, b) -> Long.compare(a.at, b.at));
+        long[] applied = new long[schedule.size()];
+        String[] errors = new String[schedule.size()];
+        for (Step s : steps) {
+            long wait = s.at - now();
+            if (wait > 0) Thread.sleep(wait);
+            int i = schedule.indexOf(s.fault);
+            try {
+                if (!s.heal) {
+                    applied[i] = now();
+                    if (s.fault.kind() == Nemesis.Kind.KILL) nodes.kill(s.fault.target()); else nodes.pause(s.fault.target());
+                } else {
+                    if (s.fault.kind() == Nemesis.Kind.KILL) nodes.restart(s.fault.target()); else nodes.resume(s.fault.target());
+                    fired.add(new Fired(s.fault, applied[i], now(), errors[i]));
+                }
+            } catch (IOException | RuntimeException e) {
+                errors[i] = e.toString();
+                if (s.heal) fired.add(new Fired(s.fault, applied[i], now(), errors[i]));
+            }
+        }
+        long rest = config.durationMillis() - now();
+        if (rest > 0) Thread.sleep(rest);
+    }
+
+    private void heal(NodeProcesses nodes) throws IOException, InterruptedException {
+        for (String n : nodes.names()) {
+            if (nodes.paused(n)) nodes.resume(n);
+            if (!nodes.running(n)) {
+                violations.add(n + " was not running when the faults were healed (it crashed by itself? see " + nodes.log(n) + ")");
+                nodes.restart(n);
+            }
+        }
+    }
+
+    /** Waits until every chunkserver is up, grace is over, and no chunk is under or over its goal or has a stale copy. */
+    private boolean awaitHealthy(RealClient client, long boundMillis, String what) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + boundMillis;
+        String last = "no answer from the master";
+        while (System.currentTimeMillis() < deadline) {
+            try {
+                StatusReply s = client.await(c -> c.status());
+                long alive = s.servers().stream().filter(x -> x.alive()).count();
+                last = String.format(Locale.ROOT, "%d of %d chunkservers alive, grace %s, %d under goal, %d over goal, %d stale copies, %d endangered, %d lost, %d moving",
+                        alive, config.chunkservers(), s.grace(), s.underGoal(), s.overGoal(), s.staleCopies(), s.endangered(), s.lost(), s.moving());
+                if (s.lost() > 0) {
+                    violations.add("the master counts " + s.lost() + " chunks lost: " + last);
+                    return false;
+                }
+                if (alive == config.chunkservers() && !s.grace() && s.underGoal() == 0 && s.overGoal() == 0 && s.staleCopies() == 0
+                        && s.endangered() == 0 && s.moving() == 0) {
+                    return true;
+                }
+            } catch (RuntimeException e) {
+                last = e.getMessage();
+            }
+            Thread.sleep(500);
+        }
+        violations.add("the cluster did not " + what + " within " + boundMillis / 1000 + " s: " + last);
+        return false;
+    }
+
+    // ---- the workload ----
+
+    /** What a file holds: bytes drawn from the run's seed and the file's number, so any prefix can be checked. */
+    static byte[] content(long seed, int file, int size) {
+        byte[] b = new byte[size];
+        new SplittableRandom(seed * 1_000_003L + file).nextBytes(b);
+        return b;
+    }
+
+    static String path(int file) { return "/chaos/f" + file; }
+
+    final class Workload {
+        volatile boolean stop;
+        final AtomicInteger next = new AtomicInteger();
+        private final RealClient client;
+
+        Workload(RealClient client) { this.client = client; }
+
+        void write() {
+            while (!stop && now() < config.durationMillis()) {
+                int file = next.getAndIncrement();
+                SplittableRandom r = new SplittableRandom(config.seed() * 31 + file);
+                int size = r.nextInt(4) == 0 ? r.nextInt(1, 64 * 1024) : r.nextInt(64 * 1024, 5 * CHUNK_SIZE);
+                StorageClass cls = CLASSES.get(file % CLASSES.size());
+                byte[] data = content(config.seed(), file, size);
+                long start = now();
+                try {
+                    client.put(new ByteArrayInputStream(data), path(file), CHUNK_SIZE, cls);
+                    history.add(History.Op.WRITE, path(file), file, size, start, now(), History.Outcome.OK, cls.toString());
+                } catch (IOException | RuntimeException e) {
+                    history.add(History.Op.WRITE, path(file), file, size, start, now(), History.Outcome.FAILED, cls + ": " + e.getMessage());
+                }
+            }
+        }
+
+        void read() {
+            SplittableRandom r = new SplittableRandom(config.seed() ^ 0xC0FFEE);
+            while (!stop && now() < config.durationMillis()) {
+                List<History.Entry> acked = history.acknowledgedWrites();
+                if (acked.isEmpty()) {
+                    sleepQuietly(200);
+                    continue;
+                }
+                History.Entry w = acked.get(r.nextInt(acked.size()));
+                long start = now();
+                try {
+                    byte[] got = get(client, w.path());
+                    boolean same = Arrays.equals(got, content(config.seed(), w.file(), (int) w.bytes()));
+                    history.add(History.Op.READ, w.path(), w.file(), got.length, start, now(), same ? History.Outcome.OK : History.Outcome.WRONG_BYTES,
+                            same ? "" : "read " + got.length + " bytes that differ from the " + w.bytes() + " acknowledged");
+                    if (!same) violations.add("a read during the run of " + w.path() + " returned bytes never written (" + got.length + " bytes, " + w.bytes() + " acknowledged)");
+                } catch (IOException | RuntimeException e) {
+                    history.add(History.Op.READ, w.path(), w.file(), 0, start, now(), History.Outcome.FAILED, e.getMessage());
+                }
+                sleepQuietly(50);
+            }
+        }
+    }
+
+    static byte[] get(RealClient client, String path) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        client.get(path, out);
+        return out.toByteArray();
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---- the checks after healing ----
+
+    /** Reads back every acknowledged write; returns {bytes checked, bytes lost}. */
+    private long[] checkAcknowledged(RealClient client) {
+        long checked = 0, lost = 0;
+        for (History.Entry w : history.acknowledgedWrites()) {
+            long start = now();
+            byte[] want = content(config.seed(), w.file(), (int) w.bytes());
+            try {
+                byte[] got = get(client, w.path());
+                checked += want.length;
+                if (!Arrays.equals(got, want)) {
+                    lost += want.length;
+                    violations.add("acknowledged " + w.path() + " (" + w.bytes() + " bytes, " + w.detail() + ", acknowledged at "
+                            + seconds(w.endMillis()) + ") reads back " + got.length + " bytes that differ");
+                }
+                history.add(History.Op.CHECK, w.path(), w.file(), got.length, start, now(), Arrays.equals(got, want) ? History.Outcome.OK : History.Outcome.WRONG_BYTES, "");
+            } catch (IOException | RuntimeException e) {
+                lost += want.length;
+                violations.add("acknowledged " + w.path() + " (" + w.bytes() + " bytes, " + w.detail() + ") cannot be read after healing: " + e.getMessage());
+                history.add(History.Op.CHECK, w.path(), w.file(), 0, start, now(), History.Outcome.FAILED, e.getMessage());
+            }
+        }
+        return new long[] {checked, lost};
+    }
+
+    /** A write that failed left either nothing or a prefix of its bytes (its committed length), never other bytes. */
+    private void checkUnacknowledged(RealClient client) {
+        for (History.Entry w : history.failedWrites()) {
+            FileAttr attr;
+            try {
+                attr = client.lookup(w.path());
+            } catch (RuntimeException gone) {
+                continue; // removed by the failed put, or never created
+            }
+            try {
+                byte[] got = get(client, w.path());
+                byte[] want = content(config.seed(), w.file(), (int) w.bytes());
+                if (got.length > want.length || !Arrays.equals(got, Arrays.copyOf(want, got.length))) {
+                    violations.add("failed write " + w.path() + " left " + got.length + " bytes (size " + attr.size() + ") that are not a prefix of what was written");
+                }
+            } catch (IOException | RuntimeException e) {
+                violations.add("failed write " + w.path() + " left a file of " + attr.size() + " bytes that cannot be read: " + e.getMessage());
+            }
+        }
+    }
+
+    private void checkNewFiles(RealClient client) {
+        int file = 1_000_000;
+        for (StorageClass cls : CLASSES) {
+            byte[] data = content(config.seed(), file, 3 * CHUNK_SIZE / 2);
+            String p = "/chaos/after-" + file;
+            long start = now();
+            try {
+                client.put(new ByteArrayInputStream(data), p, CHUNK_SIZE, cls);
+                boolean same = Arrays.equals(get(client, p), data);
+                if (!same) violations.add("a new " + cls + " file written after healing reads back different bytes");
+                history.add(History.Op.NEW_FILE, p, file, data.length, start, now(), same ? History.Outcome.OK : History.Outcome.WRONG_BYTES, cls.toString());
+            } catch (IOException | RuntimeException e) {
+                violations.add("a new " + cls + " file cannot be written after healing: " + e.getMessage());
+                history.add(History.Op.NEW_FILE, p, file, data.length, start, now(), History.Outcome.FAILED, cls + ": " + e.getMessage());
+            }
+            file++;
+        }
+    }
+
+    static String seconds(long millis) { return String.format(Locale.ROOT, "%.1fs", millis / 1e3); }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package dev.cairn.chaos;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * What a chaos run does to the cluster, drawn from its seed: the same seed and duration give the same schedule
+ * (the outcomes on real processes need not repeat). Faults on one node never overlap, and at most
+ * {@link #MAX_CHUNKSERVERS_AT_ONCE} chunkservers are faulted at a time, so a replicated(3) write always has a
+ * place to go once its lease moves; everything is healed {@link #QUIET_TAIL_MILLIS} before the run ends.
+ */
+public final class Nemesis {
+    public static final int MAX_CHUNKSERVERS_AT_ONCE = 2;
+    static final long FIRST_FAULT_MILLIS = 4_000, QUIET_TAIL_MILLIS = 4_000;
+    static final long MIN_GAP_MILLIS = 2_000, MAX_GAP_MILLIS = 7_000;
+    static final long MIN_FAULT_MILLIS = 2_000, MAX_FAULT_MILLIS = 9_000;
+
+    /** The named scenarios; {@code all} runs each in turn. */
+    public enum Scenario {
+        /** kill -9 of chunkservers under writes, each restarted after a while. */
+        CHUNKSERVER_KILL(Kind.KILL, false),
+        /** SIGSTOP of chunkservers under writes (a stalled host: sockets open, nothing answered), then SIGCONT. */
+        CHUNKSERVER_STALL(Kind.STALL, false),
+        /** kill -9 of the master under writes, restarted after a while (its clients must ride it out or fail cleanly). */
+        MASTER_KILL(Kind.KILL, true),
+        /** All of the above, drawn at random. */
+        MIXED(null, null);
+
+        private final Kind only;
+        private final Boolean master;
+
+        Scenario(Kind only, Boolean master) {
+            this.only = only;
+            this.master = master;
+        }
+
+        public String id() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
+
+        public static Scenario parse(String s) {
+            for (Scenario x : values()) if (x.id().equals(s)) return x;
+            throw new IllegalArgumentException("no scenario '" + s + "'; known: all, " + String.join(", ", Arrays.stream(values()).map(Scenario::id).toList()));
+        }
+    }
+
+    public enum Kind { KILL, STALL }
+
+    /** One fault: from {@code atMillis} (since the workload started) for {@code forMillis}, then healed. */
+    public record Fault(long atMillis, Kind kind, String target, long forMillis) {
+        public long endMillis() { return atMillis + forMillis; }
+
+        @Override public String toString() {
+            return String.format(Locale.ROOT, "%6.1fs %-5s %-7s for %4.1fs", atMillis / 1e3, kind, target, forMillis / 1e3);
+        }
+    }
+
+    private Nemesis() { }
+
+    public static List<Fault> schedule(Scenario scenario, long seed, long durationMillis, List<String> chunkservers) {
+        SplittableRandom r = new SplittableRandom(seed ^ 0x5DEECE66DL ^ scenario.ordinal());
+        List<Fault> out = new ArrayList<>();
+        long t = FIRST_FAULT_MILLIS;
+        long lastEnd = durationMillis - QUIET_TAIL_MILLIS;
+        while (true) {
+            long length = r.nextLong(MIN_FAULT_MILLIS, MAX_FAULT_MILLIS + 1);
+            if (t + length > lastEnd) break;
+            boolean onMaster = scenario.master != null ? scenario.master : r.nextInt(4) == 0;
+            Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
+            String target = onMaster ? "master" : chunkservers.get(r.nextInt(chunkservers.size()));
+            if (fits(out, t, length, target)) out.add(new Fault(t, kind, target, length));
+            t += r.nextLong(MIN_GAP_MILLIS, MAX_GAP_MILLIS + 1);
+        }
+        out.sort(Comparator.comparingLong(Fault::atMillis));
+        return out;
+    }
+
+    /** No overlap on one node, and at most {@link #MAX_CHUNKSERVERS_AT_ONCE} chunkservers faulted at once. */
+    private static boolean fits(List<Fault> planned, long at, long length, String target) {
+        int chunkserversBusy = 0;
+        for (Fault f : planned) {
+            boolean overlaps = f.atMillis < at + length && at < f.endMillis();
+            if (!overlaps) continue;
+            if (f.target.equals(target)) return false;
+            if (!f.target.equals("master")) chunkserversBusy++;
+        }
+        return target.equals("master") || chunkserversBusy < MAX_CHUNKSERVERS_AT_ONCE;
+    }
+}

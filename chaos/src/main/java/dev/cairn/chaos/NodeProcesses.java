@@ -1,0 +1,112 @@
+package dev.cairn.chaos;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The cluster's nodes as real processes, and the crude things a nemesis does to them: {@code kill -9}, a restart
+ * with the same command, {@code SIGSTOP}/{@code SIGCONT}. Each node logs to {@code DIR/logs/NAME.log}, appended
+ * across restarts so a report can point at what a node said before and after.
+ */
+public final class NodeProcesses implements AutoCloseable {
+    /** How long a graceful stop at the end may take before the process is killed. */
+    static final long STOP_WAIT_SECONDS = 10;
+
+    private record Node(List<String> command, Process process, boolean paused) {}
+
+    private final Path logs;
+    private final List<String> launcher;
+    private final Map<String, Node> nodes = new LinkedHashMap<>();
+
+    /** {@code launcher} runs the cairn CLI (e.g. {@code java -Xmx256m -jar cairn.jar}); node arguments follow it. */
+    public NodeProcesses(Path dir, List<String> launcher) throws IOException {
+        this.logs = Files.createDirectories(dir.resolve("logs"));
+        this.launcher = List.copyOf(launcher);
+    }
+
+    public synchronized void start(String name, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(launcher);
+        cmd.addAll(args);
+        nodes.put(name, new Node(cmd, spawn(name, cmd), false));
+    }
+
+    private Process spawn(String name, List<String> cmd) throws IOException {
+        return new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logs.resolve(name + ".log").toFile())).start();
+    }
+
+    public synchronized List<String> names() { return List.copyOf(nodes.keySet()); }
+
+    public synchronized boolean running(String name) {
+        Node n = nodes.get(name);
+        return n != null && n.process.isAlive();
+    }
+
+    public synchronized boolean paused(String name) { return nodes.get(name).paused; }
+
+    public synchronized long pid(String name) { return nodes.get(name).process.pid(); }
+
+    /** {@code kill -9}: no shutdown hook, no flush, exactly a crash of the process (not of its host's page cache). */
+    public synchronized void kill(String name) throws InterruptedException {
+        Node n = nodes.get(name);
+        n.process.destroyForcibly();
+        n.process.waitFor(STOP_WAIT_SECONDS, TimeUnit.SECONDS);
+        nodes.put(name, new Node(n.command, n.process, false));
+    }
+
+    /** Starts a killed node again with the command it first had (same data directory, same port). */
+    public synchronized void restart(String name) throws IOException {
+        Node n = nodes.get(name);
+        if (n.process.isAlive()) throw new IllegalStateException(name + " is still running");
+        nodes.put(name, new Node(n.command, spawn(name, n.command), false));
+    }
+
+    /** {@code SIGSTOP}: the process stops dead, sockets open, as a stalled host or a long GC pause looks from outside. */
+    public synchronized void pause(String name) throws IOException, InterruptedException {
+        signal(name, "STOP");
+        Node n = nodes.get(name);
+        nodes.put(name, new Node(n.command, n.process, true));
+    }
+
+    public synchronized void resume(String name) throws IOException, InterruptedException {
+        signal(name, "CONT");
+        Node n = nodes.get(name);
+        nodes.put(name, new Node(n.command, n.process, false));
+    }
+
+    private void signal(String name, String sig) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + sig, String.valueOf(nodes.get(name).process.pid())).redirectErrorStream(true).start();
+        if (!kill.waitFor(STOP_WAIT_SECONDS, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IOException("kill -" + sig + " of " + name + " failed: " + new String(kill.getInputStream().readAllBytes()).strip());
+        }
+    }
+
+    public Path log(String name) { return logs.resolve(name + ".log"); }
+
+    @Override public synchronized void close() {
+        for (Map.Entry<String, Node> e : nodes.entrySet()) {
+            if (e.getValue().paused) {
+                try {
+                    signal(e.getKey(), "CONT");
+                } catch (IOException | InterruptedException ignored) {
+                    // it is destroyed below either way
+                }
+            }
+            e.getValue().process.destroy();
+        }
+        for (Node n : nodes.values()) {
+            try {
+                if (!n.process.waitFor(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) n.process.destroyForcibly();
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                n.process.destroyForcibly();
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.cairn.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The fault schedule: a function of the seed, within its rules, for every scenario and many seeds. */
+class NemesisTest {
+    static final List<String> CS = List.of("cs1", "cs2", "cs3", "cs4", "cs5");
+
+    @Test void theScheduleIsTheSeedsAndKeepsItsRules() {
+        for (Nemesis.Scenario s : Nemesis.Scenario.values()) {
+            for (long seed = 1; seed <= 300; seed++) {
+                long duration = 20_000 + seed * 997 % 600_000;
+                List<Nemesis.Fault> faults = Nemesis.schedule(s, seed, duration, CS);
+                assertThat(Nemesis.schedule(s, seed, duration, CS)).as("same seed, same schedule").isEqualTo(faults);
+                for (Nemesis.Fault f : faults) {
+                    assertThat(f.endMillis()).as("healed before the quiet tail").isLessThanOrEqualTo(duration - Nemesis.QUIET_TAIL_MILLIS);
+                    switch (s) {
+                        case CHUNKSERVER_KILL -> assertThat(f.kind()).isEqualTo(Nemesis.Kind.KILL);
+                        case CHUNKSERVER_STALL -> assertThat(f.kind()).isEqualTo(Nemesis.Kind.STALL);
+                        case MASTER_KILL -> assertThat(f.target()).isEqualTo("master");
+                        case MIXED -> { }
+                    }
+                    if (s != Nemesis.Scenario.MASTER_KILL && s != Nemesis.Scenario.MIXED) assertThat(f.target()).isIn(CS);
+                    for (long t = f.atMillis(); t < f.endMillis(); t += 250) {
+                        long at = t;
+                        List<Nemesis.Fault> now = faults.stream().filter(g -> g.atMillis() <= at && at < g.endMillis()).toList();
+                        assertThat(now.stream().map(Nemesis.Fault::target).distinct().count()).as("one fault per node at a time").isEqualTo(now.size());
+                        assertThat(now.stream().filter(g -> !g.target().equals("master")).count()).isLessThanOrEqualTo(Nemesis.MAX_CHUNKSERVERS_AT_ONCE);
+                    }
+                }
+                if (duration >= 60_000) assertThat(faults).as(s + " seed " + seed + " fires something in a minute").isNotEmpty();
+            }
+        }
+        assertThat(Nemesis.schedule(Nemesis.Scenario.MIXED, 1, 60_000, CS)).isNotEqualTo(Nemesis.schedule(Nemesis.Scenario.MIXED, 2, 60_000, CS));
+    }
+
+    @Test void scenariosAreNamedAsOnTheCommandLine() {
+        assertThat(Nemesis.Scenario.parse("chunkserver-kill")).isEqualTo(Nemesis.Scenario.CHUNKSERVER_KILL);
+        assertThatThrownBy(() -> Nemesis.Scenario.parse("meteor")).hasMessageContaining("known: all, chunkserver-kill");
+    }
+}

@@ -1,0 +1,56 @@
+package dev.cairn.cli;
+
+import dev.cairn.chaos.ChaosReport;
+import dev.cairn.chaos.ChaosRun;
+import dev.cairn.chaos.Nemesis;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code cairn chaos}: scenarios of faults on a cluster of real processes (see {@link ChaosRun}), with the
+ * history checked afterwards and a report written. Exits 1 if any scenario found a violation.
+ */
+@Command(name = "chaos",
+        description = "Run chaos scenarios on a local cluster of real processes (kill -9, SIGSTOP, restarts) under writes and reads; "
+                + "then heal, let it converge and check every acknowledged byte.")
+final class ChaosCommand implements Callable<Integer> {
+    @Option(names = "--scenario", defaultValue = "all",
+            description = "chunkserver-kill, chunkserver-stall, master-kill, mixed, or all (default: ${DEFAULT-VALUE}).")
+    String scenario;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed of the fault schedule and the data (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--duration", defaultValue = "60s", description = "Workload and faults per scenario, e.g. 45s, 30m (default: ${DEFAULT-VALUE}).")
+    String duration;
+
+    @Option(names = "--chunkservers", defaultValue = "5", description = "Chunkserver processes (default: ${DEFAULT-VALUE}).")
+    int chunkservers;
+
+    @Option(names = "--report", defaultValue = "cairn-chaos", description = "Directory for the report, the timelines, and each run's data and logs (default: ${DEFAULT-VALUE}).")
+    Path report;
+
+    @Override public Integer call() throws Exception {
+        List<Nemesis.Scenario> scenarios = scenario.equals("all") ? List.of(Nemesis.Scenario.values()) : List.of(Nemesis.Scenario.parse(scenario));
+        long millis = Durations.parseNanos(duration) / 1_000_000;
+        List<ChaosRun.Result> results = new ArrayList<>();
+        System.out.println(ChaosReport.header());
+        for (Nemesis.Scenario s : scenarios) {
+            Path dir = report.resolve(s.id());
+            if (Files.exists(dir)) throw new IllegalArgumentException(dir + " exists: give another --report directory or remove it");
+            String rerun = "./cairn chaos --scenario " + s.id() + " --seed " + seed + " --duration " + duration + " --chunkservers " + chunkservers;
+            ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(s, seed, millis, chunkservers, dir, ProcessCluster.javaCommand(ProcessCluster.CHUNKSERVER_HEAP), rerun));
+            results.add(r);
+            System.out.println(ChaosReport.row(r));
+            for (String v : r.violations()) System.out.println("    " + v);
+        }
+        ChaosReport.write(report, results);
+        System.out.println("report: " + report.resolve("summary.md") + " and timeline-*.html; data and node logs under " + report + "/SCENARIO/");
+        return results.stream().allMatch(ChaosRun.Result::passed) ? 0 : 1;
+    }
+}

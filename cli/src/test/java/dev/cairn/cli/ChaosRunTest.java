@@ -1,0 +1,47 @@
+package dev.cairn.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cairn.chaos.ChaosReport;
+import dev.cairn.chaos.ChaosRun;
+import dev.cairn.chaos.History;
+import dev.cairn.chaos.Nemesis;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The CI chaos scenario: a master and five chunkservers as real processes (this build's classes), kill -9 and
+ * SIGSTOP of chunkservers and of the master under writes and reads for 30 s, then heal, converge and check every
+ * acknowledged byte. {@code ./cairn chaos --scenario all --duration 30m} is the long run.
+ */
+class ChaosRunTest {
+    @TempDir Path dir;
+
+    /** The CLI of this build, as a process: the test's own class path (surefire's manifest jar names every entry). */
+    static List<String> launcher() {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        cmd.addAll(ProcessCluster.MEMORY_FLAGS);
+        cmd.addAll(List.of(ProcessCluster.CHUNKSERVER_HEAP, "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        return cmd;
+    }
+
+    @Test void mixedFaultsOnRealProcessesLoseNoAcknowledgedByte() throws Exception {
+        long seed = 7;
+        ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(Nemesis.Scenario.MIXED, seed, 30_000, 5, dir.resolve("mixed"), launcher(),
+                "./cairn chaos --scenario mixed --seed " + seed + " --duration 30s"));
+        ChaosReport.write(dir, List.of(r));
+        assertThat(r.violations()).as(ChaosReport.row(r)).isEmpty();
+        assertThat(r.lostBytes()).isZero();
+        assertThat(r.faults()).as("the schedule fired").hasSizeGreaterThanOrEqualTo(3);
+        assertThat(r.faults()).allSatisfy(f -> assertThat(f.error()).isNull());
+        assertThat(r.count(History.Op.WRITE, History.Outcome.OK)).as("writes acknowledged under faults").isGreaterThan(10);
+        assertThat(r.ackBytesChecked()).isPositive();
+        assertThat(r.count(History.Op.NEW_FILE, History.Outcome.OK)).isEqualTo(3);
+        assertThat(Files.readString(dir.resolve("timeline-mixed.html"))).contains("<svg", "PASS");
+        assertThat(Files.readString(dir.resolve("summary.md"))).contains("mixed", "No violation.");
+    }
+}
