@@ -43,6 +43,8 @@ public final class ChaosReport {
             for (ChaosRun.Fired f : r.faults()) {
                 md.append("- ").append(f.fault()).append(f.error() == null ? "" : " (error: " + f.error() + ")").append('\n');
             }
+            md.append("\nHealth while coming up and converging (each change, on the run's clock):\n\n");
+            for (String c : r.convergence()) md.append("- ").append(c).append('\n');
             md.append(r.violations().isEmpty() ? "\nNo violation.\n" : "\nViolations:\n\n");
             for (String v : r.violations()) md.append("- ").append(v).append('\n');
             Files.writeString(dir.resolve("timeline-" + r.config().scenario().id() + ".html"), timeline(r), StandardCharsets.UTF_8);
@@ -79,7 +81,11 @@ public final class ChaosReport {
         for (ChaosRun.Fired f : r.faults()) {
             int lane = all.indexOf(f.fault().target());
             if (lane < 0) continue;
-            String color = f.fault().kind() == Nemesis.Kind.KILL ? "#d9534f" : "#f0ad4e";
+            String color = switch (f.fault().kind()) {
+                case KILL -> "#d9534f";
+                case STALL -> "#f0ad4e";
+                case CLOCK_STEP -> "#8e6cc0";
+            };
             svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s'><title>%s%s</title></rect>",
                     LEFT + f.appliedMillis() * scale, 12 + lane * LANE, Math.max(1, (f.healedMillis() - f.appliedMillis()) * scale), LANE - 6, color,
                     esc(f.fault().toString()), f.error() == null ? "" : esc(" error: " + f.error())));
@@ -100,7 +106,7 @@ public final class ChaosReport {
                 .append(esc(r.config().scenario().id())).append(" seed ").append(r.config().seed()).append(r.passed() ? " PASS" : " FAIL")
                 .append("</title></head><body style='font-family:sans-serif'><h2>")
                 .append(esc(r.config().scenario().id())).append(", seed ").append(r.config().seed()).append(": ").append(r.passed() ? "pass" : "FAIL")
-                .append("</h2><p>Red: a process killed (kill -9) until restarted; orange: stopped (SIGSTOP) until continued. "
+                .append("</h2><p>Red: a process killed (kill -9) until restarted; orange: stopped (SIGSTOP) until continued; purple: wall clock stepped until stepped back. "
                         + "Operations: green succeeded, grey failed (allowed: not acknowledged), red returned bytes never written. Hover for details.</p>")
                 .append(svg).append("<pre>").append(esc(ChaosReport.header())).append('\n').append(esc(row(r))).append("</pre>");
         if (!r.violations().isEmpty()) {

@@ -34,6 +34,8 @@ public final class ChaosRun {
     /** Small chunks, so that every file spans several and a fault lands in the middle of files. */
     static final int CHUNK_SIZE = 1 << 20;
     static final int WRITERS = 2;
+    /** A writer or reader whose call failed waits this long before its next one. */
+    static final long FAILURE_BACKOFF_MILLIS = 250;
     /** The classes files are written with, in turn; each fits 5 chunkservers with two of them faulted. */
     static final List<StorageClass> CLASSES = List.of(StorageClass.replicated(2), StorageClass.replicated(3), StorageClass.ec(2, 1));
 
@@ -48,8 +50,12 @@ public final class ChaosRun {
     /** What a fault did: when it was applied and healed, on the run's clock, and any error doing so. */
     public record Fired(Nemesis.Fault fault, long appliedMillis, long healedMillis, String error) {}
 
+    /**
+     * @param convergence the cluster's health, as {@code status} showed it, each time it changed while the run
+     *                    waited for it to come up and to converge (for the report: what took the time)
+     */
     public record Result(Config config, List<History.Entry> history, List<Fired> faults, long ackBytesChecked, long lostBytes,
-                         long convergeMillis, List<String> violations) {
+                         long convergeMillis, List<String> violations, List<String> convergence) {
         public boolean passed() { return violations.isEmpty(); }
 
         public long count(History.Op op, History.Outcome outcome) {
@@ -61,6 +67,7 @@ public final class ChaosRun {
     private final History history = new History();
     private final List<Fired> fired = new ArrayList<>();
     private final List<String> violations = new ArrayList<>();
+    private final List<String> convergence = new ArrayList<>();
     private long t0;
 
     private ChaosRun(Config config) { this.config = config; }
@@ -78,7 +85,7 @@ public final class ChaosRun {
         List<Nemesis.Fault> schedule = Nemesis.schedule(config.scenario(), config.seed(), config.durationMillis(), chunkservers);
         Address master = new Address("127.0.0.1", freePort());
         long ackBytes = 0, lost = 0, converge = -1;
-        try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher())) {
+        try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks())) {
             nodes.start("master", List.of("master", "--listen", master.toString(), "--data", config.dir().resolve("master").toString()));
             for (String cs : chunkservers) {
                 nodes.start(cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master.toString(),
@@ -107,7 +114,7 @@ public final class ChaosRun {
                 checkNewFiles(client);
             }
         }
-        return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations));
+        return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations), List.copyOf(convergence));
     }
 
     // ---- the nemesis ----
@@ -129,9 +136,17 @@ public final class ChaosRun {
             try {
                 if (!s.heal) {
                     applied[i] = now();
-                    if (s.fault.kind() == Nemesis.Kind.KILL) nodes.kill(s.fault.target()); else nodes.pause(s.fault.target());
+                    switch (s.fault.kind()) {
+                        case KILL -> nodes.kill(s.fault.target());
+                        case STALL -> nodes.pause(s.fault.target());
+                        case CLOCK_STEP -> nodes.stepClock(s.fault.target(), s.fault.clockStepSeconds());
+                    }
                 } else {
-                    if (s.fault.kind() == Nemesis.Kind.KILL) nodes.restart(s.fault.target()); else nodes.resume(s.fault.target());
+                    switch (s.fault.kind()) {
+                        case KILL -> nodes.restart(s.fault.target());
+                        case STALL -> nodes.resume(s.fault.target());
+                        case CLOCK_STEP -> nodes.stepClock(s.fault.target(), 0);
+                    }
                     fired.add(new Fired(s.fault, applied[i], now(), errors[i]));
                 }
             } catch (IOException | RuntimeException e) {
@@ -156,8 +171,12 @@ public final class ChaosRun {
     /** Waits until every chunkserver is up, grace is over, and no chunk is under or over its goal or has a stale copy. */
     private boolean awaitHealthy(RealClient client, long boundMillis, String what) throws InterruptedException {
         long deadline = System.currentTimeMillis() + boundMillis;
-        String last = "no answer from the master";
+        String last = "no answer from the master", noted = null;
         while (System.currentTimeMillis() < deadline) {
+            if (!last.equals(noted)) {
+                convergence.add(seconds(now()) + " " + last);
+                noted = last;
+            }
             try {
                 StatusReply s = client.await(c -> c.status());
                 long alive = s.servers().stream().filter(x -> x.alive()).count();
@@ -169,6 +188,7 @@ public final class ChaosRun {
                 }
                 if (alive == config.chunkservers() && !s.grace() && s.underGoal() == 0 && s.overGoal() == 0 && s.staleCopies() == 0
                         && s.endangered() == 0 && s.moving() == 0) {
+                    convergence.add(seconds(now()) + " healthy: " + last);
                     return true;
                 }
             } catch (RuntimeException e) {
@@ -211,6 +231,7 @@ public final class ChaosRun {
                     history.add(History.Op.WRITE, path(file), file, size, start, now(), History.Outcome.OK, cls.toString());
                 } catch (IOException | RuntimeException e) {
                     history.add(History.Op.WRITE, path(file), file, size, start, now(), History.Outcome.FAILED, cls + ": " + e.getMessage());
+                    sleepQuietly(FAILURE_BACKOFF_MILLIS); // the master may be down: fails fast, and a tight loop of failures tells nothing
                 }
             }
         }
@@ -233,6 +254,7 @@ public final class ChaosRun {
                     if (!same) violations.add("a read during the run of " + w.path() + " returned bytes never written (" + got.length + " bytes, " + w.bytes() + " acknowledged)");
                 } catch (IOException | RuntimeException e) {
                     history.add(History.Op.READ, w.path(), w.file(), 0, start, now(), History.Outcome.FAILED, e.getMessage());
+                    sleepQuietly(FAILURE_BACKOFF_MILLIS);
                 }
                 sleepQuietly(50);
             }

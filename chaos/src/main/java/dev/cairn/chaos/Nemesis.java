@@ -27,6 +27,11 @@ public final class Nemesis {
         CHUNKSERVER_STALL(Kind.STALL, false),
         /** kill -9 of the master under writes, restarted after a while (its clients must ride it out or fail cleanly). */
         MASTER_KILL(Kind.KILL, true),
+        /**
+         * The wall clock of a chunkserver or the master stepped by an hour to a day, forwards or back, then stepped
+         * back (libfaketime; the monotonic clock is left alone, as on a host whose NTP steps).
+         */
+        CLOCK_STEP(Kind.CLOCK_STEP, null),
         /** All of the above, drawn at random. */
         MIXED(null, null);
 
@@ -40,27 +45,37 @@ public final class Nemesis {
 
         public String id() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
 
+        /** Whether its faults need libfaketime under every node. */
+        public boolean stepsClocks() { return only == Kind.CLOCK_STEP; }
+
         public static Scenario parse(String s) {
             for (Scenario x : values()) if (x.id().equals(s)) return x;
             throw new IllegalArgumentException("no scenario '" + s + "'; known: all, " + String.join(", ", Arrays.stream(values()).map(Scenario::id).toList()));
         }
     }
 
-    public enum Kind { KILL, STALL }
+    public enum Kind { KILL, STALL, CLOCK_STEP }
 
-    /** One fault: from {@code atMillis} (since the workload started) for {@code forMillis}, then healed. */
-    public record Fault(long atMillis, Kind kind, String target, long forMillis) {
+    /** Largest wall-clock step: a day. */
+    static final long MAX_CLOCK_STEP_SECONDS = 86_400, MIN_CLOCK_STEP_SECONDS = 3_600;
+
+    /**
+     * One fault: from {@code atMillis} (since the workload started) for {@code forMillis}, then healed;
+     * {@code clockStepSeconds} is the wall-clock step of a {@link Kind#CLOCK_STEP} (0 otherwise).
+     */
+    public record Fault(long atMillis, Kind kind, String target, long forMillis, long clockStepSeconds) {
         public long endMillis() { return atMillis + forMillis; }
 
         @Override public String toString() {
-            return String.format(Locale.ROOT, "%6.1fs %-5s %-7s for %4.1fs", atMillis / 1e3, kind, target, forMillis / 1e3);
+            String step = kind == Kind.CLOCK_STEP ? String.format(Locale.ROOT, " (%+d s)", clockStepSeconds) : "";
+            return String.format(Locale.ROOT, "%6.1fs %-10s %-7s for %4.1fs%s", atMillis / 1e3, kind, target, forMillis / 1e3, step);
         }
     }
 
     private Nemesis() { }
 
     public static List<Fault> schedule(Scenario scenario, long seed, long durationMillis, List<String> chunkservers) {
-        SplittableRandom r = new SplittableRandom(seed ^ 0x5DEECE66DL ^ scenario.ordinal());
+        SplittableRandom r = new SplittableRandom(seed ^ 0x5DEECE66DL ^ scenario.id().hashCode()); // by name: adding a scenario changes no other one's schedule
         List<Fault> out = new ArrayList<>();
         long t = FIRST_FAULT_MILLIS;
         long lastEnd = durationMillis - QUIET_TAIL_MILLIS;
@@ -70,7 +85,13 @@ public final class Nemesis {
             boolean onMaster = scenario.master != null ? scenario.master : r.nextInt(4) == 0;
             Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
             String target = onMaster ? "master" : chunkservers.get(r.nextInt(chunkservers.size()));
-            if (fits(out, t, length, target)) out.add(new Fault(t, kind, target, length));
+            long step = 0;
+            if (kind == Kind.CLOCK_STEP) {
+                step = r.nextLong(MIN_CLOCK_STEP_SECONDS, MAX_CLOCK_STEP_SECONDS + 1) * (r.nextBoolean() ? 1 : -1);
+                length = Math.max(length, MAX_FAULT_MILLIS); // long enough for leases and heartbeats to cross the step
+                if (t + length > lastEnd) break;
+            }
+            if (fits(out, t, length, target)) out.add(new Fault(t, kind, target, length, step));
             t += r.nextLong(MIN_GAP_MILLIS, MAX_GAP_MILLIS + 1);
         }
         out.sort(Comparator.comparingLong(Fault::atMillis));

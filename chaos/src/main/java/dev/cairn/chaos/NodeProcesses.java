@@ -20,14 +20,37 @@ public final class NodeProcesses implements AutoCloseable {
 
     private record Node(List<String> command, Process process, boolean paused) {}
 
+    /** Where Debian's libfaketime is (package {@code faketime}). */
+    public static final Path LIBFAKETIME = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1");
+
     private final Path logs;
+    private final Path clocks;
     private final List<String> launcher;
+    private final boolean fakeClocks;
     private final Map<String, Node> nodes = new LinkedHashMap<>();
 
-    /** {@code launcher} runs the cairn CLI (e.g. {@code java -Xmx256m -jar cairn.jar}); node arguments follow it. */
-    public NodeProcesses(Path dir, List<String> launcher) throws IOException {
+    /**
+     * {@code launcher} runs the cairn CLI (e.g. {@code java -Xmx256m -jar cairn.jar}); node arguments follow it.
+     * With {@code fakeClocks}, every node runs under libfaketime reading its wall-clock offset from a file of its
+     * own once a second ({@link #stepClock}); its monotonic clock is left alone.
+     */
+    public NodeProcesses(Path dir, List<String> launcher, boolean fakeClocks) throws IOException {
         this.logs = Files.createDirectories(dir.resolve("logs"));
+        this.clocks = Files.createDirectories(dir.resolve("clocks"));
         this.launcher = List.copyOf(launcher);
+        this.fakeClocks = fakeClocks;
+        if (fakeClocks && !Files.isReadable(LIBFAKETIME)) {
+            throw new IllegalStateException("clock faults need libfaketime at " + LIBFAKETIME + " (Debian package faketime)");
+        }
+    }
+
+    /** Steps {@code name}'s wall clock to {@code offsetSeconds} from the real one (0: back to true time). */
+    public void stepClock(String name, long offsetSeconds) throws IOException {
+        if (!fakeClocks) throw new IllegalStateException("this cluster was started without fake clocks");
+        Path f = clocks.resolve(name);
+        Path tmp = clocks.resolve(name + ".tmp");
+        Files.writeString(tmp, (offsetSeconds >= 0 ? "+" : "") + offsetSeconds + "\n");
+        Files.move(tmp, f, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     public synchronized void start(String name, List<String> args) throws IOException {
@@ -37,8 +60,18 @@ public final class NodeProcesses implements AutoCloseable {
     }
 
     private Process spawn(String name, List<String> cmd) throws IOException {
-        return new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(logs.resolve(name + ".log").toFile())).start();
+        ProcessBuilder b = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logs.resolve(name + ".log").toFile()));
+        if (fakeClocks) {
+            if (!Files.exists(clocks.resolve(name))) stepClock(name, 0);
+            b.environment().put("LD_PRELOAD", LIBFAKETIME.toString());
+            b.environment().put("FAKETIME_TIMESTAMP_FILE", clocks.resolve(name).toString());
+            b.environment().put("FAKETIME_CACHE_DURATION", "1");
+            b.environment().put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+            // without this libfaketime rewrites every timed wait of the JVM and its threads spin: seconds of system time
+            b.environment().put("FAKETIME_FORCE_MONOTONIC_FIX", "0");
+        }
+        return b.start();
     }
 
     public synchronized List<String> names() { return List.copyOf(nodes.keySet()); }

@@ -22,9 +22,11 @@ class NemesisTest {
                         case CHUNKSERVER_KILL -> assertThat(f.kind()).isEqualTo(Nemesis.Kind.KILL);
                         case CHUNKSERVER_STALL -> assertThat(f.kind()).isEqualTo(Nemesis.Kind.STALL);
                         case MASTER_KILL -> assertThat(f.target()).isEqualTo("master");
-                        case MIXED -> { }
+                        case CLOCK_STEP -> assertThat(Math.abs(f.clockStepSeconds())).isBetween(Nemesis.MIN_CLOCK_STEP_SECONDS, Nemesis.MAX_CLOCK_STEP_SECONDS);
+                        case MIXED -> assertThat(f.kind()).isNotEqualTo(Nemesis.Kind.CLOCK_STEP);
                     }
-                    if (s != Nemesis.Scenario.MASTER_KILL && s != Nemesis.Scenario.MIXED) assertThat(f.target()).isIn(CS);
+                    if (s == Nemesis.Scenario.CHUNKSERVER_KILL || s == Nemesis.Scenario.CHUNKSERVER_STALL) assertThat(f.target()).isIn(CS);
+                    if (f.kind() != Nemesis.Kind.CLOCK_STEP) assertThat(f.clockStepSeconds()).isZero();
                     for (long t = f.atMillis(); t < f.endMillis(); t += 250) {
                         long at = t;
                         List<Nemesis.Fault> now = faults.stream().filter(g -> g.atMillis() <= at && at < g.endMillis()).toList();

@@ -44,4 +44,21 @@ class ChaosRunTest {
         assertThat(Files.readString(dir.resolve("timeline-mixed.html"))).contains("<svg", "PASS");
         assertThat(Files.readString(dir.resolve("summary.md"))).contains("mixed", "No violation.");
     }
+
+    @Test void wallClocksSteppedByHoursOnRealProcessesLoseNothing() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isReadable(dev.cairn.chaos.NodeProcesses.LIBFAKETIME),
+                "libfaketime is not installed (Debian package faketime; ./cairn test installs it when run as root)");
+        long seed = 8;
+        ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(Nemesis.Scenario.CLOCK_STEP, seed, 30_000, 5, dir.resolve("clock"), launcher(),
+                "./cairn chaos --scenario clock-step --seed " + seed + " --duration 30s"));
+        assertThat(r.violations()).as(ChaosReport.row(r)).isEmpty();
+        assertThat(r.faults()).as("the schedule fired").isNotEmpty().allSatisfy(f -> assertThat(f.error()).isNull());
+        assertThat(r.count(History.Op.WRITE, History.Outcome.OK)).isGreaterThan(10);
+        // writes kept being acknowledged while a clock was off by hours
+        assertThat(r.history()).anySatisfy(e -> {
+            assertThat(e.op()).isEqualTo(History.Op.WRITE);
+            assertThat(e.outcome()).isEqualTo(History.Outcome.OK);
+            assertThat(r.faults()).anySatisfy(f -> assertThat(e.startMillis()).isBetween(f.appliedMillis(), f.healedMillis()));
+        });
+    }
 }
