@@ -81,9 +81,12 @@ public final class NfsService {
                 nfs4.log().warn("COMPOUND from {} failed: {}", conn.peerAddress(), e.toString());
                 return Promise.completed(RpcReply.accepted(xid, RpcReply.SYSTEM_ERR).toByteArray());
             }
-            XdrEncoder out = RpcReply.accepted(xid, RpcReply.SUCCESS);
-            out.writeFixedOpaque(b); // b is a multiple of 4: XDR all the way down
-            return Promise.completed(out.toByteArray());
+            // b is a multiple of 4 (XDR all the way down); the record is made at its exact size, b copied once
+            XdrEncoder header = RpcReply.accepted(xid, RpcReply.SUCCESS);
+            byte[] out = new byte[header.size() + b.length];
+            header.copyTo(out, 0);
+            System.arraycopy(b, 0, out, header.size(), b.length);
+            return Promise.completed(out);
         });
     }
 }

@@ -213,10 +213,15 @@ public final class Nfs4Server {
         return done;
     }
 
+    /** COMPOUND4res, assembled at its exact size with one copy of the results (a READ's are a MiB). */
     private static byte[] reply(int status, byte[] tag, int count, XdrEncoder results) {
-        XdrEncoder e = new XdrEncoder(results.size() + tag.length + 16);
-        e.writeInt(status).writeOpaque(tag).writeInt(count).writeRaw(results);
-        return e.toByteArray();
+        int tagBytes = (tag.length + 3) & ~3;
+        byte[] out = new byte[4 + 4 + tagBytes + 4 + results.size()];
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(out);
+        b.putInt(status).putInt(tag.length).put(tag).position(8 + tagBytes);
+        b.putInt(count);
+        results.copyTo(out, b.position());
+        return out;
     }
 
     /** One COMPOUND in progress: operation {@code index} of {@code numOps}. */

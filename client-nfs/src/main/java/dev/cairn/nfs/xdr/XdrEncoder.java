@@ -74,6 +74,9 @@ public final class XdrEncoder {
         return this;
     }
 
+    /** Copies every byte written into {@code dst} at {@code at} (for a reply assembled once, at its exact size). */
+    public void copyTo(byte[] dst, int at) { System.arraycopy(buf, 0, dst, at, pos); }
+
     /** A copy of the bytes from {@code from} to the end. */
     public byte[] copyFrom(int from) { return Arrays.copyOfRange(buf, from, pos); }
 
