@@ -39,7 +39,9 @@ public final class ChaosReport {
         md.append("```\n");
         for (ChaosRun.Result r : results) {
             md.append("\n## ").append(r.config().scenario().id()).append(" (seed ").append(r.config().seed()).append(")\n\n");
-            md.append("Re-run: `").append(r.config().rerunCommand()).append("`\n\nFaults:\n\n");
+            md.append("Re-run: `").append(r.config().rerunCommand()).append("`\n\n");
+            md.append("Writes through the NFS gateway (OPEN, UNSTABLE WRITEs, COMMIT, CLOSE): ").append(r.nfsWrites(History.Outcome.OK))
+                    .append(" acknowledged, ").append(r.nfsWrites(History.Outcome.FAILED)).append(" failed; the rest through the native client.\n\nFaults:\n\n");
             for (ChaosRun.Fired f : r.faults()) {
                 md.append("- ").append(f.fault()).append(f.error() == null ? "" : " (error: " + f.error() + ")").append('\n');
             }

@@ -1,5 +1,6 @@
 package dev.cairn.jmh;
 
+import dev.cairn.chaos.NfsTcpChannel;
 import dev.cairn.chaos.RealClient;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Address;
@@ -115,11 +116,11 @@ public final class NfsBench {
                 admin.mkdir("/bench");
                 admin.await(c -> c.setClass("/bench", cls));
             }
-            List<TcpChannel> channels = new ArrayList<>();
+            List<NfsTcpChannel> channels = new ArrayList<>();
             List<Nfs4Client> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < connections; i++) {
-                    TcpChannel ch = new TcpChannel("127.0.0.1", nfsPort, loop);
+                    NfsTcpChannel ch = new NfsTcpChannel("127.0.0.1", nfsPort, loop);
                     channels.add(ch);
                     Nfs4Client c = new Nfs4Client(ch, 0, 0, "bench-" + i);
                     call(c::connect);
@@ -131,7 +132,7 @@ public final class NfsBench {
                 System.out.printf(Locale.ROOT, "%-38s %14s %14s %8s%n", "workload", "cairn nfs", "local disk", "ratio");
                 workloads(clients, local);
             } finally {
-                for (TcpChannel ch : channels) ch.close();
+                for (NfsTcpChannel ch : channels) ch.close();
             }
             Map<String, Long> peaks = procs.peakRssMib();
             System.out.println("peak RSS (MiB): " + peaks);
@@ -413,68 +414,4 @@ public final class NfsBench {
         }
     }
 
-    /**
-     * One TCP connection to the gateway with RPC record marking (RFC 5531 §11), calls pipelined: each reply is
-     * matched to its call by xid (the first word of both), and completed on the loop.
-     */
-    static final class TcpChannel implements Nfs4Client.Channel, AutoCloseable {
-        static final int MAX_REPLY = 4 * MIB;
-        private final Socket socket;
-        private final OutputStream out;
-        private final DataInputStream in;
-        private final ExecutorService loop;
-        private final Map<Integer, Promise<byte[]>> waiting = new ConcurrentHashMap<>();
-        private final Thread reader;
-
-        TcpChannel(String host, int port, ExecutorService loop) throws IOException {
-            this.loop = loop;
-            socket = new Socket(host, port);
-            socket.setTcpNoDelay(true);
-            out = new java.io.BufferedOutputStream(socket.getOutputStream(), 1 << 16);
-            in = new DataInputStream(new java.io.BufferedInputStream(socket.getInputStream(), 1 << 16));
-            reader = new Thread(this::readReplies, "bench-reader");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        @Override public Promise<byte[]> call(byte[] record) {
-            Promise<byte[]> p = new Promise<>();
-            int xid = ByteBuffer.wrap(record).getInt();
-            waiting.put(xid, p);
-            try {
-                out.write(ByteBuffer.allocate(4).putInt(0x8000_0000 | record.length).array());
-                out.write(record);
-                out.flush();
-            } catch (IOException e) {
-                waiting.remove(xid);
-                return Promise.failed(e);
-            }
-            return p;
-        }
-
-        private void readReplies() {
-            try {
-                while (true) {
-                    java.io.ByteArrayOutputStream reply = new java.io.ByteArrayOutputStream();
-                    boolean last;
-                    do {
-                        int mark = in.readInt();
-                        last = mark < 0;
-                        int len = mark & 0x7fff_ffff;
-                        if (reply.size() + len > MAX_REPLY) throw new IOException("reply over " + MAX_REPLY + " bytes");
-                        byte[] frag = new byte[len];
-                        in.readFully(frag);
-                        reply.write(frag);
-                    } while (!last);
-                    byte[] r = reply.toByteArray();
-                    Promise<byte[]> p = waiting.remove(ByteBuffer.wrap(r).getInt());
-                    if (p != null) loop.execute(() -> p.complete(r));
-                }
-            } catch (IOException e) {
-                for (Promise<byte[]> p : waiting.values()) loop.execute(() -> p.fail(e));
-            }
-        }
-
-        @Override public void close() throws IOException { socket.close(); }
-    }
 }

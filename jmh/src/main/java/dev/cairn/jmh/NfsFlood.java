@@ -58,7 +58,7 @@ public final class NfsFlood {
                 NfsBench.awaitReady(admin, nfsPort);
             }
             // a 4 MiB file to read, written over NFS
-            try (NfsBench.TcpChannel ch = new NfsBench.TcpChannel("127.0.0.1", nfsPort, loop)) {
+            try (dev.cairn.chaos.NfsTcpChannel ch = new dev.cairn.chaos.NfsTcpChannel("127.0.0.1", nfsPort, loop)) {
                 Nfs4Client c = new Nfs4Client(ch, 0, 0, "flood-setup");
                 NfsBench.call(loop, c::connect);
                 byte[] rootFh = NfsBench.call(loop, () -> c.lookup("/"));
