@@ -441,6 +441,18 @@ public final class ChaosRun {
         }
     }
 
+    /** Removes the nodes' data directories under a run's directory, keeping its logs. */
+    public static void deleteNodeData(Path runDir) throws IOException {
+        try (var entries = Files.list(runDir)) {
+            for (Path p : entries.toList()) {
+                if (!Files.isDirectory(p) || p.getFileName().toString().equals("logs")) continue;
+                try (var all = Files.walk(p)) {
+                    for (Path q : all.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(q);
+                }
+            }
+        }
+    }
+
     static String seconds(long millis) { return String.format(Locale.ROOT, "%.1fs", millis / 1e3); }
 
     static int freePort() throws IOException {

@@ -32,6 +32,9 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--chunkservers", defaultValue = "5", description = "Chunkserver processes (default: ${DEFAULT-VALUE}).")
     int chunkservers;
 
+    @Option(names = "--keep-data", description = "Keep the nodes' data directories of scenarios that passed (those of a failed one are always kept).")
+    boolean keepData;
+
     @Option(names = "--report", defaultValue = "cairn-chaos", description = "Directory for the report, the timelines, and each run's data and logs (default: ${DEFAULT-VALUE}).")
     Path report;
 
@@ -46,6 +49,7 @@ final class ChaosCommand implements Callable<Integer> {
             String rerun = "./cairn chaos --scenario " + s.id() + " --seed " + seed + " --duration " + duration + " --chunkservers " + chunkservers;
             ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(s, seed, millis, chunkservers, dir, ProcessCluster.javaCommand(ProcessCluster.CHUNKSERVER_HEAP), rerun));
             results.add(r);
+            if (r.passed() && !keepData) ChaosRun.deleteNodeData(dir); // gigabytes of chunks; the logs stay
             System.out.println(ChaosReport.row(r));
             for (String v : r.violations()) System.out.println("    " + v);
         }
