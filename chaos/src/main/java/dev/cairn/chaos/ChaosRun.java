@@ -1,9 +1,11 @@
 package dev.cairn.chaos;
 
+import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.MasterProtocol.StatusReply;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.nfs.client.Nfs4Client;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -15,7 +17,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * One chaos scenario on real processes: a master and {@code chunkservers} chunkservers (each its own JVM, its own
@@ -252,9 +260,9 @@ public final class ChaosRun {
          * the next file starts on a new one, as a new client.
          */
         void writeOverNfs(int port) {
-            java.util.concurrent.ExecutorService loop = java.util.concurrent.Executors.newSingleThreadExecutor();
+            ExecutorService loop = Executors.newSingleThreadExecutor();
             NfsTcpChannel ch = null;
-            dev.cairn.nfs.client.Nfs4Client c = null;
+            Nfs4Client c = null;
             byte[] dir = null;
             try {
                 while (!stop && now() < config.durationMillis()) {
@@ -267,19 +275,19 @@ public final class ChaosRun {
                     try {
                         if (c == null) {
                             ch = new NfsTcpChannel("127.0.0.1", port, loop);
-                            dev.cairn.nfs.client.Nfs4Client nc = new dev.cairn.nfs.client.Nfs4Client(ch, 0, 0, "chaos-" + config.seed());
+                            Nfs4Client nc = new Nfs4Client(ch, 0, 0, "chaos-" + config.seed());
                             c = nc;
                             nfs(loop, nc::connect);
                             dir = nfs(loop, () -> nc.lookup("/chaos"));
                         }
-                        dev.cairn.nfs.client.Nfs4Client nc = c;
+                        Nfs4Client nc = c;
                         byte[] d = dir;
-                        dev.cairn.nfs.client.Nfs4Client.OpenFile f = nfs(loop, () -> nc.open(d, "n" + file, true));
+                        Nfs4Client.OpenFile f = nfs(loop, () -> nc.open(d, "n" + file, true));
                         Long verifier = null;
                         for (int off = 0; off < size; off += CHUNK_SIZE) {
                             byte[] piece = Arrays.copyOfRange(data, off, Math.min(size, off + CHUNK_SIZE));
                             long at = off;
-                            var w = nfs(loop, () -> nc.write(f, at, piece, dev.cairn.nfs.client.Nfs4Client.UNSTABLE));
+                            var w = nfs(loop, () -> nc.write(f, at, piece, Nfs4Client.UNSTABLE));
                             if (w.count() != piece.length) throw new IOException("short WRITE: " + w.count() + " of " + piece.length);
                             if (verifier != null && w.verifier() != verifier) throw new IOException("write verifier changed mid-file: the gateway restarted");
                             verifier = w.verifier();
@@ -340,14 +348,14 @@ public final class ChaosRun {
     }
 
     /** One NFS call on the client's loop, waited for at most {@link #CALL_TIMEOUT_SECONDS}. */
-    static <T> T nfs(java.util.concurrent.ExecutorService loop, java.util.function.Supplier<dev.cairn.core.async.Promise<T>> op) throws Exception {
-        java.util.concurrent.CompletableFuture<T> f = new java.util.concurrent.CompletableFuture<>();
+    static <T> T nfs(ExecutorService loop, Supplier<Promise<T>> op) throws Exception {
+        CompletableFuture<T> f = new CompletableFuture<>();
         loop.execute(() -> op.get().onComplete((v, e) -> {
             if (e != null) f.completeExceptionally(e); else f.complete(v);
         }));
         try {
-            return f.get(CALL_TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
+            return f.get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
             throw e.getCause() instanceof Exception x ? x : e;
         }
     }

@@ -100,14 +100,9 @@ public final class NfsBench {
         if (jar == null || !Files.isRegularFile(Path.of(jar))) throw new IllegalStateException("-Dcairn.jar=PATH to the cairn jar is needed (./cairn bench nfs sets it)");
         Processes procs = new Processes(root, jar);
         try {
-            int masterPort = freePort(), nfsPort = freePort();
-            Address master = new Address("127.0.0.1", masterPort);
-            procs.start("master", "master", "--listen", master.toString(), "--data", root.resolve("master").toString());
-            for (int i = 1; i <= 3; i++) {
-                procs.start("cs" + i, "chunkserver", "--id", "cs" + i, "--listen", "127.0.0.1:" + freePort(), "--master", master.toString(),
-                        "--data", root.resolve("cs" + i).toString(), "--scrub-mb-per-second", "0");
-            }
-            procs.start("nfs", "nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master.toString(), "--data", root.resolve("nfs").toString());
+            Processes.Cluster cluster = procs.startCluster();
+            Address master = cluster.master();
+            int nfsPort = cluster.nfsPort();
             try (RealClient admin = RealClient.connect(master)) {
                 awaitReady(admin, nfsPort);
                 admin.mkdir("/bench");
@@ -369,6 +364,22 @@ public final class NfsBench {
         Processes(Path root, String jar) {
             this.root = root;
             this.jar = jar;
+        }
+
+        /** Where the cluster {@link #startCluster} started answers. */
+        record Cluster(Address master, int nfsPort) {}
+
+        /** What ./cairn up starts: a master, three chunkservers (no scrubbing, to keep the disk quiet) and the gateway. */
+        Cluster startCluster() throws IOException {
+            Address master = new Address("127.0.0.1", freePort());
+            int nfsPort = freePort();
+            start("master", "master", "--listen", master.toString(), "--data", root.resolve("master").toString());
+            for (int i = 1; i <= 3; i++) {
+                start("cs" + i, "chunkserver", "--id", "cs" + i, "--listen", "127.0.0.1:" + freePort(), "--master", master.toString(),
+                        "--data", root.resolve("cs" + i).toString(), "--scrub-mb-per-second", "0");
+            }
+            start("nfs", "nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master.toString(), "--data", root.resolve("nfs").toString());
+            return new Cluster(master, nfsPort);
         }
 
         void start(String name, String... args) throws IOException {

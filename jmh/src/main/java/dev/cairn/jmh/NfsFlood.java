@@ -1,7 +1,6 @@
 package dev.cairn.jmh;
 
 import dev.cairn.chaos.RealClient;
-import dev.cairn.core.env.Address;
 import dev.cairn.nfs.client.Nfs4Client;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -46,15 +45,9 @@ public final class NfsFlood {
         ExecutorService loop = Executors.newSingleThreadExecutor();
         NfsBench.Processes procs = new NfsBench.Processes(root, jar);
         try {
-            int masterPort = NfsBench.freePort(), nfsPort = NfsBench.freePort();
-            Address master = new Address("127.0.0.1", masterPort);
-            procs.start("master", "master", "--listen", master.toString(), "--data", root.resolve("master").toString());
-            for (int i = 1; i <= 3; i++) {
-                procs.start("cs" + i, "chunkserver", "--id", "cs" + i, "--listen", "127.0.0.1:" + NfsBench.freePort(), "--master", master.toString(),
-                        "--data", root.resolve("cs" + i).toString(), "--scrub-mb-per-second", "0");
-            }
-            procs.start("nfs", "nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master.toString(), "--data", root.resolve("nfs").toString());
-            try (RealClient admin = RealClient.connect(master)) {
+            NfsBench.Processes.Cluster cluster = procs.startCluster();
+            int nfsPort = cluster.nfsPort();
+            try (RealClient admin = RealClient.connect(cluster.master())) {
                 NfsBench.awaitReady(admin, nfsPort);
             }
             // a 4 MiB file to read, written over NFS

@@ -14,6 +14,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleState;
@@ -21,7 +22,10 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -89,14 +93,14 @@ public final class NfsTcpServer implements AutoCloseable {
     private final Log log;
     private volatile Channel server;
     private final AtomicLong connectionIds = new AtomicLong();
-    private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger open = new AtomicInteger();
     private volatile long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_NANOS;
     // The fields below are touched on the event loop only (every connection and every reply runs on it).
     private long callBytes;
     private long assemblingBytes;
     private long lastAssemblyLog = System.nanoTime() - REFUSAL_LOG_NANOS;
     /** Connections not being read because {@link #callBytes} is over its limit; read again once it drops. */
-    private final java.util.Set<Connection> waitingForRoom = new java.util.LinkedHashSet<>();
+    private final Set<Connection> waitingForRoom = new LinkedHashSet<>();
 
     /** Connections open now. */
     public int openConnections() { return open.get(); }
@@ -124,7 +128,7 @@ public final class NfsTcpServer implements AutoCloseable {
                 .group(loop)
                 .channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new io.netty.channel.WriteBufferWaterMark(REPLY_QUEUE_LOW_BYTES, REPLY_QUEUE_HIGH_BYTES))
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(REPLY_QUEUE_LOW_BYTES, REPLY_QUEUE_HIGH_BYTES))
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override protected void initChannel(SocketChannel ch) {
                         if (self.open.incrementAndGet() > limits.maxConnections()) {
