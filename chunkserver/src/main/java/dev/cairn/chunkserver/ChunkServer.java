@@ -326,12 +326,14 @@ public final class ChunkServer implements Node, MessageHandler {
      * Makes the copy the master asked for: piece by piece from one source holding the same thing, or, for
      * a lost erasure-coded part, rebuilt from k other parts read at the same offsets (the code works byte
      * by byte across parts, so any aligned range of the parts decodes on its own). Synced before the OK; a
-     * failure removes the partial copy.
+     * failure removes the partial copy. A copy here that holds durable data (a stale one) stays until the new
+     * one is durable and takes its place ({@link ChunkStore#createCopy}).
      */
     private Promise<Void> replicate(ReplicateChunk r) {
         boolean rebuild = r.k() > 0 && !(r.sources().size() == 1 && r.sourceParts().get(0) == r.part());
         if (r.sources().isEmpty() || r.sources().size() != r.sourceParts().size() || (rebuild && r.sources().size() != r.k())
-                || r.dataLength() < 0 || r.dataLength() > dev.cairn.core.chunk.ChunkFormat.MAX_CHUNK_SIZE) {
+                || r.dataLength() < 0 || r.dataLength() > dev.cairn.core.chunk.ChunkFormat.MAX_CHUNK_SIZE
+                || r.replacesPart() < -1 || r.replacesPart() >= Math.max(1, r.k() + r.m()) || r.replacesPart() == r.part()) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "replicate chunk " + r.chunkId() + ": sources do not fit the class"));
         }
         // one copy of a chunk made at a time here: a second request (the planner asking again after a lost answer)
@@ -357,10 +359,10 @@ public final class ChunkServer implements Node, MessageHandler {
             // the master lost track of, one a bump reached silently); the lease goes on without this server
             return Promise.failed(new CairnException(Status.BUSY, "chunk " + r.chunkId() + " already has a copy here"));
         }
-        Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part(), r.capacity()));
+        Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part(), r.capacity(), r.replacesPart()));
         Promise<Void> done = started
                 .flatMap(v -> copyPieces(r, rebuild, 0))
-                .flatMap(copied -> store.sync(r.chunkId(), r.version(), copied))
+                .flatMap(copied -> store.syncCopy(r.chunkId(), r.version(), copied))
                 .map(v -> {
                     // a lease's top-up copy, filled: it takes the writer's writes from now on, as the chain's others do
                     if (r.writable()) store.openWindow(r.chunkId(), r.version(), leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS);
@@ -370,7 +372,7 @@ public final class ChunkServer implements Node, MessageHandler {
             if (e == null) return Promise.completed(null);
             log.info("copy of chunk {} v{} part {} failed: {}", r.chunkId(), r.version(), r.part(), e.getMessage());
             if (synced) return Promise.<Void>failed(e);
-            return store.delete(r.chunkId(), r.version()).then((x, y) -> Promise.<Void>failed(e));
+            return store.abandonCopy(r.chunkId(), r.version()).then((x, y) -> Promise.<Void>failed(e));
         });
     }
 

@@ -36,7 +36,8 @@ final class ChunkStore {
     static final class Chunk {
         final long id;
         final Disk volume;
-        final String file;
+        /** Its file: {@link ChunkFormat#fileName}, or while a planner copy is built beside an older copy, {@link #INCOMING_PREFIX} and that. */
+        String file;
         final SerialQueue ops = new SerialQueue();
         long version;
         /** Part index of an erasure-coded chunk; 0 for a replica. */
@@ -85,10 +86,12 @@ final class ChunkStore {
          */
         boolean seenIdleUnsynced;
 
-        Chunk(long id, Disk volume) {
+        Chunk(long id, Disk volume) { this(id, volume, ChunkFormat.fileName(id)); }
+
+        Chunk(long id, Disk volume, String file) {
             this.id = id;
             this.volume = volume;
-            this.file = ChunkFormat.fileName(id);
+            this.file = file;
         }
 
         Header header() {
@@ -102,6 +105,7 @@ final class ChunkStore {
 
     private final List<Disk> volumes = new ArrayList<>();
     private final Log log;
+    private final Clock clock;
     private final Consumer<Disk> onDiskFailed;
     private final TreeMap<Long, Chunk> chunks = new TreeMap<>();
     /** The simulator's planted bugs and aimed faults (the real runtime's Env has neither). */
@@ -113,6 +117,7 @@ final class ChunkStore {
      */
     ChunkStore(List<Volume> volumes, Clock clock, Log log, Consumer<Disk> onDiskFailed) {
         this.log = log;
+        this.clock = clock;
         this.onDiskFailed = onDiskFailed;
         for (Volume v : volumes) this.volumes.add(new Disk(v, clock, this::diskFailed));
     }
@@ -141,28 +146,123 @@ final class ChunkStore {
      */
     private void diskFailed(Disk d) {
         int lost = 0;
+        // in id order (the table is sorted): the written-off list stays sorted without a sort
+        long[] ids = new long[d.chunkCount()];
+        int[] parts = new int[ids.length];
         for (var it = chunks.values().iterator(); it.hasNext(); ) {
             Chunk c = it.next();
             if (c.volume != d) continue;
             c.deleted = true;
             it.remove();
             d.account(-1, -(DATA_OFFSET + c.length));
+            if (lost == ids.length) { ids = Arrays.copyOf(ids, lost * 2 + 1); parts = Arrays.copyOf(parts, ids.length); }
+            ids[lost] = c.id;
+            parts[lost] = c.part;
             lost++;
         }
+        for (var it = incoming.values().iterator(); it.hasNext(); ) {
+            Chunk c = it.next();
+            if (c.volume != d) continue;
+            c.deleted = true;
+            it.remove();
+            d.account(-1, -(DATA_OFFSET + c.length));
+        }
+        ids = Arrays.copyOf(ids, lost);
+        parts = Arrays.copyOf(parts, lost);
+        writeOff(ids, parts);
         log.warn("disk {} failed ({}): {} chunk copies on it are lost", d.name(), d.failure(), lost);
         // Remembered on the other disks, for a restart that brings this one back (an operator's fix, the
         // simulator's heal): the master has had its chunks copied elsewhere meanwhile, some perhaps onto
-        // another disk of this server, and where a chunk is then on both, the copy made since must win.
+        // another disk of this server, and where a chunk is then on both, the copy made since must win. The
+        // mark lists the copies the disk held, so a restart without it still refuses other parts of them.
+        byte[] mark = encodeWrittenOff(ids, parts);
         for (Disk o : volumes) {
             if (o == d || o.failed()) continue;
-            o.write(FAILED_MARK + d.name(), 0, new byte[] {1}).flatMap(v -> o.sync(FAILED_MARK + d.name())).flatMap(v -> o.syncDirectory())
+            o.write(FAILED_MARK + d.name(), 0, mark).flatMap(v -> o.sync(FAILED_MARK + d.name())).flatMap(v -> o.syncDirectory())
                     .onFailure(e -> log.warn("could not record on {} that {} failed: {}", o.name(), d.name(), e.getMessage()));
         }
         onDiskFailed.accept(d);
     }
 
-    /** A file on a disk naming another disk that failed while this server ran ({@code .failed-disk1}). */
+    /** A file on a disk naming another disk that failed while this server ran ({@code .failed-disk1}); it lists that disk's copies. */
     static final String FAILED_MARK = ".failed-";
+
+    /** Bytes per copy a failed-disk mark lists: the chunk id, then its part. */
+    private static final int MARK_ENTRY_BYTES = Long.BYTES + Integer.BYTES;
+
+    /**
+     * The copies (chunk id, part; sorted by id) on disks written off as failed that may come back: read from
+     * the marks at a restart, added to as disks fail. The master has those chunks repaired elsewhere, and may
+     * ask this server for another part of one: refused for {@link #WRITTEN_OFF_HOLD_NANOS}, for the disk's
+     * part would then meet it here when the disk is back, two parts of one chunk where the table keeps one (sim
+     * seed 12373: a disk back after a restart 27 s later; the part rebuilt here won, and the other, its only
+     * copy, was deleted). Bounded by what the failed disks held: 12 bytes a copy.
+     */
+    private long[] offIds = new long[0];
+    private int[] offParts = new int[0];
+    /** Until when (this server's monotonic clock) the written-off copies' other parts are refused. */
+    private long offUntilNanos;
+
+    /**
+     * How long after a disk is written off (or a restart finds it still out) other parts of its chunks are
+     * refused here. A disk that comes back mostly does so soon (a transient controller error, a restart); one
+     * that stays out must not keep its chunks from this server for good: in a cluster with no server to spare
+     * (ec(2,2) on five, one lost) the chunk would stay short of its goal (sim seeds 12002, 12028 with a
+     * permanent refusal). If another part is made here after all and the disk comes back, recovery keeps the
+     * disk's part aside, never deletes it.
+     */
+    static final long WRITTEN_OFF_HOLD_NANOS = 120_000_000_000L;
+
+    /** The part of chunk {@code id} on a written-off disk, or -1 if none is (or the hold has lapsed). */
+    private int writtenOffPart(long id) {
+        if (offIds.length == 0) return -1;
+        if (clock.nanoTime() - offUntilNanos >= 0) { // lapsed: the memory is given back
+            offIds = new long[0];
+            offParts = new int[0];
+            return -1;
+        }
+        int i = Arrays.binarySearch(offIds, id);
+        return i < 0 ? -1 : offParts[i];
+    }
+
+    /** Adds copies (sorted by id) to the written-off list, merging; an id already there keeps its part. */
+    private void writeOff(long[] ids, int[] parts) {
+        long[] mergedIds = new long[offIds.length + ids.length];
+        int[] mergedParts = new int[mergedIds.length];
+        int i = 0, j = 0, n = 0;
+        while (i < offIds.length || j < ids.length) {
+            boolean mine = j == ids.length || (i < offIds.length && offIds[i] <= ids[j]);
+            long id = mine ? offIds[i] : ids[j];
+            int part = mine ? offParts[i++] : parts[j++];
+            if (n > 0 && mergedIds[n - 1] == id) continue;
+            mergedIds[n] = id;
+            mergedParts[n++] = part;
+        }
+        offIds = Arrays.copyOf(mergedIds, n);
+        offParts = Arrays.copyOf(mergedParts, n);
+        offUntilNanos = clock.nanoTime() + WRITTEN_OFF_HOLD_NANOS;
+    }
+
+    static byte[] encodeWrittenOff(long[] ids, int[] parts) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(ids.length * MARK_ENTRY_BYTES);
+        for (int i = 0; i < ids.length; i++) b.putLong(ids[i]).putInt(parts[i]);
+        return b.array();
+    }
+
+    /** Reads a mark's list into the written-off copies; a mark of another length (torn, never synced) adds nothing. */
+    private void readWrittenOff(byte[] mark) {
+        if (mark.length % MARK_ENTRY_BYTES != 0) return;
+        int n = mark.length / MARK_ENTRY_BYTES;
+        long[] ids = new long[n];
+        int[] parts = new int[n];
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(mark);
+        for (int i = 0; i < n; i++) {
+            ids[i] = b.getLong();
+            parts[i] = b.getInt();
+            if (i > 0 && ids[i] <= ids[i - 1]) return; // not a list this server wrote
+        }
+        writeOff(ids, parts);
+    }
 
     // ---------------------------------------------------------------- recovery
 
@@ -179,34 +279,80 @@ final class ChunkStore {
         return Promise.all(listed).flatMap(lists -> {
             // disks that failed in an earlier run and are back: their copies lose to copies made since
             java.util.Set<String> writtenOff = new java.util.TreeSet<>();
-            for (List<String> names : lists) for (String n : names) if (n.startsWith(FAILED_MARK)) writtenOff.add(n.substring(FAILED_MARK.length()));
-            List<Promise<Void>> all = new ArrayList<>();
-            for (int i = 0; i < volumes.size(); i++) {
-                Disk v = volumes.get(i);
-                // After a crash without power loss the page cache still shows names that never reached the
-                // platter: a directory sync makes every name recovery saw durable, as each copy's
-                // nameDurable says (sweep seed 467: a sync after the restart skipped the directory, and a
-                // power loss took an acknowledged chunk). It also makes recovery's removals durable.
-                all.add(recoverVolume(v, lists.get(i), writtenOff).flatMap(x -> v.syncDirectory()).then((x, e) -> {
-                    if (e != null && !v.failed()) return Promise.failed(e);
+            java.util.Set<String> stillOut = new java.util.TreeSet<>();
+            for (List<String> names : lists) {
+                for (String n : names) {
+                    if (!n.startsWith(FAILED_MARK)) continue;
+                    String name = n.substring(FAILED_MARK.length());
+                    Disk back = disk(name);
+                    (back != null && !back.failed() ? writtenOff : stillOut).add(name);
+                }
+            }
+            return readMarks(lists, stillOut).flatMap(read -> recoverVolumes(lists, writtenOff));
+        }).map(x -> chunks.size());
+    }
+
+    /** Reads the lists of the marks naming disks not back (one mark each: every disk holds the same list). */
+    private Promise<Void> readMarks(List<List<String>> lists, java.util.Set<String> stillOut) {
+        Promise<Void> p = Promise.completed(null);
+        java.util.Set<String> read = new java.util.TreeSet<>();
+        for (int i = 0; i < volumes.size(); i++) {
+            Disk v = volumes.get(i);
+            for (String n : lists.get(i)) {
+                if (!n.startsWith(FAILED_MARK) || !stillOut.contains(n.substring(FAILED_MARK.length()))) continue;
+                if (!read.add(n)) continue;
+                p = p.flatMap(x -> readMark(v, n, new java.io.ByteArrayOutputStream()).then((bytes, e) -> {
+                    if (e != null) log.warn("could not read the failed-disk mark {} on {}: {}", n, v.name(), e.getMessage());
+                    else readWrittenOff(bytes);
                     return Promise.completed(null);
                 }));
             }
-            return Promise.all(all).flatMap(x -> writtenOff.isEmpty() ? Promise.completed(null) : forgetFailures(lists));
-        }).map(x -> chunks.size());
+        }
+        return p;
+    }
+
+    /** A mark, read a piece at a time (a read names its length, and most marks are small), up to {@link #MAX_MARK_BYTES}. */
+    private static Promise<byte[]> readMark(Disk v, String name, java.io.ByteArrayOutputStream into) {
+        return v.read(name, into.size(), MARK_PIECE_BYTES).flatMap(piece -> {
+            into.write(piece, 0, piece.length);
+            if (piece.length < MARK_PIECE_BYTES) return Promise.completed(into.toByteArray());
+            if (into.size() >= MAX_MARK_BYTES) return Promise.failed(new CairnException(Status.IO, "longer than " + MAX_MARK_BYTES + " bytes"));
+            return readMark(v, name, into);
+        });
+    }
+
+    /** The most of a failed-disk mark read: the list of 5.5 million copies. */
+    private static final int MAX_MARK_BYTES = 64 << 20;
+    private static final int MARK_PIECE_BYTES = 1 << 20;
+
+    private Promise<Void> recoverVolumes(List<List<String>> lists, java.util.Set<String> writtenOff) {
+        List<Promise<Void>> all = new ArrayList<>();
+        for (int i = 0; i < volumes.size(); i++) {
+            Disk v = volumes.get(i);
+            // After a crash without power loss the page cache still shows names that never reached the
+            // platter: a directory sync makes every name recovery saw durable, as each copy's
+            // nameDurable says (sweep seed 467: a sync after the restart skipped the directory, and a
+            // power loss took an acknowledged chunk). It also makes recovery's removals durable.
+            all.add(recoverVolume(v, lists.get(i), writtenOff).flatMap(x -> v.syncDirectory()).then((x, e) -> {
+                if (e != null && !v.failed()) return Promise.failed(e);
+                return Promise.completed(null);
+            }));
+        }
+        return Promise.all(all).flatMap(x -> writtenOff.isEmpty() ? Promise.completed(null) : forgetFailures(lists, writtenOff));
     }
 
     /**
      * Once every copy on two disks is settled (the losers' removal made durable), the marks of earlier
-     * failures have done their work: removed, so a later failure is judged on its own.
+     * failures of disks that are back have done their work: removed, so a later failure is judged on its own.
+     * The marks of disks still out stay, for the restart that brings them back.
      */
-    private Promise<Void> forgetFailures(List<List<String>> lists) {
+    private Promise<Void> forgetFailures(List<List<String>> lists, java.util.Set<String> back) {
         List<Promise<Void>> all = new ArrayList<>();
         for (int i = 0; i < volumes.size(); i++) {
             Disk v = volumes.get(i);
             if (v.failed()) continue;
             Promise<Void> p = Promise.completed(null); // recovery has synced the directory: the losers' removal is durable
-            for (String n : lists.get(i)) if (n.startsWith(FAILED_MARK)) p = p.flatMap(x -> v.delete(n));
+            for (String n : lists.get(i)) if (n.startsWith(FAILED_MARK) && back.contains(n.substring(FAILED_MARK.length()))) p = p.flatMap(x -> v.delete(n));
             all.add(p.flatMap(x -> v.syncDirectory()).then((x, e) -> Promise.completed(null))); // best effort: a failure fails that disk
         }
         return Promise.all(all).map(x -> null);
@@ -215,6 +361,15 @@ final class ChunkStore {
     private Promise<Void> recoverVolume(Disk v, List<String> names, java.util.Set<String> writtenOff) {
         List<Promise<Void>> all = new ArrayList<>();
         for (String name : names) {
+            if (name.startsWith(QUARANTINE_PREFIX)) {
+                v.quarantined(1); // kept aside by an earlier run: still there for an operator
+                continue;
+            }
+            if (name.startsWith(INCOMING_PREFIX)) {
+                // a planner copy cut short before it replaced the copy beside it: never announced, never acknowledged
+                all.add(v.delete(name));
+                continue;
+            }
             long id = ChunkFormat.chunkIdOf(name);
             if (id < 0) continue;
             all.add(v.read(name, 0, DATA_OFFSET).flatMap(bytes -> {
@@ -257,16 +412,23 @@ final class ChunkStore {
                 log.warn("chunk file {} on {} has no valid header and no data (never committed): removing it", name, v.name());
                 return v.delete(name);
             }
-            String aside = QUARANTINE_PREFIX + name;
+            String aside = asideName(name);
             log.warn("chunk file {} on {} has data but no valid header: kept aside as {} (it may hold a committed chunk; remove it once "
                     + "`cairn status` shows no lost chunks)", name, v.name(), aside);
             quarantined++;
+            v.quarantined(1);
             return v.rename(name, aside).flatMap(x -> v.syncDirectory());
         });
     }
 
     /** Name prefix of chunk files kept aside by recovery (no valid header, but data): not chunk files to recovery. */
     static final String QUARANTINE_PREFIX = "quarantine-";
+
+    /**
+     * The name a chunk file is kept aside under: {@code quarantine-chunk_<id>.ck.<suffix>}, the suffix from this
+     * server's clock so a second file of the same chunk kept aside later never replaces the first.
+     */
+    private String asideName(String file) { return QUARANTINE_PREFIX + file + "." + Long.toUnsignedString(clock.nanoTime(), 36); }
     private int quarantined;
 
     /** Chunk files recovery kept aside since this server started. */
@@ -274,6 +436,10 @@ final class ChunkStore {
 
     /** A copy recovery found, made durable: into the table, or (the chunk is on two disks) settled against the other copy. */
     private Promise<Void> adopt(Disk v, String name, long id, Header best, int bestSlot, java.util.Set<String> writtenOff) {
+        // the disk failed while recovery read it (the sync just made, or another file's): its copies are lost to
+        // everyone, like those of a disk that fails later, and never reach the table (sim seed 12361: a copy on a
+        // disk that failed during recovery was reported current, then deleted from the failed disk)
+        if (v.failed()) return Promise.completed(null);
         Chunk c = new Chunk(id, v);
         c.version = best.version();
         c.part = best.part();
@@ -289,10 +455,12 @@ final class ChunkStore {
             // the chunk on two disks: one was failed, and the master copied the chunk back onto another
             // disk of this server before it restarted. Two different parts of an erasure-coded chunk: the
             // one on the disk written off as failed loses (the master rebuilt the other here in its place,
-            // and counts on it; simulator seed 1897 lost a file by keeping the old part). Otherwise both
-            // hold the same data: keep the newer, then the longer copy (the one made since may be a copy
-            // cut short by the restart: seed 858 kept an empty rebuild over a whole part), then the one
-            // on a disk not written off.
+            // and counts on it; simulator seed 1897 lost a file by keeping the old part), and is kept aside,
+            // not deleted: it may be its part's last copy (the written-off list refuses the other part here
+            // while the server runs, but not across a restart that lost the marks). Otherwise both hold the
+            // same data: keep the newer, then the longer copy (the one made since may be a copy cut short
+            // by the restart: seed 858 kept an empty rebuild over a whole part), then the one on a disk
+            // not written off.
             boolean mineOff = writtenOff.contains(v.name()), otherOff = writtenOff.contains(other.volume.name());
             boolean mine;
             if (c.part != other.part && mineOff != otherOff) mine = otherOff;
@@ -303,6 +471,15 @@ final class ChunkStore {
             if (mine) {
                 put(c);
                 other.volume.account(-1, -(DATA_OFFSET + other.length));
+            }
+            if (c.part != other.part) {
+                String aside = asideName(loser.file);
+                log.warn("chunk {} is on both {} (part {}) and {} (part {}): keeping part {} on {}, the other kept aside as {} (it may be "
+                        + "the last copy of its part; remove it once `cairn status` shows no lost chunks)", id, other.volume.name(), other.part,
+                        v.name(), c.part, mine ? c.part : other.part, mine ? v.name() : other.volume.name(), aside);
+                quarantined++;
+                loser.volume.quarantined(1);
+                return loser.volume.rename(loser.file, aside);
             }
             log.warn("chunk {} is on both {} and {}: keeping v{} on {}, removing the other", id, other.volume.name(), v.name(),
                     mine ? c.version : other.version, mine ? v.name() : other.volume.name());
@@ -334,7 +511,7 @@ final class ChunkStore {
     /** Each disk's health, latency and contents, for the heartbeat. */
     List<DiskReport> diskReports() {
         List<DiskReport> out = new ArrayList<>(volumes.size());
-        for (Disk d : volumes) out.add(new DiskReport(d.name(), d.state(), d.reportLatencyMicros(), d.chunkCount(), d.chunkBytes()));
+        for (Disk d : volumes) out.add(new DiskReport(d.name(), d.state(), d.reportLatencyMicros(), d.chunkCount(), d.chunkBytes(), d.quarantined()));
         return out;
     }
 
@@ -381,6 +558,11 @@ final class ChunkStore {
                 n++;
                 used += DATA_OFFSET + c.length;
             }
+            for (Chunk c : incoming.values()) {
+                if (c.volume != d) continue;
+                n++;
+                used += DATA_OFFSET + c.length;
+            }
             if (n != d.chunkCount() || used != d.chunkBytes()) return false;
         }
         return true;
@@ -394,11 +576,18 @@ final class ChunkStore {
 
     /** A new, empty copy of {@code capacity} blocks at most (the file's chunk size, or an erasure-coded part of it). */
     Promise<Void> create(long id, long version, int part, int capacity, long writableUntilNanos) {
+        int off = writtenOffPart(id);
+        if (off >= 0 && off != part) return Promise.failed(refusedPart(id, part, off));
+        return createChecked(id, version, part, capacity, writableUntilNanos);
+    }
+
+    /** As {@link #create}, the written-off parts already checked (by it, or by {@link #createCopy}). */
+    private Promise<Void> createChecked(long id, long version, int part, int capacity, long writableUntilNanos) {
         if (capacity < 1 || capacity > ChunkFormat.MAX_BLOCKS) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "chunk capacity " + capacity + " blocks"));
         }
         Promise<Void> pendingDelete = deleting.get(id);
-        if (pendingDelete != null) return pendingDelete.then((v, e) -> create(id, version, part, capacity, writableUntilNanos));
+        if (pendingDelete != null) return pendingDelete.then((v, e) -> createChecked(id, version, part, capacity, writableUntilNanos));
         Chunk existing = chunks.get(id);
         if (existing != null) {
             // a retried create is fine
@@ -416,7 +605,7 @@ final class ChunkStore {
                     return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " is here at v" + existing.version + " with "
                             + existing.durableLength + " durable bytes: not replaced by a new copy at v" + version));
                 }
-                return delete(id, existing.version).flatMap(v -> create(id, version, part, capacity, writableUntilNanos));
+                return delete(id, existing.version).flatMap(v -> createChecked(id, version, part, capacity, writableUntilNanos));
             }
             return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
         }
@@ -440,21 +629,148 @@ final class ChunkStore {
      * version stays: the master may not have heard of its version yet. Filled with {@link #writeCopy},
      * then {@link #sync}ed.
      */
-    Promise<Void> createCopy(long id, long version, int part, int capacity) {
+    Promise<Void> createCopy(long id, long version, int part, int capacity) { return createCopy(id, version, part, capacity, -1); }
+
+    /**
+     * As above; {@code replacesPart} (-1: none) is a part of this version held here that the new part is to
+     * replace (the master holds it twice over in the cluster and has no other server for the missing part).
+     */
+    Promise<Void> createCopy(long id, long version, int part, int capacity, int replacesPart) {
         Chunk existing = chunks.get(id);
         if (existing != null && existing.version > version && !existing.bad) {
             return Promise.failed(new CairnException(Status.STALE, "chunk " + id + " is here at v" + existing.version + ", newer than v" + version));
         }
+        int off = writtenOffPart(id);
+        // the part a rebuild replaces is held twice over in the cluster: the written-off disk's copy of it is not its last
+        if (off >= 0 && off != part && off != replacesPart) return Promise.failed(refusedPart(id, part, off));
+        if (existing != null && holdsData(existing)) {
+            // Durable bytes, perhaps acknowledged ones (a stale copy holds every byte acknowledged before the
+            // version moved on): never deleted before the copy replacing it is durable, or a copy that fails
+            // halfway (a dead source, a failing disk) leaves the chunk a copy short of what it had (sim seed
+            // 12361: a stale copy deleted, the new one lost to an fsync error, the chunk left on one copy).
+            if (existing.part != part && existing.version == version && existing.part != replacesPart) {
+                // another part of the chunk, current: the master has not heard of it yet (it will at the next report),
+                // and the table keeps one part per chunk. A stale part of another version is replaced like any
+                // stale copy (a part of an erasure-coded chunk counts only at the chunk's version).
+                return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " part " + existing.part + " v" + version
+                        + " is here with " + existing.durableLength + " durable bytes: part " + part + " is not also taken here"));
+            }
+            if (incoming.containsKey(id)) {
+                return Promise.failed(new CairnException(Status.BUSY, "a copy of chunk " + id + " is already being made here"));
+            }
+            Disk disk = existing.volume; // beside the old, so the new one replaces it by a rename
+            if (disk.failed() || disk.full()) {
+                return Promise.failed(new CairnException(Status.NO_SPACE, "disk " + disk.name() + " cannot take a new copy of chunk " + id));
+            }
+            Chunk c = new Chunk(id, disk, INCOMING_PREFIX + ChunkFormat.fileName(id));
+            c.version = version;
+            c.part = part;
+            c.places = new BlockPlaces(Math.max(1, Math.min(capacity, ChunkFormat.MAX_BLOCKS)));
+            c.nameDurable = true; // its name need not survive a crash: the rename that installs it syncs the directory
+            incoming.put(id, c);
+            disk.account(1, DATA_OFFSET);
+            return c.ops.submit(() -> writeHeader(c));
+        }
         Promise<Void> cleared = existing == null ? Promise.completed(null) : delete(id, existing.version);
-        return cleared.flatMap(v -> create(id, version, part, capacity, 0));
+        return cleared.flatMap(v -> createChecked(id, version, part, capacity, 0));
+    }
+
+    /** A copy that may hold acknowledged bytes: a durable header over data, not found corrupt. */
+    private static boolean holdsData(Chunk c) {
+        return !c.bad && !c.deleted && c.durableSlot >= 0 && c.durableLength > 0;
+    }
+
+    private static CairnException refusedPart(long id, int part, int off) {
+        return new CairnException(Status.EXISTS, "chunk " + id + " part " + off + " is on a disk written off here, which may come back: "
+                + "part " + part + " is not taken here meanwhile");
+    }
+
+    /** Name prefix of a planner copy built beside an older copy it is to replace (not a chunk file to recovery, which removes it). */
+    static final String INCOMING_PREFIX = "incoming-";
+
+    /**
+     * Planner copies being built beside the durable copy they are to replace (chunk id -> the new copy): out of
+     * the table, unseen by the master and by readers, until {@link #syncCopy} has made them durable and put
+     * them in the old one's place. One per chunk (the chunkserver makes one copy of a chunk at a time).
+     */
+    private final java.util.HashMap<Long, Chunk> incoming = new java.util.HashMap<>();
+
+    /** The copy a planner copy's pieces go to: the one being built beside an older copy, else the table's. */
+    private Chunk copyTarget(long id) {
+        Chunk c = incoming.get(id);
+        return c != null ? c : find(id);
     }
 
     /** A piece of a planner copy: no lease window involved (the copy is not in any client's chain). */
     Promise<Void> writeCopy(long id, long version, long offset, byte[] data) {
-        Chunk c = find(id);
+        Chunk c = copyTarget(id);
         return c.ops.submit(() -> {
             checkVersion(c, version);
             return writeLocked(c, offset, data);
+        });
+    }
+
+    /**
+     * Makes a planner copy durable ({@code written} bytes copied into it): as {@link #sync} for a copy made in
+     * the table; a copy built beside an older one is synced, then renamed over it (the directory synced), and
+     * takes its place. Until then the old copy stands, served and counted; if the old one moved on meanwhile (a
+     * newer version, deleted, replaced) the new one is not installed and the copy fails.
+     */
+    Promise<Void> syncCopy(long id, long version, long written) {
+        Chunk n = incoming.get(id);
+        if (n == null) return sync(id, version, written);
+        return n.ops.submit(() -> {
+            checkVersion(n, version);
+            if (n.length < written) {
+                throw new CairnException(Status.IO, "copy of chunk " + id + " v" + version + " holds " + n.length + " of the " + written + " bytes copied");
+            }
+            return persistHeader(n);
+        }).flatMap(v -> install(n));
+    }
+
+    private Promise<Void> install(Chunk n) {
+        Chunk old = chunks.get(n.id);
+        if (old == null || incoming.get(n.id) != n) return Promise.failed(new CairnException(Status.NOT_FOUND, "chunk " + n.id + " went meanwhile"));
+        // on the old copy's queue: no read, write or sync of it runs while its file is replaced
+        return old.ops.submit(() -> {
+            if (old.deleted || n.deleted || chunks.get(n.id) != old || incoming.get(n.id) != n) {
+                throw new CairnException(Status.NOT_FOUND, "chunk " + n.id + " was deleted or replaced here meanwhile");
+            }
+            if (old.version > n.version && !old.bad) {
+                throw new CairnException(Status.STALE, "chunk " + n.id + " moved on here to v" + old.version + " meanwhile");
+            }
+            assert old.volume == n.volume : "an incoming copy on another disk than the copy it replaces";
+            return n.volume.rename(n.file, old.file).flatMap(v -> {
+                // the name now holds the new copy, whatever a crash before the directory sync leaves (either
+                // copy, each whole and durable): the table follows at once
+                incoming.remove(n.id);
+                n.file = old.file;
+                old.deleted = true;
+                chunks.put(n.id, n);
+                old.volume.account(-1, -(DATA_OFFSET + old.length));
+                old.volume.spaceFreed();
+                log.debug("chunk {}: the copy made at v{} part {} replaced the one at v{} part {} on {}", n.id, n.version, n.part, old.version, old.part,
+                        n.volume.name());
+                return n.volume.syncDirectory();
+            });
+        });
+    }
+
+    /**
+     * A planner copy failed: its partial copy goes. One built beside an older copy is removed, the older one
+     * untouched; one made in the table is deleted if still at {@code version}.
+     */
+    Promise<Void> abandonCopy(long id, long version) {
+        Chunk n = incoming.get(id);
+        if (n == null) return delete(id, version);
+        incoming.remove(id);
+        n.volume.account(-1, -(DATA_OFFSET + n.length));
+        return n.ops.submit(() -> {
+            n.deleted = true;
+            return n.volume.delete(n.file).map(v -> {
+                n.volume.spaceFreed();
+                return null;
+            });
         });
     }
 
@@ -919,18 +1235,17 @@ final class ChunkStore {
         if (c.version != version) throw new CairnException(Status.STALE, "chunk " + c.id + " is at v" + c.version + ", asked v" + version);
     }
 
-    /**
-     * The disk for a new chunk: of the usable ones (not failed, full or slow) the one with the fewest
-     * chunks, first in configured order on a tie; a slow disk only if no other can take it; null if
-     * every disk is failed or full.
-     */
     /** Into the table and its disk's tally. */
     private void put(Chunk c) {
         chunks.put(c.id, c);
         c.volume.account(1, DATA_OFFSET + c.length);
     }
 
-    /** The disk with the fewest chunks, preferring ones not judged slow; null if all are failed or full. */
+    /**
+     * The disk for a new chunk: of the usable ones (not failed, full or slow) the one with the fewest
+     * chunks, first in configured order on a tie; a slow disk only if no other can take it; null if
+     * every disk is failed or full.
+     */
     private Disk pickVolume() {
         Disk best = null, fallback = null;
         for (Disk d : volumes) {

@@ -60,6 +60,13 @@ final class Disk implements Volume {
 
     int chunkCount() { return chunkCount; }
 
+    /** Chunk files kept aside on this disk ({@link ChunkStore#QUARANTINE_PREFIX}): counted at recovery, then as they are made. */
+    int quarantined() { return quarantined; }
+
+    void quarantined(int delta) { quarantined += delta; }
+
+    private int quarantined;
+
     long chunkBytes() { return chunkBytes; }
 
     /** A chunk file of {@code bytes} came (+1) or went (-1); a chunk grew by {@code bytes} (0). */

@@ -67,8 +67,9 @@ final class AdminCommands {
             }
             for (Types.DiskReport d : v.disks()) {
                 // one line per disk: a failed, full or slow disk is what an operator acts on
-                out.printf(Locale.ROOT, "  %-10s %-6s latency %8.1f ms %8d chunks %10s%n", d.name(), d.state().name().toLowerCase(Locale.ROOT),
-                        d.latencyMicros() / 1000.0, d.chunks(), human(d.usedBytes()));
+                out.printf(Locale.ROOT, "  %-10s %-6s latency %8.1f ms %8d chunks %10s%s%n", d.name(), d.state().name().toLowerCase(Locale.ROOT),
+                        d.latencyMicros() / 1000.0, d.chunks(), human(d.usedBytes()),
+                        d.quarantined() > 0 ? "   " + d.quarantined() + " file(s) kept aside (see cairn fsck)" : "");
             }
         }
     }
@@ -104,6 +105,26 @@ final class AdminCommands {
                 System.out.printf(Locale.ROOT, "chunk %d  id %d  v%d  %d/%d %s: %s%n", ch.index(), ch.chunkId(), ch.version(), current, goal, state, copies);
             }
             return 0;
+        }
+    }
+
+    @Command(name = "fsck", description = {"Check every file under a path: chunks lost, endangered, under goal or with stale copies, and chunk files kept aside.",
+            "Exit status: 0 healthy, 3 degraded (nothing lost), 4 lost (some data cannot be read now), 1 the check failed."})
+    static final class FsckCommand extends ClientCommands.Base {
+        @Parameters(index = "0", arity = "0..1", defaultValue = "/", description = "Cluster path to start from (default: /).") String path;
+        @Option(names = "--verbose", description = "Print every file checked, not only the ones with problems.") boolean verbose;
+
+        @Override int run(RealClient c) {
+            Fsck.Source source = new Fsck.Source() {
+                @Override public StatusReply status() { return c.await(x -> x.status()); }
+
+                @Override public FileAttr lookup(String p) { return c.lookup(p); }
+
+                @Override public java.util.List<Types.DirEntry> list(String p) { return c.list(p); }
+
+                @Override public FileInfoReply fileInfo(String p) { return c.await(x -> x.fileInfo(p)); }
+            };
+            return new Fsck(source, System.out, verbose).run(path).exitCode();
         }
     }
 

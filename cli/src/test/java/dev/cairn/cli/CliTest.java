@@ -94,6 +94,46 @@ class CliTest {
         }
     }
 
+    /** fsck against a real cluster: healthy, then a chunkserver down (under goal), then every holder down (lost), then back. */
+    @Test void fsckNamesWhatIsUnderGoalOrLostAndSaysSoInItsExitStatus() throws Exception {
+        List<Integer> p = freePorts(4);
+        String master = "127.0.0.1:" + p.get(0);
+        Path src = dir.resolve("src.bin");
+        byte[] data = new byte[1_500_000];
+        new SplittableRandom(6).nextBytes(data);
+        Files.write(src, data);
+        try (LocalCluster cluster = LocalCluster.start(dir.resolve("data"), p.get(0), p.subList(1, 4))) {
+            cluster.awaitReady();
+            assertThat(Main.run("put", "--master", master, "--chunk-size-mb", "1", "--class", "replicated(3)", src.toString(), "/f")).as(err()).isZero();
+            assertThat(Main.run("fsck", "--master", master)).as(out()).isEqualTo(Fsck.HEALTHY);
+            assertThat(out()).contains("checked 1 files, 1 directories, 2 chunks").contains("status: HEALTHY");
+            cluster.stopChunkserver(0);
+            assertThat(fsckUntil(master, Fsck.DEGRADED)).as(out()).isEqualTo(Fsck.DEGRADED);
+            assertThat(out()).contains("/f  chunk 0").contains("under goal: 2 of 3 copies on servers that are up");
+            cluster.stopChunkserver(1);
+            cluster.stopChunkserver(2);
+            assertThat(fsckUntil(master, Fsck.LOST)).as(out()).isEqualTo(Fsck.LOST);
+            assertThat(out()).contains("LOST: 0 of 3 copies").contains("status: LOST");
+            for (int i = 0; i < 3; i++) cluster.restartChunkserver(i);
+            assertThat(fsckUntil(master, Fsck.HEALTHY)).as(out()).isEqualTo(Fsck.HEALTHY);
+            assertThat(Main.run("fsck", "--master", master, "/nope")).isEqualTo(1);
+            assertThat(err()).contains("no such file or directory");
+        }
+    }
+
+    /** Runs fsck until it exits with {@code want} (the master takes a moment to see servers go and come), for 30 s at most. */
+    int fsckUntil(String master, int want) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 30_000;
+        int got;
+        do {
+            out.reset();
+            got = Main.run("fsck", "--master", master);
+            if (got == want) return got;
+            Thread.sleep(200);
+        } while (System.currentTimeMillis() < deadline);
+        return got;
+    }
+
     @Test void aClusterThatIsNotThereIsAClearError() throws Exception {
         int port = freePorts(1).get(0);
         assertThat(Main.run("ls", "--master", "127.0.0.1:" + port, "/")).isEqualTo(1);
@@ -122,7 +162,7 @@ class CliTest {
 
     /** Every subcommand answers --help with its usage and exit status 0 (`cairn up --help` was "Unknown option"). */
     @Test void everySubcommandHasHelp() {
-        for (String cmd : new String[] {"up", "master", "chunkserver", "nfs", "put", "get", "ls", "mkdir", "rm", "status", "fileinfo", "drain", "setclass", "sim"}) {
+        for (String cmd : new String[] {"up", "master", "chunkserver", "nfs", "put", "get", "ls", "mkdir", "rm", "status", "fileinfo", "drain", "setclass", "fsck", "sim"}) {
             assertThat(Main.run(cmd, "--help")).as(cmd).isZero();
             assertThat(out()).as(cmd).contains("Usage: cairn " + cmd);
         }

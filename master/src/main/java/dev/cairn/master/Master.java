@@ -95,6 +95,16 @@ public final class Master implements Node, MessageHandler {
     static final long FILL_CALL_NANOS = 8_000_000_000L;
     /** After a copy fails, its chunk waits this long before the planner looks at it again. */
     static final long COPY_RETRY_NANOS = 5_000_000_000L;
+    /**
+     * A server that refused a copy of a chunk outright ({@code EXISTS}: it holds another part of it, or keeps
+     * one on a disk written off that may come back) is not asked for that chunk again for this long; without
+     * it the planner, which picks the same least-full target each time, would ask it every retry while
+     * another server could take the copy. Shorter than the chunkserver's hold on written-off copies, so a
+     * cluster with no other server asks again once that lapses.
+     */
+    static final long REFUSAL_NANOS = 60_000_000_000L;
+    /** Refusals remembered at most (chunk, server pairs); past it a refused copy is only retried later. */
+    static final int MAX_REFUSALS = 100_000;
     /** KV prefix of the durable list of chunkservers this master has known (for the start-up grace window). */
     private static final byte[] KNOWN_SERVER = "S".getBytes(java.nio.charset.StandardCharsets.UTF_8);
     /** KV prefix of the chunkservers an operator marked for removal (drain survives a master restart). */
@@ -136,6 +146,9 @@ public final class Master implements Node, MessageHandler {
     private final List<Deferred> deferred = new ArrayList<>();
     /** Chunk id -> instant (master's monotonic clock) before which a chunk whose copy failed is not planned again. */
     private final java.util.Map<Long, Long> retryAt = new java.util.HashMap<>();
+    /** Chunk id -> server id -> until when (monotonic) that server is not asked for a copy of the chunk ({@link #REFUSAL_NANOS}). */
+    private final java.util.Map<Long, java.util.Map<String, Long>> refusals = new java.util.HashMap<>();
+    private int refusalCount;
     private final java.util.Map<String, Integer> busy = new java.util.TreeMap<>();
     private final Set<String> knownServers = new TreeSet<>();
     private final Set<String> drainingServers = new TreeSet<>();
@@ -331,6 +344,8 @@ public final class Master implements Node, MessageHandler {
     // ---------------------------------------------------------------- chunkservers
 
     private RegisterReply register(Address from, Register r) {
+        Server before = registry.server(r.serverId());
+        if (before == null || before.incarnation != r.incarnation()) forgetRefusals(r.serverId()); // a restart: its reasons may be gone
         Server s = registry.register(r.serverId(), r.dataAddress(), r.incarnation(), env.clock().nanoTime());
         s.controlAddress = from;
         s.capacityBytes = r.capacityBytes();
@@ -1128,6 +1143,13 @@ public final class Master implements Node, MessageHandler {
         skip.addAll(openWindows.keySet());
         retryAt.values().removeIf(at -> at - now <= 0);
         skip.addAll(retryAt.keySet());
+        for (var it = refusals.values().iterator(); it.hasNext(); ) {
+            java.util.Map<String, Long> by = it.next();
+            int before = by.size();
+            by.values().removeIf(until -> until - now <= 0);
+            refusalCount -= before - by.size();
+            if (by.isEmpty()) it.remove();
+        }
         Set<Long> leasingInodes = new HashSet<>();
         for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
         boolean full = fullPassDue || now - lastFullPassNanos >= FULL_PASS_NANOS;
@@ -1193,6 +1215,19 @@ public final class Master implements Node, MessageHandler {
         return true;
     }
 
+    /**
+     * Forgets the copies {@code serverId} refused: it restarted, and what made it refuse (a disk written off that
+     * is back now, a part since deleted) may be gone (sim seed 12419: a refusal outliving its reason left a chunk
+     * with no target, and the planner made room by dropping a duplicate part whose twin was silently corrupt).
+     */
+    private void forgetRefusals(String serverId) {
+        for (var it = refusals.values().iterator(); it.hasNext(); ) {
+            java.util.Map<String, Long> by = it.next();
+            if (by.remove(serverId) != null) refusalCount--;
+            if (by.isEmpty()) it.remove();
+        }
+    }
+
     /** What the planner is told of one chunk; null for a chunk allocated and never written (nothing to plan). */
     private Planner.ChunkState chunkState(ChunkRecord c, Map<Long, InodeRecord> files, Set<Long> leasingInodes, Set<Long> skip) {
         InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
@@ -1207,7 +1242,9 @@ public final class Master implements Node, MessageHandler {
             for (Server s : staleHolders) holders.add(new Holder(s, 0, c.version()));
             staleHolders = List.of();
         }
-        return new Planner.ChunkState(c.chunkId(), c.version(), asPlanned(f.storageClass()), holders, staleHolders);
+        java.util.Map<String, Long> refused = refusals.get(c.chunkId());
+        return new Planner.ChunkState(c.chunkId(), c.version(), asPlanned(f.storageClass()), holders, staleHolders,
+                refused == null ? Set.of() : Set.copyOf(refused.keySet()));
     }
 
     /**
@@ -1276,14 +1313,15 @@ public final class Master implements Node, MessageHandler {
         for (Holder h : c.sources()) involved.add(h.server().id);
         moving.merge(c.chunkId(), 1, Integer::sum);
         for (String id : involved) busy.merge(id, 1, Integer::sum);
-        log.debug("planner: copy chunk {} v{} part {} to {} from {} ({})", c.chunkId(), c.version(), c.part(), target.id, parts, c.reason());
+        log.debug("planner: copy chunk {} v{} part {} to {} from {} ({}{})", c.chunkId(), c.version(), c.part(), target.id, parts, c.reason(),
+                c.replacesPart() >= 0 ? ", over its second copy of part " + c.replacesPart() : "");
         ChunkRecord record = namespace.chunk(c.chunkId());
         InodeRecord file = record == null ? null : namespace.inodeOrNull(record.inode());
         // what the copy must hold: a chunk no commit named holds nothing a reader is served (its parts may be empty)
         long dataLength = file == null || !record.committed() ? 0 : dataLength(record, file);
         int capacity = file == null ? dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS : capacity(file.chunkSize(), cls);
         rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), dataLength,
-                sources, parts, capacity, false),
+                sources, parts, capacity, false, c.replacesPart()),
                 Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
                     moving.computeIfPresent(c.chunkId(), (k, v) -> v > 1 ? v - 1 : null);
                     for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);
@@ -1293,6 +1331,9 @@ public final class Master implements Node, MessageHandler {
                         // not again at once: a copy that fails for a reason that lasts would otherwise be
                         // retried a round trip apart, forever
                         retryAt.put(c.chunkId(), env.clock().nanoTime() + COPY_RETRY_NANOS);
+                        if (e == null && ack.status() == Status.EXISTS && refusalCount < MAX_REFUSALS
+                                && refusals.computeIfAbsent(c.chunkId(), k -> new java.util.HashMap<>())
+                                        .put(target.id, env.clock().nanoTime() + REFUSAL_NANOS) == null) refusalCount++;
                         return;
                     }
                     ChunkRecord rec = namespace.chunk(c.chunkId());
@@ -1351,7 +1392,7 @@ public final class Master implements Node, MessageHandler {
             boolean slow = s.slowDisks.contains(d.name());
             Types.DiskState st = d.state() == Types.DiskState.FAILED || d.state() == Types.DiskState.FULL ? d.state()
                     : slow ? Types.DiskState.SLOW : Types.DiskState.OK;
-            out.add(new Types.DiskReport(d.name(), st, d.latencyMicros(), d.chunks(), d.usedBytes()));
+            out.add(new Types.DiskReport(d.name(), st, d.latencyMicros(), d.chunks(), d.usedBytes(), d.quarantined()));
         }
         return out;
     }

@@ -41,9 +41,14 @@ final class Planner {
 
     /**
      * What the planner knows of one chunk: its version, current copies (live servers, each with its own
-     * version: a replicated copy may be current a version or more behind), outdated copies, class.
+     * version: a replicated copy may be current a version or more behind), outdated copies, class, and the
+     * servers that refused a copy of it lately (ids: not chosen as targets for it until the refusal lapses).
      */
-    record ChunkState(long chunkId, long version, StorageClass cls, List<Holder> current, List<Server> stale) {}
+    record ChunkState(long chunkId, long version, StorageClass cls, List<Holder> current, List<Server> stale, Set<String> refused) {
+        ChunkState(long chunkId, long version, StorageClass cls, List<Holder> current, List<Server> stale) {
+            this(chunkId, version, cls, current, stale, Set.of());
+        }
+    }
 
     sealed interface Action {
         long chunkId();
@@ -53,7 +58,12 @@ final class Planner {
      * Make a new current copy (or rebuild part {@code part} of an erasure-coded chunk) on {@code target}
      * from {@code sources} (one replica, or k distinct parts), at {@code version}: the sources'.
      */
-    record Copy(long chunkId, long version, StorageClass cls, int part, Server target, List<Holder> sources, Reason reason) implements Action {}
+    record Copy(long chunkId, long version, StorageClass cls, int part, Server target, List<Holder> sources, Reason reason, int replacesPart)
+            implements Action {
+        Copy(long chunkId, long version, StorageClass cls, int part, Server target, List<Holder> sources, Reason reason) {
+            this(chunkId, version, cls, part, target, sources, reason, -1);
+        }
+    }
 
     /** Delete the copy on {@code server} (at {@code version}: an extra current one, or a stale one). */
     record Drop(long chunkId, long version, Server server, Reason reason) implements Action {}
@@ -198,7 +208,7 @@ final class Planner {
     private static void planRepair(ChunkState c, List<Server> live, Map<String, Integer> load, Limits limits, List<Action> actions, boolean deletes) {
         StorageClass cls = c.cls();
         Set<String> usedDomains = new HashSet<>();
-        Set<String> holders = new HashSet<>();
+        Set<String> holders = new HashSet<>(c.refused()); // never a target, as a holder is not
         for (Holder h : c.current()) {
             holders.add(h.server().id);
             if (!leaving(h, cls)) usedDomains.add(h.server().domain(cls.domain()));
@@ -214,7 +224,7 @@ final class Planner {
                 if (have != null && !leaving(have, cls)) continue;
                 Server target = target(live, cls, usedDomains, holders, load, limits);
                 if (target == null) {
-                    if (deletes) dropDuplicatePart(c, byPart, load, limits, actions);
+                    if (deletes) rebuildOverDuplicatePart(c, part, byPart, load, limits, actions);
                     return;
                 }
                 List<Holder> sources = new ArrayList<>();
@@ -259,16 +269,26 @@ final class Planner {
     }
 
     /**
-     * No server can take a missing part, yet some part is held twice (a copy made before a failed one came
-     * back): drop the second copy of one duplicated part, so its server can take the missing part next pass.
-     * Safe: the part kept is current too.
+     * No server can take missing part {@code missing}, yet some part is held twice (a copy made before a failed
+     * one came back): the server of the second copy rebuilds the missing part from k others, and the new part
+     * takes the duplicate's place there only once durable ({@link Copy#replacesPart}). Dropping the duplicate
+     * first and copying next pass left the chunk, between the two, on a twin the master cannot tell is sound
+     * (sim seed 12419: the twin kept was silently corrupt).
      */
-    private static void dropDuplicatePart(ChunkState c, TreeMap<Integer, Holder> kept, Map<String, Integer> load, Limits limits, List<Action> actions) {
+    private static void rebuildOverDuplicatePart(ChunkState c, int missing, TreeMap<Integer, Holder> kept, Map<String, Integer> load, Limits limits,
+                                                 List<Action> actions) {
         for (Holder h : c.current()) {
             Holder keep = kept.get(h.part());
-            if (keep == null || keep.server() == h.server() || !free(h.server(), load, limits)) continue;
-            load.merge(h.server().id, 1, Integer::sum);
-            actions.add(new Drop(c.chunkId(), h.version(), h.server(), Reason.EXTRA));
+            // the duplicate's server stays in the chunk's layout (a leaving one would only move the new part on again)
+            if (keep == null || keep.server() == h.server() || leaving(h, c.cls()) || !free(h.server(), load, limits)) continue;
+            List<Holder> sources = new ArrayList<>();
+            for (Holder s : kept.values()) {
+                if (sources.size() == c.cls().k()) break;
+                if (s.server() != h.server() && s.part() != missing && !leaving(s, c.cls()) && free(s.server(), load, limits)) sources.add(s);
+            }
+            if (sources.size() < c.cls().k()) return;
+            take(load, h.server(), sources);
+            actions.add(new Copy(c.chunkId(), c.version(), c.cls(), missing, h.server(), List.copyOf(sources), Reason.UNDER_GOAL, h.part()));
             return;
         }
     }
@@ -375,7 +395,7 @@ final class Planner {
                 else otherDomains.add(h.server().domain(c.cls().domain()));
                 if (h.server() == empty) emptyHolds = true;
             }
-            if (from == null || emptyHolds || otherDomains.contains(empty.domain(c.cls().domain()))) continue;
+            if (from == null || emptyHolds || c.refused().contains(empty.id) || otherDomains.contains(empty.domain(c.cls().domain()))) continue;
             if (!c.cls().disk().isEmpty() && !c.cls().disk().equals(empty.topology.disk())) continue;
             take(load, empty, List.of(from));
             actions.add(new Copy(c.chunkId(), from.version(), c.cls(), from.part(), empty, List.of(from), Reason.BALANCE));

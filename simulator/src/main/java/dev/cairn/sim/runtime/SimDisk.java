@@ -91,6 +91,9 @@ public final class SimDisk {
     /** The disk dies: every call from now fails with an I/O error (its contents stay, unreadable). */
     void kill() { dead = true; }
 
+    /** A killed disk answers again, its contents as they were (durable or not: nothing was lost meanwhile). */
+    void revive() { dead = false; }
+
     public boolean isDead() { return dead; }
 
     /** The next {@code n} file syncs fail; the unsynced writes each covered are lost. */

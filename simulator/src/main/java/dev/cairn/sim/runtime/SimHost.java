@@ -174,6 +174,9 @@ public final class SimHost {
     /** The disk dies: every call from now fails with an I/O error. */
     public void killDisk(String volume) { disk(volume).kill(); }
 
+    /** A dead disk answers again with what it held (a loose cable fixed, a controller reset): not a fault the sweeps draw. */
+    public void reviveDisk(String volume) { disk(volume).revive(); }
+
     /** The next {@code n} fsyncs on a disk fail, losing the unsynced writes they covered. */
     public void failSyncs(String volume, int n) { disk(volume).failSyncs(n); }
 

@@ -19,7 +19,9 @@ import java.util.TreeMap;
  * <p>A read is right if every byte it returns is the acknowledged byte there, or what a pending or maybe
  * write put there, or a zero a pending or maybe truncate could have left; and its length is between the
  * shortest and the longest the file can be. Anything else is a byte never written (corruption, a stale
- * copy that missed an acknowledged write, a misplaced block).
+ * copy that missed an acknowledged write, a misplaced block). A read that overlaps changes to the file
+ * ({@link #beginRead}) may see each byte as it was at any moment between its start and its end: as the
+ * file was when it began, or as any write issued meanwhile left it.
  */
 public final class FileModel {
     /** Stream id of zeros (holes, and the space a truncate or an extension leaves). */
@@ -43,6 +45,52 @@ public final class FileModel {
     private final List<Op> maybe = new ArrayList<>();
     /** At least one acknowledgement (an acknowledged empty file counts). */
     private boolean acked;
+    /** Reads under way: each collects the ops issued while it runs. */
+    private final List<Read> reads = new ArrayList<>();
+
+    /**
+     * A read under way: the file as it was when the read began, and the ops issued since. Ended by
+     * {@link #check(byte[], Read)} or {@link #endRead}.
+     */
+    public static final class Read {
+        final FileModel atStart;
+        final List<Op> issued = new ArrayList<>();
+
+        Read(FileModel atStart) { this.atStart = atStart; }
+
+        /** Whether the file as it began, or an op issued since, explains {@code b} at {@code x}. */
+        boolean explains(long x, byte b) {
+            if (atStart.explains(x, b) || explainedBy(issued, x, b)) return true;
+            if (b != 0 || x < atStart.ackedLength) return false;
+            for (Op op : issued) if (op.end() > x) return true; // a gap a write past the end left, until filled
+            return false;
+        }
+    }
+
+    /** A read of the file begins now. */
+    public Read beginRead() {
+        Read r = new Read(copy());
+        reads.add(r);
+        return r;
+    }
+
+    /** A read ended without bytes to check (it failed). */
+    public void endRead(Read r) { reads.remove(r); }
+
+    /** A deep copy of the model as it is now (reads under way not included). */
+    private FileModel copy() {
+        FileModel c = new FileModel();
+        for (Map.Entry<Long, long[]> e : segments.entrySet()) c.segments.put(e.getKey(), e.getValue().clone());
+        c.ackedLength = ackedLength;
+        c.pending.addAll(pending);
+        c.maybe.addAll(maybe);
+        c.acked = acked;
+        return c;
+    }
+
+    private void issued(Op op) {
+        for (Read r : reads) r.issued.add(op);
+    }
 
     public long ackedLength() { return ackedLength; }
 
@@ -58,6 +106,7 @@ public final class FileModel {
         if (offset < 0 || length < 0) throw new IllegalArgumentException("write of " + length + " at " + offset);
         Op op = new Op(offset, length, seed);
         pending.add(op);
+        issued(op);
         return op;
     }
 
@@ -66,6 +115,7 @@ public final class FileModel {
         if (length < 0) throw new IllegalArgumentException("truncate to " + length);
         Op op = new Op(length, -1, ZEROS);
         pending.add(op);
+        issued(op);
         return op;
     }
 
@@ -159,7 +209,10 @@ public final class FileModel {
      * The file position of the first byte of {@code got[from, from + n)}, read at file position {@code offset},
      * that no acknowledged, pending or maybe write can explain; -1 if there is none.
      */
-    public long mismatch(long offset, byte[] got, int from, int n) {
+    public long mismatch(long offset, byte[] got, int from, int n) { return mismatch(offset, got, from, n, null); }
+
+    /** As above; a byte is also explained if {@code during} (a read's window) explains it. */
+    private long mismatch(long offset, byte[] got, int from, int n, Read during) {
         long end = offset + n;
         for (long pos = offset; pos < end; ) {
             Map.Entry<Long, long[]> e = segments.floorEntry(pos);
@@ -175,7 +228,8 @@ public final class FileModel {
                     break;
                 }
                 long x = pos + k;
-                if (!otherwise(x, got[from + (int) (x - offset)])) return x;
+                byte b = got[from + (int) (x - offset)];
+                if (!otherwise(x, b) && (during == null || !during.explains(x, b))) return x;
                 pos = x + 1;
             }
         }
@@ -184,20 +238,40 @@ public final class FileModel {
 
     /** Whether a pending or maybe op can explain byte {@code b} at file position {@code x}. */
     private boolean otherwise(long x, byte b) {
-        for (List<Op> ops : List.of(pending, maybe)) {
-            for (Op op : ops) {
-                if (op.truncate() ? op.offset() <= x && b == 0 : op.covers(x) && Oracle.valueAt(op.seed(), x) == b) return true;
-            }
-        }
+        if (explainedBy(pending, x, b) || explainedBy(maybe, x, b)) return true;
         return x >= ackedLength && b == 0 && maxLength() > x; // a gap a pending write past the end would leave
     }
 
+    /** Whether {@code b} at {@code x} is what the model says may be there: acknowledged, or left by a pending or maybe op. */
+    private boolean explains(long x, byte b) {
+        Map.Entry<Long, long[]> e = segments.floorEntry(x);
+        boolean inSeg = e != null && x < e.getValue()[0];
+        byte acked = inSeg ? Oracle.valueAt(e.getValue()[1], x) : 0;
+        return (x < ackedLength && acked == b) || otherwise(x, b);
+    }
+
     /** A check of a whole read: length in range and every byte explained; null if right, else what is wrong. */
-    public String check(byte[] got) {
-        if (got.length < minLength() || got.length > maxLength()) {
-            return got.length + " bytes, acknowledged " + ackedLength + ", at least " + minLength() + ", at most " + maxLength();
+    public String check(byte[] got) { return check(got, null); }
+
+    /**
+     * A check of a whole read begun with {@link #beginRead} (ending it), or of one that overlapped nothing
+     * ({@code read} null): each byte and the length as the file could be at some moment of the read.
+     */
+    public String check(byte[] got, Read read) {
+        if (read != null) reads.remove(read);
+        long min = minLength(), max = maxLength();
+        if (read != null) {
+            min = Math.min(min, read.atStart.minLength());
+            max = Math.max(max, read.atStart.maxLength());
+            for (Op op : read.issued) {
+                if (op.truncate()) min = Math.min(min, op.offset());
+                max = Math.max(max, op.end());
+            }
         }
-        long x = mismatch(0, got, 0, got.length);
+        if (got.length < min || got.length > max) {
+            return got.length + " bytes, acknowledged " + ackedLength + ", at least " + min + ", at most " + max;
+        }
+        long x = mismatch(0, got, 0, got.length, read);
         if (x < 0) return null;
         Map.Entry<Long, long[]> e = segments.floorEntry(x);
         boolean inSeg = e != null && x < e.getValue()[0];
@@ -246,6 +320,13 @@ public final class FileModel {
             at = e.getValue()[0];
         }
         return true;
+    }
+
+    private static boolean explainedBy(List<Op> ops, long x, byte b) {
+        for (Op op : ops) {
+            if (op.truncate() ? op.offset() <= x && b == 0 : op.covers(x) && Oracle.valueAt(op.seed(), x) == b) return true;
+        }
+        return false;
     }
 
     /** The ops whose outcome is never known (for reports). */

@@ -319,14 +319,22 @@ public final class Workload {
         if (path == null) return writeFile();
         stats.reads++;
         long start = sim.now();
+        // an update of the file may start while this read runs (reads do not hold it): each byte may be as the
+        // file was at any moment of the read (seed 12200: bytes read before an overwrite acknowledged meanwhile)
+        FileModel model = oracle.model(path);
+        FileModel.Read window = model.beginRead();
         return read(path).then((bytes, e) -> {
             observed(start, "read", path, e);
-            if (!oracle.isCommitted(path)) return Promise.completed(null); // removed meanwhile
+            if (!oracle.isCommitted(path) || oracle.model(path) != model) { // removed meanwhile
+                model.endRead(window);
+                return Promise.completed(null);
+            }
             if (e != null) {
+                model.endRead(window);
                 stats.readErrors++;
                 if (CairnException.statusOf(e) == Status.NOT_FOUND) sim.violation("metadata", "committed file " + path + " vanished: " + e.getMessage());
             } else {
-                checkContent(path, bytes);
+                checkContent(path, bytes, window);
             }
             return Promise.completed(null);
         });
@@ -360,9 +368,12 @@ public final class Workload {
      * writer saw fail, its reply lost, may still have reached the master: then more of the written bytes
      * are the file's).
      */
-    private boolean checkContent(String path, byte[] got) {
+    private boolean checkContent(String path, byte[] got) { return checkContent(path, got, null); }
+
+    /** As above, for a read begun with {@code window} ({@link FileModel#beginRead}; null: one nothing overlapped). */
+    private boolean checkContent(String path, byte[] got, FileModel.Read window) {
         FileModel want = oracle.model(path);
-        String wrong = want.check(got);
+        String wrong = want.check(got, window);
         if (wrong != null) {
             sim.violation("corrupt-read", "read of " + path + " (" + classes.get(path) + ") returned " + wrong + "; " + want);
             return false;

@@ -162,10 +162,17 @@ public sealed interface MasterProtocol extends Message {
      * replica (k = 0), or an erasure-coded part held as it is, one source holding the same thing; for a lost
      * erasure-coded part, k sources holding distinct parts ({@code sourceParts}), from which part
      * {@code part} is rebuilt. {@code dataLength} is the chunk's committed bytes, from which a rebuild knows
-     * how long each part is ({@link dev.cairn.core.ec.Stripes#partLength}). Answered with Ack once the copy is synced.
+     * how long each part is ({@link dev.cairn.core.ec.Stripes#partLength}). {@code replacesPart} (-1: none) is a
+     * part of the chunk at this version the receiver holds twice over in the cluster: the new part takes its place
+     * once durable. Answered with Ack once the copy is synced.
      */
     record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
-                          List<Integer> sourceParts, int capacity, boolean writable) implements MasterProtocol {
+                          List<Integer> sourceParts, int capacity, boolean writable, int replacesPart) implements MasterProtocol {
+        public ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
+                              List<Integer> sourceParts, int capacity, boolean writable) {
+            this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, capacity, writable, -1);
+        }
+
         public ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
                               List<Integer> sourceParts) {
             this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS, false);

@@ -86,8 +86,14 @@ public final class Types {
     /**
      * @param latencyMicros recent I/O latency on this disk (a moving average, or the age of its oldest
      *                      unfinished call if that is longer: a stalled disk completes nothing)
+     * @param quarantined chunk files kept aside on this disk (no valid header, or a part that lost to another
+     *                    part of its chunk): never served, for an operator to look at ({@code cairn fsck})
      */
-    public record DiskReport(String name, DiskState state, long latencyMicros, int chunks, long usedBytes) {}
+    public record DiskReport(String name, DiskState state, long latencyMicros, int chunks, long usedBytes, int quarantined) {
+        public DiskReport(String name, DiskState state, long latencyMicros, int chunks, long usedBytes) {
+            this(name, state, latencyMicros, chunks, usedBytes, 0);
+        }
+    }
 
     /**
      * What a file, directory or symlink is. Times are wall-clock milliseconds of the master that made the
