@@ -43,7 +43,9 @@ public final class ChaosReport {
             md.append("Writes through the NFS gateway (OPEN, UNSTABLE WRITEs, COMMIT, CLOSE): ").append(r.nfsWrites(History.Outcome.OK))
                     .append(" acknowledged, ").append(r.nfsWrites(History.Outcome.FAILED)).append(" failed; the rest through the native client.\n\nFaults:\n\n");
             for (ChaosRun.Fired f : r.faults()) {
-                md.append("- ").append(f.fault()).append(f.error() == null ? "" : " (error: " + f.error() + ")").append('\n');
+                long pause = pauseMillis(r, f.appliedMillis());
+                md.append("- ").append(f.fault()).append(f.error() == null ? "" : " (error: " + f.error() + ")")
+                        .append(pause < 0 ? "" : String.format(java.util.Locale.ROOT, "; clients paused %.1f s", pause / 1e3)).append('\n');
             }
             md.append("\nHealth while coming up and converging (each change, on the run's clock):\n\n");
             for (String c : r.convergence()) md.append("- ").append(c).append('\n');
@@ -52,6 +54,21 @@ public final class ChaosReport {
             Files.writeString(dir.resolve("timeline-" + r.config().scenario().id() + ".html"), timeline(r), StandardCharsets.UTF_8);
         }
         Files.writeString(dir.resolve("summary.md"), md.toString(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * What clients felt of a fault at {@code atMillis}: the gap between the last operation acknowledged before it
+     * and the first acknowledged after it (writes and reads of every writer and the reader together); -1 if
+     * nothing was acknowledged on one side.
+     */
+    public static long pauseMillis(ChaosRun.Result r, long atMillis) {
+        long before = -1, after = -1;
+        for (History.Entry e : r.history()) {
+            if (e.outcome() != History.Outcome.OK) continue;
+            if (e.endMillis() <= atMillis) before = Math.max(before, e.endMillis());
+            else if (after < 0 || e.endMillis() < after) after = e.endMillis();
+        }
+        return before < 0 || after < 0 ? -1 : after - before;
     }
 
     static final int WIDTH = 1200, LANE = 22, LEFT = 90;

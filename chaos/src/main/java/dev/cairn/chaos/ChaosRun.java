@@ -96,18 +96,17 @@ public final class ChaosRun {
         List<String> chunkservers = new ArrayList<>();
         for (int i = 1; i <= config.chunkservers(); i++) chunkservers.add("cs" + i);
         List<Nemesis.Fault> schedule = Nemesis.schedule(config.scenario(), config.seed(), config.durationMillis(), chunkservers);
-        Address master = new Address("127.0.0.1", freePort());
         long ackBytes = 0, lost = 0, converge = -1;
         try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks())) {
-            nodes.start("master", List.of("master", "--listen", master.toString(), "--data", config.dir().resolve("master").toString()));
+            String master = startMasters(nodes);
             for (String cs : chunkservers) {
-                nodes.start(cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master.toString(),
+                nodes.start(cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master,
                         "--data", config.dir().resolve(cs).toString(), "--volume", "disk0"));
             }
             int nfsPort = freePort();
-            nodes.start(Nemesis.GATEWAY, List.of("nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master.toString(),
+            nodes.start(Nemesis.GATEWAY, List.of("nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master,
                     "--data", config.dir().resolve("nfs").toString()));
-            try (RealClient client = RealClient.connect(master, CALL_TIMEOUT_SECONDS)) {
+            try (RealClient client = RealClient.connect(masters, CALL_TIMEOUT_SECONDS)) {
                 t0 = System.currentTimeMillis();
                 awaitHealthy(client, READY_BOUND_MILLIS, "come up");
                 client.mkdir("/chaos");
@@ -134,6 +133,53 @@ public final class ChaosRun {
         return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations), List.copyOf(convergence));
     }
 
+    /** The masters' client addresses (one, or a Raft group's). */
+    private final List<Address> masters = new ArrayList<>();
+
+    /** Starts the scenario's master or master group; returns the {@code --master} argument that names it. */
+    private String startMasters(NodeProcesses nodes) throws IOException {
+        int n = config.scenario().masters();
+        // a master group's members also listen on their port + RAFT_PORT_OFFSET: pick ports whose partner is free too
+        while (masters.size() < n) {
+            int port = freePort();
+            if (masters.contains(new Address("127.0.0.1", port))) continue;
+            if (n == 1 || port + dev.cairn.master.ratis.RatisLog.RAFT_PORT_OFFSET <= 65535 && portFree(port + dev.cairn.master.ratis.RatisLog.RAFT_PORT_OFFSET)) {
+                masters.add(new Address("127.0.0.1", port));
+            }
+        }
+        String list = String.join(",", masters.stream().map(Address::toString).toList());
+        if (n == 1) {
+            nodes.start("master", List.of("master", "--listen", list, "--data", config.dir().resolve("master").toString()));
+            return list;
+        }
+        for (int i = 1; i <= n; i++) {
+            nodes.start("master" + i, List.of("master", "--listen", masters.get(i - 1).toString(), "--peers", list,
+                    "--data", config.dir().resolve("master" + i).toString()));
+        }
+        return list;
+    }
+
+    /** The node name of the master that leads now: the one that answers a status call itself (a follower answers NOT_LEADER). */
+    private String leaderNode() {
+        for (int i = 0; i < masters.size(); i++) {
+            try (RealClient one = RealClient.connect(masters.get(i), 5)) {
+                one.await(c -> c.status());
+                return "master" + (i + 1);
+            } catch (RuntimeException e) {
+                // not the leader, or down
+            }
+        }
+        throw new IllegalStateException("no master of " + masters + " leads");
+    }
+
+    private static boolean portFree(int port) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     // ---- the nemesis ----
 
     private void carryOut(List<Nemesis.Fault> schedule, NodeProcesses nodes) throws InterruptedException {
@@ -146,6 +192,7 @@ public final class ChaosRun {
         steps.sort((a, b) -> Long.compare(a.at, b.at));
         long[] applied = new long[schedule.size()];
         String[] errors = new String[schedule.size()];
+        String[] targets = new String[schedule.size()];
         for (Step s : steps) {
             long wait = s.at - now();
             if (wait > 0) Thread.sleep(wait);
@@ -153,26 +200,34 @@ public final class ChaosRun {
             try {
                 if (!s.heal) {
                     applied[i] = now();
+                    targets[i] = s.fault.target().equals(Nemesis.LEADER) ? leaderNode() : s.fault.target();
                     switch (s.fault.kind()) {
-                        case KILL -> nodes.kill(s.fault.target());
-                        case STALL -> nodes.pause(s.fault.target());
-                        case CLOCK_STEP -> nodes.stepClock(s.fault.target(), s.fault.clockStepSeconds());
+                        case KILL -> nodes.kill(targets[i]);
+                        case STALL -> nodes.pause(targets[i]);
+                        case CLOCK_STEP -> nodes.stepClock(targets[i], s.fault.clockStepSeconds());
                     }
+                } else if (targets[i] != null) {
+                    switch (s.fault.kind()) {
+                        case KILL -> nodes.restart(targets[i]);
+                        case STALL -> nodes.resume(targets[i]);
+                        case CLOCK_STEP -> nodes.stepClock(targets[i], 0);
+                    }
+                    fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i]));
                 } else {
-                    switch (s.fault.kind()) {
-                        case KILL -> nodes.restart(s.fault.target());
-                        case STALL -> nodes.resume(s.fault.target());
-                        case CLOCK_STEP -> nodes.stepClock(s.fault.target(), 0);
-                    }
                     fired.add(new Fired(s.fault, applied[i], now(), errors[i]));
                 }
             } catch (IOException | RuntimeException e) {
                 errors[i] = e.toString();
-                if (s.heal) fired.add(new Fired(s.fault, applied[i], now(), errors[i]));
+                if (s.heal) fired.add(new Fired(targets[i] == null ? s.fault : resolved(s.fault, targets[i]), applied[i], now(), errors[i]));
             }
         }
         long rest = config.durationMillis() - now();
         if (rest > 0) Thread.sleep(rest);
+    }
+
+    /** The fault as it was carried out: on the node its target named when it fired (the leader of the moment). */
+    private static Nemesis.Fault resolved(Nemesis.Fault f, String node) {
+        return node.equals(f.target()) ? f : new Nemesis.Fault(f.atMillis(), f.kind(), node, f.forMillis(), f.clockStepSeconds());
     }
 
     private void heal(NodeProcesses nodes) throws IOException, InterruptedException {

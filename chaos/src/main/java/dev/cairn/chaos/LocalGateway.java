@@ -29,8 +29,13 @@ public final class LocalGateway implements AutoCloseable {
      * period after a restart): give the same one to a restarted gateway.
      */
     public static LocalGateway start(RealRuntime runtime, Address master, String host, int port, Exports exports, Path dataDir) {
+        return start(runtime, List.of(master), host, port, exports, dataDir);
+    }
+
+    /** As above, for a master group: the gateway follows whichever of {@code masters} leads. */
+    public static LocalGateway start(RealRuntime runtime, List<Address> masters, String host, int port, Exports exports, Path dataDir) {
         RealRuntime.Handle<NfsGateway> h = runtime.start("nfs", dataDir, null, List.of(),
-                env -> new NfsGateway(env, master, exports));
+                env -> new NfsGateway(env, masters, exports));
         try {
             NfsTcpServer server = NfsTcpServer.bind(h.eventLoop(), host, port, h.call(NfsGateway::service));
             return new LocalGateway(runtime, h, server);

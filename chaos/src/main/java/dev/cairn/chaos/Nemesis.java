@@ -17,6 +17,8 @@ public final class Nemesis {
     public static final int MAX_CHUNKSERVERS_AT_ONCE = 2;
     /** The NFS gateway's node name. */
     public static final String GATEWAY = "nfs";
+    /** The target of a fault on whichever master of a group leads when the fault fires. */
+    public static final String LEADER = "leader";
     static final long FIRST_FAULT_MILLIS = 4_000, QUIET_TAIL_MILLIS = 4_000;
     static final long MIN_GAP_MILLIS = 2_000, MAX_GAP_MILLIS = 7_000;
     static final long MIN_FAULT_MILLIS = 2_000, MAX_FAULT_MILLIS = 9_000;
@@ -31,6 +33,11 @@ public final class Nemesis {
         CHUNKSERVER_STALL(Kind.STALL, false),
         /** kill -9 of the master under writes, restarted after a while (its clients must ride it out or fail cleanly). */
         MASTER_KILL(Kind.KILL, true),
+        /**
+         * A Raft group of three masters; kill -9 of whichever leads, under writes, restarted after a while: the
+         * others elect a new leader and clients, chunkservers and the gateway follow it without failing a write.
+         */
+        LEADER_KILL(Kind.KILL, true),
         /**
          * The wall clock of a chunkserver or the master stepped by an hour to a day, forwards or back, then stepped
          * back (libfaketime; the monotonic clock is left alone, as on a host whose NTP steps).
@@ -48,6 +55,9 @@ public final class Nemesis {
         }
 
         public String id() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
+
+        /** Masters the scenario runs: a group of three where the leader is the target, else one. */
+        public int masters() { return this == LEADER_KILL ? 3 : 1; }
 
         /** Whether its faults need libfaketime under every node. */
         public boolean stepsClocks() { return only == Kind.CLOCK_STEP; }
@@ -88,7 +98,7 @@ public final class Nemesis {
             if (t + length > lastEnd) break;
             boolean onMaster = scenario.master != null ? scenario.master : r.nextInt(4) == 0;
             Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
-            String target = scenario == Scenario.GATEWAY_KILL ? GATEWAY : onMaster ? "master" : chunkservers.get(r.nextInt(chunkservers.size()));
+            String target = scenario == Scenario.GATEWAY_KILL ? GATEWAY : onMaster ? (scenario.masters() > 1 ? LEADER : "master") : chunkservers.get(r.nextInt(chunkservers.size()));
             long step = 0;
             if (kind == Kind.CLOCK_STEP) {
                 step = r.nextLong(MIN_CLOCK_STEP_SECONDS, MAX_CLOCK_STEP_SECONDS + 1) * (r.nextBoolean() ? 1 : -1);

@@ -40,28 +40,36 @@ public final class RealClient implements AutoCloseable {
     private final RealRuntime.Handle<CairnClient> handle;
     private final long callTimeoutSeconds;
 
-    private RealClient(RealRuntime runtime, boolean owns, Address master, long callTimeoutSeconds) {
+    private RealClient(RealRuntime runtime, boolean owns, List<Address> masters, long callTimeoutSeconds) {
         this.runtime = runtime;
         this.ownsRuntime = owns;
         this.callTimeoutSeconds = callTimeoutSeconds;
         // a client session has no volumes and no store: its data directory is never touched
         this.handle = runtime.start("client", Path.of(System.getProperty("java.io.tmpdir")), null, List.of(),
-                env -> new CairnClient(env, master));
+                env -> new CairnClient(env, masters));
     }
 
     /** A client with its own runtime, talking to the master at {@code master}. */
-    public static RealClient connect(Address master) {
-        return new RealClient(new RealRuntime(), true, master, CALL_TIMEOUT_SECONDS);
+    public static RealClient connect(Address master) { return connect(List.of(master)); }
+
+    /** A client with its own runtime, talking to whichever master of the group at {@code masters} leads. */
+    public static RealClient connect(List<Address> masters) {
+        return new RealClient(new RealRuntime(), true, masters, CALL_TIMEOUT_SECONDS);
     }
 
     /** As {@link #connect(Address)}, giving up on any one call after {@code callTimeoutSeconds}. */
     public static RealClient connect(Address master, long callTimeoutSeconds) {
-        return new RealClient(new RealRuntime(), true, master, callTimeoutSeconds);
+        return new RealClient(new RealRuntime(), true, List.of(master), callTimeoutSeconds);
+    }
+
+    /** As {@link #connect(List)}, giving up on any one call after {@code callTimeoutSeconds}. */
+    public static RealClient connect(List<Address> masters, long callTimeoutSeconds) {
+        return new RealClient(new RealRuntime(), true, masters, callTimeoutSeconds);
     }
 
     /** A client on an existing runtime (tests, the local cluster). */
     public static RealClient on(RealRuntime runtime, Address master) {
-        return new RealClient(runtime, false, master, CALL_TIMEOUT_SECONDS);
+        return new RealClient(runtime, false, List.of(master), CALL_TIMEOUT_SECONDS);
     }
 
     public <T> T await(Function<CairnClient, Promise<T>> call) {

@@ -50,6 +50,8 @@ public final class ChunkServer implements Node, MessageHandler {
     static final int INVENTORY_EVERY_BEATS = 20;
     static final long MASTER_CALL_NANOS = 5_000_000_000L;
     static final long REGISTER_RETRY_NANOS = 1_000_000_000L;
+    /** Unanswered heartbeats after which a server of a master group registers again, trying the next master. */
+    static final int SILENT_BEATS_BEFORE_SWITCH = 2;
     /** Time the next server in a chain gets to write or sync and answer (a slow disk is not a dead one). */
     static final long CHAIN_CALL_NANOS = 30_000_000_000L;
     /** Bytes per read when copying a chunk from a peer (one message). */
@@ -72,6 +74,12 @@ public final class ChunkServer implements Node, MessageHandler {
     private long beats;
     /** Counts registrations, so a heartbeat loop of an earlier one stops when a new one starts. */
     private long registration;
+    /** Which of {@code config.masters()} this server talks to: the group's leader, as far as it knows. */
+    private int masterIndex;
+    /** Heartbeats in a row that got no answer (with a master group: after {@link #SILENT_BEATS_BEFORE_SWITCH}, find the leader again). */
+    private int silentBeats;
+    /** The newest leader term heard from a master (0 for a single master); see {@link #newest}. */
+    private long masterTerm;
     private boolean stopped;
 
     public ChunkServer(Env env, ChunkServerConfig config) {
@@ -136,12 +144,13 @@ public final class ChunkServer implements Node, MessageHandler {
         if (stopped) return;
         registered = false;
         long attempt = ++registration;
-        rpc.call(config.master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
-                        capacityBytes(), store.usedBytes(), store.report(leaseClock())), RegisterReply.class, MASTER_CALL_NANOS)
+        rpc.call(master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
+                        capacityBytes(), store.usedBytes(), report()), RegisterReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
-                    if (e != null || r.status() != Status.OK) {
-                        log.debug("registration failed ({}); retrying", e != null ? e.getMessage() : r.status());
+                    if (e != null || r.status() != Status.OK || !newest(r.term())) {
+                        log.debug("registration with {} failed ({}); retrying", master(), e != null ? e.getMessage() : r.status() + " in term " + r.term());
+                        nextMaster(); // that one is down or does not lead: try the group's next
                         env.scheduler().schedule(REGISTER_RETRY_NANOS, () -> {
                             if (attempt == registration) register();
                         });
@@ -153,13 +162,59 @@ public final class ChunkServer implements Node, MessageHandler {
                 });
     }
 
+    private Address master() { return config.masters().get(masterIndex); }
+
+    /**
+     * The copies this server holds, for a registration or an inventory: not one a planner copy is still making
+     * with no durable header under it (sim seed 13596: a copy of an empty erasure-coded part, reported mid-copy at
+     * a re-registration, looked whole at 0 bytes; the master counted it, deleted its source's part as extra, and
+     * the copy then failed). The master hears of the copy when it completes.
+     */
+    private List<dev.cairn.core.proto.Types.ChunkReport> report() {
+        List<dev.cairn.core.proto.Types.ChunkReport> all = store.report(leaseClock());
+        if (copying.isEmpty()) return all;
+        List<dev.cairn.core.proto.Types.ChunkReport> out = new ArrayList<>(all.size());
+        for (var c : all) if (!copying.contains(c.chunkId()) || store.holdsDurableHeader(c.chunkId())) out.add(c);
+        return out;
+    }
+
+    /**
+     * True if {@code term} is at least the newest master term this server has heard of (which it then becomes):
+     * commands and registration answers of an older term come from a deposed leader and are refused. Not kept
+     * across a restart: the registration that follows one learns the current term before the master sends anything.
+     */
+    private boolean newest(long term) {
+        if (term < masterTerm) return false;
+        if (term > masterTerm) {
+            if (masterTerm > 0) log.info("a master of term {} leads now (was {})", term, masterTerm);
+            masterTerm = term;
+        }
+        return true;
+    }
+
+    private void nextMaster() { masterIndex = (masterIndex + 1) % config.masters().size(); }
+
     private void heartbeat(long attempt) {
         if (stopped || !registered || attempt != registration) return;
         for (Disk d : store.disks()) d.recheckFull(); // space freed by others than this server counts too
-        rpc.call(config.master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, capacityBytes(),
+        rpc.call(master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, capacityBytes(),
                         store.usedBytes(), store.count(), store.diskReports()), HeartbeatReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
+                    if (e == null && r.known() && !newest(r.term())) {
+                        log.info("master {} leads no more (term {} < {}); looking for the leader", master(), r.term(), masterTerm);
+                        nextMaster();
+                        register();
+                        return;
+                    }
+                    silentBeats = e == null ? 0 : silentBeats + 1;
+                    if (config.masters().size() > 1 && silentBeats >= SILENT_BEATS_BEFORE_SWITCH) {
+                        log.info("master {} does not answer; looking for the group's leader", master());
+                        silentBeats = 0;
+                        nextMaster();
+                        register();
+                        return;
+                    }
                     if (e == null && !r.known()) {
                         log.info("master does not know this incarnation; registering again");
                         register();
@@ -179,10 +234,10 @@ public final class ChunkServer implements Node, MessageHandler {
 
     /** Sends the full chunk list; deletes what the master names (chunks of removed files). */
     private void inventory(long attempt) {
-        rpc.call(config.master(), rid -> new dev.cairn.core.proto.MasterProtocol.ChunkInventory(rid, config.serverId(), incarnation, store.report(leaseClock())),
+        rpc.call(master(), rid -> new dev.cairn.core.proto.MasterProtocol.ChunkInventory(rid, config.serverId(), incarnation, report()),
                         RegisterReply.class, MASTER_CALL_NANOS)
                 .onComplete((r, e) -> {
-                    if (stopped || attempt != registration || e != null || r.status() != Status.OK) return;
+                    if (stopped || attempt != registration || e != null || r.status() != Status.OK || !newest(r.term())) return;
                     for (long id : r.deleteChunks()) store.delete(id, DeleteChunk.ANY_VERSION);
                 });
     }
@@ -209,6 +264,9 @@ public final class ChunkServer implements Node, MessageHandler {
                     next -> rid -> new SyncChunk(rid, s.chunkId(), s.version(), s.written(), s.pieces(), next), !env.planted(dev.cairn.core.env.Plant.CHAIN_SYNC_EARLY));
         } else if (m instanceof ReadData r) {
             read(from, r);
+        } else if (m instanceof dev.cairn.core.proto.MasterProtocol.Fenced f && !newest(f.term())) {
+            env.transport().send(from, new Ack(m.rid(), Status.NOT_LEADER, "refused " + m.getClass().getSimpleName() + " of master term " + f.term()
+                    + ": a newer leader (term " + masterTerm + ") has spoken to this server"));
         } else if (m instanceof CreateChunk c) {
             long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
             ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), c.capacity(), until)));
@@ -328,7 +386,7 @@ public final class ChunkServer implements Node, MessageHandler {
     private void reportBad(long chunkId, long version, String why) {
         log.warn("{}", why);
         store.markBad(chunkId, version);
-        rpc.call(config.master(), rid -> new ReportBad(rid, config.serverId(), chunkId, version, why), Ack.class, MASTER_CALL_NANOS);
+        rpc.call(master(), rid -> new ReportBad(rid, config.serverId(), chunkId, version, why), Ack.class, MASTER_CALL_NANOS);
     }
 
     // ---------------------------------------------------------------- copies for the planner
@@ -371,6 +429,11 @@ public final class ChunkServer implements Node, MessageHandler {
             return Promise.failed(new CairnException(Status.BUSY, "chunk " + r.chunkId() + " already has a copy here"));
         }
         Promise<Void> started = synced ? Promise.completed(null) : guard(() -> store.createCopy(r.chunkId(), r.version(), r.part(), r.capacity(), r.replacesPart()));
+        // a copy refused before anything was made (no room, another part here) leaves nothing to abandon: abandoning
+        // it would delete the copy that was here before, at the same version (sim seed 13898: a durable part 1
+        // deleted because a copy of part 0 over it found its disk full)
+        boolean[] made = {false};
+        started.onSuccess(v -> made[0] = true);
         Promise<Void> done = started
                 .flatMap(v -> copyPieces(r, rebuild, 0))
                 .flatMap(copied -> store.syncCopy(r.chunkId(), r.version(), copied))
@@ -382,7 +445,8 @@ public final class ChunkServer implements Node, MessageHandler {
         return done.then((v, e) -> {
             if (e == null) return Promise.completed(null);
             log.info("copy of chunk {} v{} part {} failed: {}", r.chunkId(), r.version(), r.part(), e.getMessage());
-            if (synced) return Promise.<Void>failed(e);
+            // (a copy beside the old one whose header write failed is this attempt's, and goes: the old one stays)
+            if (synced || (!made[0] && !store.buildingBeside(r.chunkId()))) return Promise.<Void>failed(e);
             return store.abandonCopy(r.chunkId(), r.version()).then((x, y) -> Promise.<Void>failed(e));
         });
     }

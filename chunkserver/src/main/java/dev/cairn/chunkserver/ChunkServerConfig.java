@@ -9,7 +9,7 @@ import java.util.List;
  *
  * @param serverId stable identity across restarts (the master tracks copies by it)
  * @param listen where clients and peers send data
- * @param master where to register
+ * @param masters the master, or every master of its group (the server registers with whichever leads)
  * @param volumes names of this host's data directories (disks)
  * @param capacityBytes advertised capacity; 0 to measure it (the disks' chunk bytes plus their filesystems' free space)
  * @param topology host, rack and disk label, for failure domains and placement
@@ -17,7 +17,7 @@ import java.util.List;
  * @param scrubIntervalNanos shortest time the scrubber takes to re-read every chunk once: rounds are spread
  *                           over it (0: back to back at the full rate)
  */
-public record ChunkServerConfig(String serverId, Address listen, Address master, List<String> volumes, long capacityBytes, Topology topology,
+public record ChunkServerConfig(String serverId, Address listen, List<Address> masters, List<String> volumes, long capacityBytes, Topology topology,
                                 long scrubBytesPerSecond, long scrubIntervalNanos) {
     /** Background verification rate cap: a small fraction of one disk's bandwidth. */
     public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = 16L << 20;
@@ -34,10 +34,12 @@ public record ChunkServerConfig(String serverId, Address listen, Address master,
         if (serverId == null || serverId.isEmpty()) throw new IllegalArgumentException("empty server id");
         if (volumes.isEmpty()) throw new IllegalArgumentException("a chunkserver needs at least one volume");
         volumes = List.copyOf(volumes);
+        if (masters.isEmpty()) throw new IllegalArgumentException("a chunkserver needs a master");
+        masters = List.copyOf(masters);
     }
 
     /** A server that is its own host, in the default rack, with unlabelled disks. */
     public ChunkServerConfig(String serverId, Address listen, Address master, List<String> volumes, long capacityBytes) {
-        this(serverId, listen, master, volumes, capacityBytes, Topology.of(serverId), DEFAULT_SCRUB_BYTES_PER_SECOND, DEFAULT_SCRUB_INTERVAL_NANOS);
+        this(serverId, listen, List.of(master), volumes, capacityBytes, Topology.of(serverId), DEFAULT_SCRUB_BYTES_PER_SECOND, DEFAULT_SCRUB_INTERVAL_NANOS);
     }
 }

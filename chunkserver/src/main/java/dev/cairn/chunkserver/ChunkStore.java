@@ -675,9 +675,14 @@ final class ChunkStore {
         return cleared.flatMap(v -> createChecked(id, version, part, capacity, 0));
     }
 
-    /** A copy that may hold acknowledged bytes: a durable header over data, not found corrupt. */
+    /**
+     * A copy that may hold acknowledged state: a durable header, not found corrupt. Its data may be empty: a part
+     * of an erasure-coded chunk shorter than its stripe width holds no bytes and is still one of the k parts the
+     * chunk is read from (sim seed 21 with three masters: an empty part 2 deleted to make room for a copy of part 1
+     * that then failed; the master still counted the part and deleted its other copy as extra).
+     */
     private static boolean holdsData(Chunk c) {
-        return !c.bad && !c.deleted && c.durableSlot >= 0 && c.durableLength > 0;
+        return !c.bad && !c.deleted && c.durableSlot >= 0;
     }
 
     private static CairnException refusedPart(long id, int part, int off) {
@@ -760,6 +765,9 @@ final class ChunkStore {
      * A planner copy failed: its partial copy goes. One built beside an older copy is removed, the older one
      * untouched; one made in the table is deleted if still at {@code version}.
      */
+    /** True while a planner copy of {@code id} is being built beside the table's copy ({@link #INCOMING_PREFIX}). */
+    boolean buildingBeside(long id) { return incoming.containsKey(id); }
+
     Promise<Void> abandonCopy(long id, long version) {
         Chunk n = incoming.get(id);
         if (n == null) return delete(id, version);
@@ -825,6 +833,12 @@ final class ChunkStore {
     }
 
     /** Whether a copy of the chunk at any version is here, durable and not marked bad (it may hold acknowledged bytes). */
+    /** True if the table's copy of {@code id} has a durable header (whatever its length), not marked bad. */
+    boolean holdsDurableHeader(long id) {
+        Chunk c = chunks.get(id);
+        return c != null && !c.bad && !c.deleted && c.durableSlot >= 0;
+    }
+
     boolean holdsAnyDurable(long id) {
         Chunk c = chunks.get(id);
         return c != null && !c.bad && !c.deleted && c.durableSlot >= 0 && c.durableLength > 0;

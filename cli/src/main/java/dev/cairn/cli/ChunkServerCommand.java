@@ -22,7 +22,7 @@ final class ChunkServerCommand implements Callable<Integer> {
     @Option(names = "--listen", required = true, description = "HOST:PORT for data.")
     String listen;
 
-    @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "Master HOST:PORT (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
+    @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "Master HOST:PORT, or every master of a group, comma-separated (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
     String master;
 
     @Option(names = "--data", required = true, description = "Data directory; each volume is a subdirectory.")
@@ -71,7 +71,7 @@ final class ChunkServerCommand implements Callable<Integer> {
         if (capacityGb < 0 || capacityGb > MAX_CAPACITY_GB) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--capacity-gb must be 0.." + MAX_CAPACITY_GB);
         if (scrubMb < 0 || scrubMb > MAX_SCRUB_MB) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scrub-mb-per-second must be 0.." + MAX_SCRUB_MB);
         if (scrubHours < 0 || scrubHours > MAX_SCRUB_HOURS) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scrub-interval-hours must be 0.." + MAX_SCRUB_HOURS);
-        ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parse(master), names, capacityGb << 30,
+        ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parseList(master), names, capacityGb << 30,
                 new Topology(host == null ? id : host, rack, diskLabel), scrubMb << 20, scrubHours * 3_600_000_000_000L);
         RealRuntime rt = new RealRuntime();
         rt.start(id, data.toAbsolutePath(), c.listen(), c.volumes(), dirs, env -> new ChunkServer(env, c));

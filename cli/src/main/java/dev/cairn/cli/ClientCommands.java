@@ -28,11 +28,11 @@ final class ClientCommands {
     private ClientCommands() {}
 
     abstract static class Base implements Callable<Integer> {
-        @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "Master HOST:PORT (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
+        @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "Master HOST:PORT, or every master of a group, comma-separated (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
         String master;
 
         @Override public final Integer call() throws Exception {
-            try (RealClient c = RealClient.connect(Address.parse(master))) {
+            try (RealClient c = RealClient.connect(Address.parseList(master))) {
                 return run(c);
             } catch (CairnException e) {
                 System.err.println("cairn: " + describe(e));

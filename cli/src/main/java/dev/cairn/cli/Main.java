@@ -28,6 +28,9 @@ public final class Main implements Runnable {
         System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
         System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
         System.setProperty("org.slf4j.simpleLogger.log.org.apache.ratis", "warn");
+        // Ratis logs each failed reconnect to a master that is down (about ten a second) with a stack trace; its
+        // LogAppender still says, every tenth retry, that a peer cannot be reached
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.ratis.util.LifeCycle", "off");
         System.exit(run(args));
     }
 

@@ -14,7 +14,7 @@ final class NfsCommand implements Callable<Integer> {
     @Option(names = "--listen", defaultValue = "127.0.0.1:" + LocalGateway.DEFAULT_PORT, description = "HOST:PORT to serve NFS on (default: ${DEFAULT-VALUE}).")
     String listen;
 
-    @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "The master (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
+    @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "The master, or every master of a group, comma-separated (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
     String master;
 
     @Option(names = "--exports", defaultValue = Exports.DEFAULT, description = "Who may mount, and how: "
@@ -35,7 +35,7 @@ final class NfsCommand implements Callable<Integer> {
             return 2;
         }
         RealRuntime rt = new RealRuntime();
-        LocalGateway g = LocalGateway.start(rt, Address.parse(master), a.host(), a.port(), rules, data.toAbsolutePath());
+        LocalGateway g = LocalGateway.start(rt, Address.parseList(master), a.host(), a.port(), rules, data.toAbsolutePath());
         System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
         return MasterCommand.waitForSignal(rt);
     }

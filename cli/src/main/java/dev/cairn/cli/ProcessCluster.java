@@ -63,17 +63,27 @@ final class ProcessCluster implements AutoCloseable {
         start("master", MASTER_HEAP, List.of("master", "--listen", listen.toString(), "--data", data.resolve("master").toString()));
     }
 
+    /** Master {@code n} (from 1) of the group at {@code group}, in its own directory {@code master<n>}. */
+    void startGroupMaster(int n, List<Address> group) throws IOException {
+        start("master" + n, MASTER_HEAP, List.of("master", "--listen", group.get(n - 1).toString(), "--peers", join(group),
+                "--data", data.resolve("master" + n).toString()));
+    }
+
+    static String join(List<Address> addresses) {
+        return String.join(",", addresses.stream().map(Address::toString).toList());
+    }
+
     /** A chunkserver with {@code disks} data directories (disk0, disk1, ...) under its own directory. */
-    void startChunkserver(String id, Address listen, Address master, int disks) throws IOException {
+    void startChunkserver(String id, Address listen, List<Address> masters, int disks) throws IOException {
         List<String> names = new ArrayList<>();
         for (int d = 0; d < disks; d++) names.add("disk" + d);
-        start(id, CHUNKSERVER_HEAP, List.of("chunkserver", "--id", id, "--listen", listen.toString(), "--master", master.toString(),
+        start(id, CHUNKSERVER_HEAP, List.of("chunkserver", "--id", id, "--listen", listen.toString(), "--master", join(masters),
                 "--data", data.resolve(id).toString(), "--volume", String.join(",", names)));
     }
 
     /** An NFS gateway of the master at {@code master}, serving on {@code listen}. */
-    void startNfs(Address listen, Address master, String exports) throws IOException {
-        start("nfs", GATEWAY_HEAP, List.of("nfs", "--listen", listen.toString(), "--master", master.toString(), "--exports", exports,
+    void startNfs(Address listen, List<Address> masters, String exports) throws IOException {
+        start("nfs", GATEWAY_HEAP, List.of("nfs", "--listen", listen.toString(), "--master", join(masters), "--exports", exports,
                 "--data", data.resolve("nfs").toString())); // its client records live with the cluster's data, not in the working directory
     }
 

@@ -57,6 +57,10 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--chunkservers", defaultValue = "5", description = "Chunkserver hosts (default: ${DEFAULT-VALUE}).")
     int chunkservers;
 
+    @Option(names = "--masters", defaultValue = "1", description = "Masters: 1, or a group of 3 or 5 over the simulated Raft log"
+            + " (leader crashes, power losses, pauses and partitions among them; default: ${DEFAULT-VALUE}).")
+    int masters;
+
     @Option(names = "--trace", description = "Write every executed event (time, host, kind, digest) to FILE (single seed).")
     Path trace;
 
@@ -75,7 +79,7 @@ final class SimCommand implements Callable<Integer> {
         Set<dev.cairn.core.env.Plant> planted = EnumSet.noneOf(dev.cairn.core.env.Plant.class);
         for (String p : plants) planted.add(dev.cairn.core.env.Plant.parse(p));
         SimOptions base = new SimOptions(0, nanos, chunkservers, kinds, !noSwarm, planted, false,
-                dev.cairn.sim.workload.Workload.Profile.valueOf(workload.trim().toUpperCase(Locale.ROOT)));
+                dev.cairn.sim.workload.Workload.Profile.valueOf(workload.trim().toUpperCase(Locale.ROOT)), masters);
         if ((seed == null) == (seeds == null)) throw new IllegalArgumentException("give exactly one of --seed N or --seeds A..B");
         if (checkDeterminism && seed == null) throw new IllegalArgumentException("--check-determinism takes one --seed");
         if (seed != null && checkDeterminism) {

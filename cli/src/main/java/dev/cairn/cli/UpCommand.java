@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
  * {@code cairn up}: a whole local cluster until Ctrl-C or SIGTERM — by default one process per server
  * (so a chunkserver can be killed and restarted on its own), or all in this process with {@code --in-process}.
  */
-@Command(name = "up", description = "Run a local cluster (1 master, 3 chunkservers on 127.0.0.1, one process each) with data under ./cairn-data.")
+@Command(name = "up", description = "Run a local cluster (1 master or a group of --masters, 3 chunkservers on 127.0.0.1, one process each) with data under ./cairn-data.")
 final class UpCommand implements Callable<Integer> {
     @Option(names = "--data", description = "Data directory (default: ${DEFAULT-VALUE}).", defaultValue = "cairn-data")
     Path data;
@@ -26,6 +26,10 @@ final class UpCommand implements Callable<Integer> {
 
     @Option(names = "--master-port", description = "Master port (default: ${DEFAULT-VALUE}).", defaultValue = "" + LocalCluster.DEFAULT_MASTER_PORT)
     int masterPort;
+
+    @Option(names = "--masters", description = "Masters: 1, or a Raft group of 3, 5 or 7 on consecutive ports from --master-port,"
+            + " each also using its port + " + dev.cairn.master.ratis.RatisLog.RAFT_PORT_OFFSET + " (default: ${DEFAULT-VALUE}).", defaultValue = "1")
+    int masters;
 
     @Option(names = "--chunk-port", description = "First chunkserver port (default: ${DEFAULT-VALUE}).", defaultValue = "" + LocalCluster.DEFAULT_FIRST_CHUNK_PORT)
     int chunkPort;
@@ -51,35 +55,45 @@ final class UpCommand implements Callable<Integer> {
         if (chunkservers < 1 || chunkservers > 64) throw new IllegalArgumentException("--chunkservers must be 1..64");
         if (disks < 1 || disks > 16) throw new IllegalArgumentException("--disks must be 1..16");
         if (inProcess && disks != 1) throw new IllegalArgumentException("--disks needs the process-per-server mode (drop --in-process)");
+        if (masters != 1 && masters != 3 && masters != 5 && masters != 7) throw new IllegalArgumentException("--masters must be 1, 3, 5 or 7");
+        if (inProcess && masters != 1) throw new IllegalArgumentException("--masters needs the process-per-server mode (drop --in-process)");
         dev.cairn.nfs.Exports.parse(nfsExports); // a bad rule is refused before anything starts
         return inProcess ? inProcess() : processes();
     }
 
     private int processes() throws Exception {
         Path root = data.toAbsolutePath();
-        Address m = new Address(LocalCluster.HOST, masterPort);
+        List<Address> group = new ArrayList<>();
+        for (int i = 0; i < masters; i++) group.add(new Address(LocalCluster.HOST, masterPort + i));
         ProcessCluster cluster = new ProcessCluster(root);
         CountDownLatch stopped = closeOnShutdown(cluster);
-        cluster.startMaster(m);
         List<String> lines = new ArrayList<>();
+        if (masters == 1) {
+            cluster.startMaster(group.get(0));
+            lines.add("  master        " + group.get(0) + "  (pid " + cluster.children().get(0).process().pid() + ")");
+        } else {
+            for (int i = 1; i <= masters; i++) {
+                cluster.startGroupMaster(i, group);
+                lines.add("  master        " + group.get(i - 1) + "  (pid " + cluster.children().get(i - 1).process().pid() + ", Raft group of " + masters + ")");
+            }
+        }
         for (int i = 1; i <= chunkservers; i++) {
             Address a = new Address(LocalCluster.HOST, chunkPort + i - 1);
-            cluster.startChunkserver("cs" + i, a, m, disks);
-            lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(i).process().pid() + ")");
+            cluster.startChunkserver("cs" + i, a, group, disks);
+            lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(masters + i - 1).process().pid() + ")");
         }
-        if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), m, nfsExports);
-        if (!awaitServers(m, chunkservers) || (nfsPort != 0 && !awaitPort(nfsPort))) {
+        if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), group, nfsExports);
+        if (!awaitServers(group, chunkservers) || (nfsPort != 0 && !awaitPort(nfsPort))) {
             System.err.println("cairn: the cluster did not come up within " + READY_TIMEOUT_MILLIS / 1000 + " s; see " + root.resolve("logs"));
             cluster.close();
             return 1;
         }
         System.out.println();
         System.out.println("Cairn is up (data in " + root + ", logs in " + root.resolve("logs") + ")");
-        System.out.println("  master        " + m + "  (pid " + cluster.children().get(0).process().pid() + ")");
         lines.forEach(System.out::println);
-        if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(chunkservers + 1).process().pid() + ")");
+        if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(masters + chunkservers).process().pid() + ")");
         System.out.println();
-        printTry(m);
+        printTry(group);
         if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();
@@ -87,8 +101,9 @@ final class UpCommand implements Callable<Integer> {
     }
 
     /** The first commands to try; on a master port other than the default, with where the master is (CAIRN_MASTER). */
-    static void printTry(Address master) {
-        String env = master.port() == LocalCluster.DEFAULT_MASTER_PORT ? "" : "export CAIRN_MASTER=" + master + "   # the master is not on the default port\n      ";
+    static void printTry(List<Address> group) {
+        String env = group.size() > 1 ? "export CAIRN_MASTER=" + ProcessCluster.join(group) + "   # every master of the group\n      "
+                : group.get(0).port() == LocalCluster.DEFAULT_MASTER_PORT ? "" : "export CAIRN_MASTER=" + group.get(0) + "   # the master is not on the default port\n      ";
         System.out.println("Try:  " + env + "./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
         System.out.println("      ./cairn status --watch      ./cairn fileinfo /somefile");
     }
@@ -127,10 +142,10 @@ final class UpCommand implements Callable<Integer> {
     }
 
     /** Waits until the master answers and every chunkserver has registered. */
-    private static boolean awaitServers(Address master, int n) throws InterruptedException {
+    private static boolean awaitServers(List<Address> group, int n) throws InterruptedException {
         long deadline = System.currentTimeMillis() + READY_TIMEOUT_MILLIS;
         while (System.currentTimeMillis() < deadline) {
-            try (RealClient c = RealClient.connect(master)) {
+            try (RealClient c = RealClient.connect(group)) {
                 long up = c.await(x -> x.status()).servers().stream().filter(s -> s.alive()).count();
                 if (up >= n) return true;
             } catch (RuntimeException e) {
@@ -154,7 +169,7 @@ final class UpCommand implements Callable<Integer> {
         cluster.chunkserverConfigs().forEach(c -> System.out.println("  chunkserver   " + c.serverId() + " " + c.listen()));
         if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort);
         System.out.println();
-        printTry(m);
+        printTry(List.of(m));
         if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();

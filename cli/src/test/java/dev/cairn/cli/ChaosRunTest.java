@@ -45,6 +45,31 @@ class ChaosRunTest {
         assertThat(Files.readString(dir.resolve("summary.md"))).contains("mixed", "No violation.");
     }
 
+    /**
+     * A Raft group of three masters whose leader is killed with kill -9 under writes, again and again: every write
+     * acknowledged reads back, and writes are acknowledged after each kill (clients, chunkservers and the gateway
+     * follow the new leader).
+     */
+    @Test void killingTheLeaderMasterOfAGroupLosesNothingAndWritesGoOn() throws Exception {
+        long seed = 3;
+        ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(Nemesis.Scenario.LEADER_KILL, seed, 30_000, 5, dir.resolve("leader"), launcher(),
+                "./cairn chaos --scenario leader-kill --seed " + seed + " --duration 30s"));
+        assertThat(r.violations()).as(ChaosReport.row(r)).isEmpty();
+        assertThat(r.lostBytes()).isZero();
+        assertThat(r.faults()).as("leaders were killed").hasSizeGreaterThanOrEqualTo(2)
+                .allSatisfy(f -> assertThat(f.error()).isNull())
+                .allSatisfy(f -> assertThat(f.fault().target()).matches("master[123]"));
+        assertThat(r.faults().stream().map(f -> f.fault().target()).distinct().count()).as("a new leader took over and was killed in turn").isGreaterThan(1);
+        for (ChaosRun.Fired f : r.faults()) {
+            assertThat(r.history()).as("a write acknowledged after the kill of %s", f.fault().target()).anySatisfy(e -> {
+                assertThat(e.op()).isEqualTo(History.Op.WRITE);
+                assertThat(e.outcome()).isEqualTo(History.Outcome.OK);
+                assertThat(e.startMillis()).isGreaterThan(f.appliedMillis());
+            });
+        }
+        assertThat(r.count(History.Op.NEW_FILE, History.Outcome.OK)).isEqualTo(3);
+    }
+
     @Test void wallClocksSteppedByHoursOnRealProcessesLoseNothing() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(Files.isReadable(dev.cairn.chaos.NodeProcesses.LIBFAKETIME),
                 "libfaketime is not installed (Debian package faketime; ./cairn test installs it when run as root)");

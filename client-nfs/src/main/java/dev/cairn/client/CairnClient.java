@@ -54,16 +54,33 @@ public final class CairnClient implements Node, MessageHandler {
     /** A chain write or sync covers three disks and their fsyncs; give it room before calling it dead. */
     static final long CHAIN_CALL_NANOS = 60_000_000_000L;
     static final long READ_CALL_NANOS = 10_000_000_000L;
+    /** A master asked about itself answers at once or is taken for down (status shows each master of a group). */
+    static final long REPLICA_STATUS_NANOS = 2_000_000_000L;
+
+    /**
+     * With a master group: how long a call keeps looking for a leader that can answer it (an election, the
+     * new leader's catch-up and the chunkservers finding it take seconds) before its failure is the caller's.
+     */
+    static final long FAILOVER_NANOS = 30_000_000_000L;
+    /** Pause before asking the next master of a group, so that an election in progress is not flooded. */
+    static final long FAILOVER_RETRY_NANOS = 200_000_000L;
 
     private final Env env;
-    private final Address master;
+    /** The masters given, and any leader one of them named that was not among them (a client given one member of a group). */
+    private final List<Address> masters;
+    /** The master of {@link #masters} asked first: the leader, as far as this client knows. */
+    private int leader;
     private final Log log;
     private final Rpc rpc;
     private final CodecCache codecs = new CodecCache();
 
-    public CairnClient(Env env, Address master) {
+    public CairnClient(Env env, Address master) { this(env, List.of(master)); }
+
+    /** A client of a master group: calls go to its leader, found and followed across failovers. */
+    public CairnClient(Env env, List<Address> masters) {
+        if (masters.isEmpty()) throw new IllegalArgumentException("no master");
         this.env = env;
-        this.master = master;
+        this.masters = new ArrayList<>(masters);
         this.log = env.log(CairnClient.class);
         this.rpc = new Rpc(env);
     }
@@ -80,6 +97,15 @@ public final class CairnClient implements Node, MessageHandler {
 
     public Env env() { return env; }
 
+    /** The masters this client knows (those it was given, and leaders they named). */
+    public List<Address> masters() { return List.copyOf(masters); }
+
+    /** Asks one master (of a group: any, not only the leader) about itself: role, term, applied log index. */
+    public Promise<dev.cairn.core.proto.MasterProtocol.ReplicaStatusReply> replicaStatus(Address master) {
+        return rpc.call(master, rid -> new dev.cairn.core.proto.MasterProtocol.ReplicaStatus(rid),
+                dev.cairn.core.proto.MasterProtocol.ReplicaStatusReply.class, REPLICA_STATUS_NANOS);
+    }
+
     public Log log() { return log; }
 
     // ---------------------------------------------------------------- namespace
@@ -89,12 +115,12 @@ public final class CairnClient implements Node, MessageHandler {
     }
 
     public Promise<FileAttr> mkdir(String path) {
-        return master(rid -> new Mkdir(rid, path), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+        return master(op(op -> rid -> new Mkdir(rid, path, op)), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
     }
 
     /** Creates an empty file; chunk size 0 and {@link StorageClass#DEFAULT} take the master's defaults. */
     public Promise<FileAttr> create(String path, int chunkSize, StorageClass storageClass) {
-        return master(rid -> new Create(rid, path, chunkSize, storageClass), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
+        return master(op(op -> rid -> new Create(rid, path, chunkSize, storageClass, op)), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
     }
 
     /** The erasure codec for k+m (one per profile per client; coding tables are prepared once). */
@@ -107,7 +133,7 @@ public final class CairnClient implements Node, MessageHandler {
     }
 
     public Promise<Void> remove(String path) {
-        return master(rid -> new Remove(rid, path), Ack.class).map(r -> check(r.status(), r.detail(), null));
+        return master(op(op -> rid -> new Remove(rid, path, op)), Ack.class).map(r -> check(r.status(), r.detail(), null));
     }
 
     // ---------------------------------------------------------------- namespace by inode (the NFS gateway's calls)
@@ -128,19 +154,19 @@ public final class CairnClient implements Node, MessageHandler {
 
     /** Creates a file, directory or symlink (target non-empty); verifier non-zero for an exclusive create. */
     public Promise<MasterProtocol.ChangeReply> createIn(long parent, String name, FileType type, int mode, int uid, int gid, String target, long verifier) {
-        return change(rid -> new MasterProtocol.CreateIn(rid, parent, name, type, mode, uid, gid, target, 0, StorageClass.DEFAULT, verifier));
+        return change(op(op -> rid -> new MasterProtocol.CreateIn(rid, parent, name, type, mode, uid, gid, target, 0, StorageClass.DEFAULT, verifier, op)));
     }
 
     public Promise<MasterProtocol.ChangeReply> unlink(long parent, String name) {
-        return change(rid -> new MasterProtocol.Unlink(rid, parent, name));
+        return change(op(op -> rid -> new MasterProtocol.Unlink(rid, parent, name, op)));
     }
 
     public Promise<MasterProtocol.ChangeReply> rename(long fromDir, String fromName, long toDir, String toName) {
-        return change(rid -> new MasterProtocol.Rename(rid, fromDir, fromName, toDir, toName));
+        return change(op(op -> rid -> new MasterProtocol.Rename(rid, fromDir, fromName, toDir, toName, op)));
     }
 
     public Promise<MasterProtocol.ChangeReply> link(long inode, long dir, String name) {
-        return change(rid -> new MasterProtocol.Link(rid, inode, dir, name));
+        return change(op(op -> rid -> new MasterProtocol.Link(rid, inode, dir, name, op)));
     }
 
     public Promise<FileAttr> setAttr(long inode, AttrChange change) {
@@ -265,7 +291,71 @@ public final class CairnClient implements Node, MessageHandler {
     }
 
     private <R extends Message> Promise<R> master(LongFunction<Message> req, Class<R> reply) {
-        return rpc.call(master, req, reply, MASTER_CALL_NANOS);
+        Promise<R> out = new Promise<>();
+        askLeader(req, reply, out, env.clock().nanoTime() + FAILOVER_NANOS);
+        return out;
+    }
+
+    /**
+     * Asks the master believed to lead; on {@code NOT_LEADER} (nothing was done) or a master that does not
+     * answer, follows the leader it names or tries the next, until {@link #FAILOVER_NANOS} have passed. A call
+     * that timed out may have been carried out: its retry can meet its own effect (a create answering EXISTS).
+     */
+    private <R extends Message> void askLeader(LongFunction<Message> req, Class<R> reply, Promise<R> out, long deadline) {
+        int asked = leader;
+        Address to = masters.get(asked);
+        rpc.call(to, req, reply, MASTER_CALL_NANOS).onComplete((r, e) -> {
+            Status s = e != null ? CairnException.statusOf(e) : statusOf(r);
+            // a single master that does not answer is the caller's to judge (it may be restarting); one of a group is passed over
+            boolean elsewhere = s == Status.NOT_LEADER || (e != null && s == Status.UNAVAILABLE && masters.size() > 1);
+            if (!elsewhere || env.clock().nanoTime() - deadline > 0) {
+                if (e != null) out.fail(e);
+                else out.complete(r);
+                return;
+            }
+            if (leader == asked) leader = named(e != null ? "" : detailOf(r)).orElse((asked + 1) % masters.size());
+            env.scheduler().schedule(FAILOVER_RETRY_NANOS, () -> askLeader(req, reply, out, deadline));
+        });
+    }
+
+    /**
+     * A request of an operation that is not idempotent, under an op id given once here: every retry of it (to a
+     * new leader) carries the same id, so the master answers a retry of an operation already done with its outcome.
+     */
+    private LongFunction<Message> op(java.util.function.LongFunction<LongFunction<Message>> request) {
+        return request.apply(rpc.freshId());
+    }
+
+    /**
+     * The master a {@code NOT_LEADER} answer names as leader ({@code leader=HOST:PORT}); one not among ours is
+     * added (a client given a single member of a group finds the rest this way).
+     */
+    private java.util.Optional<Integer> named(String detail) {
+        int i = detail.indexOf("leader=");
+        if (i < 0) return java.util.Optional.empty();
+        String rest = detail.substring(i + "leader=".length()).strip();
+        int end = rest.indexOf(' ');
+        Address a;
+        try {
+            a = Address.parse(end < 0 ? rest : rest.substring(0, end));
+        } catch (IllegalArgumentException bad) {
+            return java.util.Optional.empty();
+        }
+        int m = masters.indexOf(a);
+        if (m >= 0) return java.util.Optional.of(m);
+        if (masters.size() >= Address.MAX_LIST) return java.util.Optional.empty();
+        masters.add(a);
+        return java.util.Optional.of(masters.size() - 1);
+    }
+
+    private static Status statusOf(Message m) {
+        if (m instanceof Ack a) return a.status();
+        return m instanceof dev.cairn.core.proto.MasterProtocol p ? p.status() : Status.OK;
+    }
+
+    private static String detailOf(Message m) {
+        if (m instanceof Ack a) return a.detail();
+        return m instanceof dev.cairn.core.proto.MasterProtocol p ? p.detail() : "";
     }
 
     private static <T> T check(Status s, String detail, T value) {

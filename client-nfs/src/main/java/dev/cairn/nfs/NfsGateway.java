@@ -33,10 +33,13 @@ public final class NfsGateway implements Node {
     /** A gateway exporting to this machine only ({@link Exports#DEFAULT}). */
     public NfsGateway(Env env, Address master) { this(env, master, Exports.parse(Exports.DEFAULT)); }
 
-    public NfsGateway(Env env, Address master, Exports exports) {
+    public NfsGateway(Env env, Address master, Exports exports) { this(env, java.util.List.of(master), exports); }
+
+    /** A gateway of the master group at {@code masters} (a single master: a list of one). */
+    public NfsGateway(Env env, java.util.List<Address> masters, Exports exports) {
         this.env = env;
         this.exports = exports;
-        this.client = new CairnClient(env, master);
+        this.client = new CairnClient(env, masters);
         this.log = env.log(NfsGateway.class);
     }
 

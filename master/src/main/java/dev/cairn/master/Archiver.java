@@ -71,7 +71,10 @@ final class Archiver {
     private final Set<Long> recheck = new java.util.TreeSet<>();
     private long filesArchived;
 
-    Archiver(Env env, Rpc rpc, ChunkRegistry registry, Log log, Placement placement, Namespace namespace, MetaLog metaLog) {
+    /** The leader term of the master this archiver works for (see {@link dev.cairn.core.proto.MasterProtocol.Fenced}). */
+    private final long term;
+
+    Archiver(Env env, Rpc rpc, ChunkRegistry registry, Log log, Placement placement, Namespace namespace, MetaLog metaLog, long term) {
         this.env = env;
         this.rpc = rpc;
         this.registry = registry;
@@ -79,6 +82,7 @@ final class Archiver {
         this.placement = placement;
         this.namespace = namespace;
         this.metaLog = metaLog;
+        this.term = term;
     }
 
     boolean isRewriting(long chunkId) { return rewriting.contains(chunkId); }
@@ -206,13 +210,13 @@ final class Archiver {
             int part = to.isEc() ? p : 0;
             Server t = targets.get(p);
             refs.add(t.ref());
-            creates.add(rpc.call(t.address, rid -> new CreateChunk(rid, newId, NEW_VERSION, part, Master.capacity(f.chunkSize(), to)), Ack.class, CALL_NANOS));
+            creates.add(rpc.call(t.address, rid -> new CreateChunk(rid, newId, NEW_VERSION, part, Master.capacity(f.chunkSize(), to), term), Ack.class, CALL_NANOS));
         }
         Server from = source.server();
         long fromVersion = source.version();
         return Promise.all(creates).flatMap(acks -> {
             for (Ack a : acks) if (a.status() != Status.OK) throw new CairnException(a.status(), "creating the rewritten chunk: " + a.detail());
-            return rpc.call(from.address, rid -> new ConvertChunk(rid, c.chunkId(), fromVersion, length, newId, NEW_VERSION, to.k(), to.m(), refs),
+            return rpc.call(from.address, rid -> new ConvertChunk(rid, c.chunkId(), fromVersion, length, newId, NEW_VERSION, to.k(), to.m(), refs, term),
                     Ack.class, CONVERT_CALL_NANOS);
         }).map(ack -> {
             if (ack.status() != Status.OK) throw new CairnException(ack.status(), "rewriting chunk " + c.chunkId() + " on " + from.id + ": " + ack.detail());
@@ -223,7 +227,7 @@ final class Archiver {
     private void deleteEverywhere(long chunkId, List<Server> servers) {
         for (Server s : servers) {
             // best effort: a copy on a server that is down now is deleted when it registers (its id is unknown then)
-            rpc.call(s.address, rid -> new DeleteChunk(rid, chunkId, DeleteChunk.ANY_VERSION), Ack.class, CALL_NANOS);
+            rpc.call(s.address, rid -> new DeleteChunk(rid, chunkId, DeleteChunk.ANY_VERSION, term), Ack.class, CALL_NANOS);
         }
     }
 }

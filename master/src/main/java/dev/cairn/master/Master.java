@@ -107,11 +107,6 @@ public final class Master implements Node, MessageHandler {
     static final long REFUSAL_NANOS = 60_000_000_000L;
     /** Refusals remembered at most (chunk, server pairs); past it a refused copy is only retried later. */
     static final int MAX_REFUSALS = 100_000;
-    /** KV prefix of the durable list of chunkservers this master has known (for the start-up grace window). */
-    private static final byte[] KNOWN_SERVER = "S".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    /** KV prefix of the chunkservers an operator marked for removal (drain survives a master restart). */
-    private static final byte[] DRAINING_SERVER = "R".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-
     private final Env env;
     private final MasterConfig config;
     private final Log log;
@@ -167,21 +162,36 @@ public final class Master implements Node, MessageHandler {
     private MetaLog metaLog;
     private Archiver archiver;
     private boolean ready;
+    /** The leader term this master serves (0: a single master). */
+    private final long term;
 
     /** The planner balances servers' used fractions to within this (the simulator's balance check reads it). */
     public static final double BALANCE_SPREAD = Planner.Limits.DEFAULT.spread();
 
-    public Master(Env env, MasterConfig config) {
+    public Master(Env env, MasterConfig config) { this(env, config, null, null, 0); }
+
+    /**
+     * A master serving on behalf of a group ({@link MasterReplica}): {@code namespace} and {@code metaLog} are
+     * the replica's, which outlive this master (a new leader term makes a new one); null for a single master,
+     * which makes its own with a {@link LocalMetaLog}. {@code term} is the leader term it serves (0 for a single
+     * master): every command that changes what a chunkserver stores carries it ({@link MasterProtocol.Fenced}).
+     */
+    public Master(Env env, MasterConfig config, Namespace namespace, MetaLog metaLog, long term) {
         this.env = env;
         this.config = config;
         this.log = env.log(Master.class);
         this.rpc = new Rpc(env);
+        this.namespace = namespace;
+        this.metaLog = metaLog;
+        this.term = term;
     }
 
     @Override public void start() {
-        namespace = new Namespace(env.kv(), config.defaultGoal());
-        metaLog = new LocalMetaLog(env.kv(), namespace, env);
-        archiver = new Archiver(env, rpc, registry, log, this::choose, namespace, metaLog);
+        if (namespace == null) {
+            namespace = new Namespace(env.kv(), config.defaultGoal());
+            metaLog = new LocalMetaLog(env.kv(), namespace, env);
+        }
+        archiver = new Archiver(env, rpc, registry, log, this::choose, namespace, metaLog, term);
         namespace.watch(new Namespace.Watcher() {
             @Override public void chunkChanged(long chunkId, int delta) {
                 changed.add(chunkId);
@@ -205,14 +215,8 @@ public final class Master implements Node, MessageHandler {
             }
             ready = true;
             startNanos = env.clock().nanoTime();
-            env.kv().scan(KNOWN_SERVER, (key, value) -> {
-                knownServers.add(new String(key, 1, key.length - 1, java.nio.charset.StandardCharsets.UTF_8));
-                return true;
-            });
-            env.kv().scan(DRAINING_SERVER, (key, value) -> {
-                drainingServers.add(new String(key, 1, key.length - 1, java.nio.charset.StandardCharsets.UTF_8));
-                return true;
-            });
+            knownServers.addAll(namespace.knownServers());
+            drainingServers.addAll(namespace.drainingServers());
             env.transport().start(config.listen(), this);
             scheduleLivenessCheck();
             schedulePlanner();
@@ -267,12 +271,12 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof Lookup r) return Promise.completed(new AttrReply(r.rid(), Status.OK, "", namespace.resolve(r.path()).attr()));
         if (m instanceof ListDir r) return Promise.completed(new ListReply(r.rid(), Status.OK, "", namespace.list(r.path())));
         if (m instanceof Mkdir r) {
-            return metaLog.submit(new MetaCommand.Mkdir(r.path(), env.clock().wallMillis()))
+            return metaLog.submit(new MetaCommand.Mkdir(r.path(), env.clock().wallMillis(), r.op()))
                     .map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
         if (m instanceof Create r) {
             refuseUnsatisfiable(r.storageClass());
-            return metaLog.submit(new MetaCommand.CreateFile(r.path(), r.chunkSize(), r.storageClass(), env.clock().wallMillis()))
+            return metaLog.submit(new MetaCommand.CreateFile(r.path(), r.chunkSize(), r.storageClass(), env.clock().wallMillis(), r.op()))
                     .map(a -> new AttrReply(r.rid(), Status.OK, "", a));
         }
         if (m instanceof Remove r) return remove(r);
@@ -287,13 +291,13 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof MasterProtocol.CreateIn r) {
             refuseUnsatisfiable(r.storageClass());
             return changed(r.rid(), new MetaCommand.CreateIn(r.parent(), r.name(), r.type(), r.mode(), r.uid(), r.gid(), r.target(), r.chunkSize(),
-                    r.storageClass(), r.verifier(), env.clock().wallMillis()));
+                    r.storageClass(), r.verifier(), env.clock().wallMillis(), r.op()));
         }
-        if (m instanceof MasterProtocol.Unlink r) return changed(r.rid(), new MetaCommand.Unlink(r.parent(), r.name(), env.clock().wallMillis()));
+        if (m instanceof MasterProtocol.Unlink r) return changed(r.rid(), new MetaCommand.Unlink(r.parent(), r.name(), env.clock().wallMillis(), r.op()));
         if (m instanceof MasterProtocol.Rename r) {
-            return changed(r.rid(), new MetaCommand.Rename(r.fromDir(), r.fromName(), r.toDir(), r.toName(), env.clock().wallMillis()));
+            return changed(r.rid(), new MetaCommand.Rename(r.fromDir(), r.fromName(), r.toDir(), r.toName(), env.clock().wallMillis(), r.op()));
         }
-        if (m instanceof MasterProtocol.Link r) return changed(r.rid(), new MetaCommand.Link(r.inode(), r.dir(), r.name(), env.clock().wallMillis()));
+        if (m instanceof MasterProtocol.Link r) return changed(r.rid(), new MetaCommand.Link(r.inode(), r.dir(), r.name(), env.clock().wallMillis(), r.op()));
         if (m instanceof MasterProtocol.SetAttr r) {
             return metaLog.submit(new MetaCommand.SetAttr(r.inode(), r.change(), env.clock().wallMillis())).map(res -> {
                 if (r.change().size() != AttrChange.KEEP) log.debug("inode {}: size set to {} ({} chunks freed)", r.inode(), res.attr().size(), res.freedChunks().size());
@@ -307,6 +311,9 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof MasterProtocol.ClusterStatus r) return Promise.completed(status(r));
         if (m instanceof MasterProtocol.FileInfo r) return Promise.completed(fileInfo(r));
         if (m instanceof MasterProtocol.Drain r) return drain(r);
+        if (m instanceof MasterProtocol.ReplicaStatus r) {
+            return Promise.completed(new MasterProtocol.ReplicaStatusReply(r.rid(), Status.OK, "", true, true, term, -1, config.listen().toString()));
+        }
         if (m instanceof MasterProtocol.SetClass r) {
             refuseUnsatisfiable(r.storageClass());
             return metaLog.submit(new MetaCommand.SetClass(r.path(), r.storageClass())).map(a -> {
@@ -334,12 +341,13 @@ public final class Master implements Node, MessageHandler {
         if (req instanceof MasterProtocol.ClusterStatus) {
             return new MasterProtocol.StatusReply(rid, status, detail, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of());
         }
+        if (req instanceof MasterProtocol.ReplicaStatus) return new MasterProtocol.ReplicaStatusReply(rid, status, detail, false, false, 0, -1, "");
         if (req instanceof MasterProtocol.FileInfo) return new MasterProtocol.FileInfoReply(rid, status, detail, Types.NO_ATTR, List.of());
         if (req instanceof ListDir) return new ListReply(rid, status, detail, List.of());
         if (req instanceof WriteLease) return new LeaseReply(rid, status, detail, 0, 0, List.of(), StorageClass.DEFAULT);
         if (req instanceof GetChunks) return new ChunksReply(rid, status, detail, Types.NO_ATTR, List.of());
-        if (req instanceof Register) return new RegisterReply(rid, status, List.of());
-        if (req instanceof Heartbeat) return new HeartbeatReply(rid, false, List.of());
+        if (req instanceof Register) return new RegisterReply(rid, status, List.of(), 0);
+        if (req instanceof Heartbeat) return new HeartbeatReply(rid, false, List.of(), 0);
         return new Ack(rid, status, detail);
     }
 
@@ -355,9 +363,10 @@ public final class Master implements Node, MessageHandler {
         s.topology = r.topology();
         s.draining = drainingServers.contains(s.id);
         if (knownServers.add(s.id)) {
-            KvBatch b = new KvBatch();
-            b.put(serverKey(KNOWN_SERVER, s.id), new byte[0]);
-            env.kv().write(b, false); // losing it only shortens a later grace window
+            String id = s.id;
+            // through the log, so that a new leader's grace window waits for the same servers; if it fails, a
+            // later registration lists the server again
+            metaLog.submit(new MetaCommand.ServerKnown(id)).onComplete((v, e) -> { if (e != null) knownServers.remove(id); });
         }
         List<Long> delete = new ArrayList<>();
         long nextChunk = namespace.nextChunkId();
@@ -393,7 +402,7 @@ public final class Master implements Node, MessageHandler {
         }
         log.info("chunkserver {} registered from {} with {} chunks ({} current, {} stale, {} to delete)",
                 r.serverId(), r.dataAddress(), r.chunks().size(), current, stale, delete.size());
-        return new RegisterReply(r.rid(), Status.OK, delete);
+        return new RegisterReply(r.rid(), Status.OK, delete, term);
     }
 
     /**
@@ -405,7 +414,7 @@ public final class Master implements Node, MessageHandler {
      */
     private RegisterReply inventory(MasterProtocol.ChunkInventory r) {
         Server s = registry.server(r.serverId());
-        if (s == null || !s.alive || s.incarnation != r.incarnation()) return new RegisterReply(r.rid(), Status.NOT_FOUND, List.of());
+        if (s == null || !s.alive || s.incarnation != r.incarnation()) return new RegisterReply(r.rid(), Status.NOT_FOUND, List.of(), term);
         LongPredicate busy = busyChunks();
         List<Long> delete = new ArrayList<>();
         long nextChunk = namespace.nextChunkId();
@@ -450,7 +459,7 @@ public final class Master implements Node, MessageHandler {
         if (found + outdated + forgotten + delete.size() > 0) {
             log.info("inventory of {}: {} copies found again, {} outdated, {} gone, {} to delete", s.id, found, outdated, forgotten, delete.size());
         }
-        return new RegisterReply(r.rid(), Status.OK, delete);
+        return new RegisterReply(r.rid(), Status.OK, delete, term);
     }
 
     /**
@@ -563,7 +572,7 @@ public final class Master implements Node, MessageHandler {
 
     private HeartbeatReply heartbeat(Address from, Heartbeat h) {
         Server s = registry.server(h.serverId());
-        if (s == null || !s.alive || s.incarnation != h.incarnation()) return new HeartbeatReply(h.rid(), false, List.of());
+        if (s == null || !s.alive || s.incarnation != h.incarnation()) return new HeartbeatReply(h.rid(), false, List.of(), term);
         s.controlAddress = from;
         s.lastHeardNanos = env.clock().nanoTime();
         s.capacityBytes = h.capacityBytes();
@@ -574,7 +583,7 @@ public final class Master implements Node, MessageHandler {
         Set<String> slow = DiskJudge.judge(s.disks, DiskJudge.median(all), s.slowDisks, s.diskStreaks);
         if (!slow.equals(s.slowDisks)) log.warn("chunkserver {}: disks judged slow now {} (were {})", s.id, slow, s.slowDisks);
         s.slowDisks = slow;
-        return new HeartbeatReply(h.rid(), true, List.copyOf(slow));
+        return new HeartbeatReply(h.rid(), true, List.copyOf(slow), term);
     }
 
     private Ack reportBad(ReportBad r) {
@@ -588,17 +597,22 @@ public final class Master implements Node, MessageHandler {
     private void scheduleLivenessCheck() {
         env.scheduler().schedule(LIVENESS_CHECK_NANOS, () -> {
             if (!ready) return;
-            for (Server s : registry.expire(env.clock().nanoTime() - config.heartbeatTimeoutNanos())) {
-                log.warn("chunkserver {} at {} missed its heartbeats: marked dead", s.id, s.address);
-            }
+            expireSilentServers();
             scheduleLivenessCheck();
         });
+    }
+
+    /** Marks dead every chunkserver whose last heartbeat is older than the timeout. */
+    private void expireSilentServers() {
+        for (Server s : registry.expire(env.clock().nanoTime() - config.heartbeatTimeoutNanos())) {
+            log.warn("chunkserver {} at {} missed its heartbeats: marked dead", s.id, s.address);
+        }
     }
 
     // ---------------------------------------------------------------- files
 
     private Promise<Ack> remove(Remove r) {
-        return metaLog.submit(new MetaCommand.Remove(r.path())).map(chunkIds -> {
+        return metaLog.submit(new MetaCommand.Remove(r.path(), r.op())).map(chunkIds -> {
             forgetChunks(chunkIds);
             return Ack.ok(r.rid());
         });
@@ -616,7 +630,7 @@ public final class Master implements Node, MessageHandler {
         for (long id : chunkIds) {
             for (Server s : registry.forget(id)) {
                 // best effort: a copy on a server that is down now is deleted when it registers again
-                rpc.call(s.address, rid -> new DeleteChunk(rid, id, DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
+                rpc.call(s.address, rid -> new DeleteChunk(rid, id, DeleteChunk.ANY_VERSION, term), Ack.class, CHUNKSERVER_CALL_NANOS);
             }
         }
     }
@@ -829,7 +843,7 @@ public final class Master implements Node, MessageHandler {
         }
         assert env.planted(Plant.TWO_ON_ONE_HOST) || distinctDomains(chosen, cls.domain()) : "two copies of one chunk in one failure domain";
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0, capacity)));
+        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0, capacity, term)));
         return settle(c, List.copyOf(chosen), calls);
     }
 
@@ -895,7 +909,7 @@ public final class Master implements Node, MessageHandler {
             List<Promise<Ack>> calls = new ArrayList<>();
             for (int p = 0; p < chosen.size(); p++) {
                 int part = p;
-                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part, capacity(f.chunkSize(), cls))));
+                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part, capacity(f.chunkSize(), cls), term)));
             }
             return settleAll(c.chunkId(), next.version(), chosen, calls);
         });
@@ -942,7 +956,7 @@ public final class Master implements Node, MessageHandler {
         for (int i = 0; i < holders.size(); i++) lengths[i] = registry.reportedLength(c.chunkId(), holders.get(i).server().id);
         for (Holder h : holders) registry.removeLocation(c.chunkId(), h.server().id);
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Holder h : holders) calls.add(call(h.server(), rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), h.version(), to)));
+        for (Holder h : holders) calls.add(call(h.server(), rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), h.version(), to, term)));
         return Promise.all(calls).then((acks, e) -> {
             List<Server> ok = new ArrayList<>();
             for (int i = 0; i < holders.size(); i++) {
@@ -1009,7 +1023,7 @@ public final class Master implements Node, MessageHandler {
         if (fresh.isEmpty()) return Promise.completed(lease);
         List<Promise<Ack>> calls = new ArrayList<>();
         if (lease.chain.isEmpty()) {
-            for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0, capacity)));
+            for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0, capacity, term)));
         } else {
             // filled from a holder first (which took the bump: no write lands before this lease is answered), with a
             // write window of its own: a writer may write any part of the chunk, not all of it, so a fresh empty
@@ -1017,7 +1031,7 @@ public final class Master implements Node, MessageHandler {
             ServerRef from = lease.chain.get(0);
             for (Server s : fresh) {
                 calls.add(rpc.call(s.address, rid -> new MasterProtocol.ReplicateChunk(rid, lease.chunkId, lease.version, 0, 0, 0, 0, List.of(from),
-                        List.of(0), capacity, true), Ack.class, FILL_CALL_NANOS));
+                        List.of(0), capacity, true, -1, term), Ack.class, FILL_CALL_NANOS));
             }
         }
         return Promise.all(calls).then((acks, e) -> {
@@ -1127,6 +1141,11 @@ public final class Master implements Node, MessageHandler {
      * starts what it says; false during the grace window.
      */
     private boolean plan() {
+        // judged on what is known now: a master that was stopped (or starved) for longer than the heartbeat timeout
+        // wakes with every timer due at once, and a pass run before the liveness check would count the copies of
+        // servers silent all that while (sim seed 5031: a master paused for 22 s deleted a drained server's copy on
+        // the strength of a copy whose disk had died meanwhile; the registration saying so was still queued)
+        expireSilentServers();
         long now = env.clock().nanoTime();
         long leaseNow = leaseClock();
         leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
@@ -1323,7 +1342,7 @@ public final class Master implements Node, MessageHandler {
         long dataLength = file == null || !record.committed() ? 0 : dataLength(record, file);
         int capacity = file == null ? dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS : capacity(file.chunkSize(), cls);
         rpc.call(target.address, rid -> new MasterProtocol.ReplicateChunk(rid, c.chunkId(), c.version(), c.part(), cls.k(), cls.m(), dataLength,
-                sources, parts, capacity, false, c.replacesPart()),
+                sources, parts, capacity, false, c.replacesPart(), term),
                 Ack.class, COPY_CALL_NANOS).onComplete((ack, e) -> {
                     moving.computeIfPresent(c.chunkId(), (k, v) -> v > 1 ? v - 1 : null);
                     for (String id : involved) busy.computeIfPresent(id, (k, v) -> v > 1 ? v - 1 : null);
@@ -1343,7 +1362,7 @@ public final class Master implements Node, MessageHandler {
                     if (rec == null) { // the file went away meanwhile
                         // (not while the command that took it is still being made durable: the next inventory deletes it then)
                         if (!metaLog.freeing(c.chunkId())) {
-                            rpc.call(target.address, rid -> new DeleteChunk(rid, c.chunkId(), DeleteChunk.ANY_VERSION), Ack.class, CHUNKSERVER_CALL_NANOS);
+                            rpc.call(target.address, rid -> new DeleteChunk(rid, c.chunkId(), DeleteChunk.ANY_VERSION, term), Ack.class, CHUNKSERVER_CALL_NANOS);
                         }
                     } else if (rec.current(c.version(), cls.isEc())) {
                         registry.addLocation(c.chunkId(), target, c.part(), c.version());
@@ -1363,7 +1382,7 @@ public final class Master implements Node, MessageHandler {
         deletesSent.computeIfAbsent(d.chunkId(), k -> new HashSet<>()).add(s.id);
         busy.merge(s.id, 1, Integer::sum);
         log.debug("planner: delete chunk {} v{} on {} ({})", d.chunkId(), d.version(), s.id, d.reason());
-        rpc.call(s.address, rid -> new DeleteChunk(rid, d.chunkId(), d.version()), Ack.class, CHUNKSERVER_CALL_NANOS).onComplete((ack, e) -> {
+        rpc.call(s.address, rid -> new DeleteChunk(rid, d.chunkId(), d.version(), term), Ack.class, CHUNKSERVER_CALL_NANOS).onComplete((ack, e) -> {
             moving.computeIfPresent(d.chunkId(), (k, v) -> v > 1 ? v - 1 : null);
             Set<String> to = deletesSent.get(d.chunkId());
             if (to != null && to.remove(s.id) && to.isEmpty()) deletesSent.remove(d.chunkId());
@@ -1423,10 +1442,7 @@ public final class Master implements Node, MessageHandler {
             throw new CairnException(Status.NOT_FOUND, "no chunkserver " + r.serverId() + " has registered");
         }
         String id = r.serverId();
-        KvBatch b = new KvBatch();
-        if (r.drain()) b.put(serverKey(DRAINING_SERVER, id), new byte[0]);
-        else b.delete(serverKey(DRAINING_SERVER, id));
-        return env.kv().write(b, true).map(v -> {
+        return metaLog.submit(new MetaCommand.SetDraining(id, r.drain())).map(was -> {
             if (r.drain()) drainingServers.add(id);
             else drainingServers.remove(id);
             if (s == null) return Ack.ok(r.rid());
@@ -1435,12 +1451,5 @@ public final class Master implements Node, MessageHandler {
             log.info("chunkserver {} {}", s.id, r.drain() ? "draining: its chunks move elsewhere" : "back in service");
             return Ack.ok(r.rid());
         });
-    }
-
-    private static byte[] serverKey(byte[] prefix, String serverId) {
-        byte[] id = serverId.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        byte[] key = java.util.Arrays.copyOf(prefix, prefix.length + id.length);
-        System.arraycopy(id, 0, key, prefix.length, id.length);
-        return key;
     }
 }

@@ -53,15 +53,19 @@ class EnvRuleCheckTest {
         assertThat(String.join("\n", log.errors)).contains("java.lang.System#currentTimeMillis()").contains("Env.clock()");
     }
 
+    static final Path RATIS_BINDING = Path.of("dev/cairn/master/ratis");
+
     @Test void theMastersOwnClassesPass() throws Exception {
         Collect log = new Collect();
         Checker c = checker(log);
         Path classes = Path.of("target/classes");
         List<Path> files;
         try (Stream<Path> s = Files.walk(classes)) {
-            files = s.filter(p -> p.toString().endsWith(".class")).toList();
+            // the Apache Ratis binding runs Ratis's own threads: exempt, like the real runtime (master/pom.xml)
+            files = s.filter(p -> p.toString().endsWith(".class") && !classes.relativize(p).startsWith(RATIS_BINDING)).toList();
         }
         assertThat(files).isNotEmpty();
+        assertThat(files).as("the consensus seam itself is node code, checked").anyMatch(p -> p.endsWith("ReplicaMetaLog.class"));
         for (Path p : files) {
             try (InputStream in = Files.newInputStream(p)) {
                 c.addClassToCheck(in, classes.relativize(p).toString());

@@ -81,8 +81,8 @@ final class Auditor {
     }
 
     private Namespace namespace() {
-        SimHost m = cluster.master();
-        return m.isUp() && m.node() instanceof Master master ? master.namespace() : null;
+        Master m = cluster.servingMaster();
+        return m == null ? null : m.namespace();
     }
 
     Report audit() { return audit(false); }

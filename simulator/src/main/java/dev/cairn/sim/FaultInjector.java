@@ -180,8 +180,7 @@ final class FaultInjector {
                 what = power ? "master power lost (writes torn)" : "master killed";
             } else if (dice < 15 && clusterPowerLosses < MAX_CLUSTER_POWER_LOSSES) {
                 clusterPowerLosses++;
-                List<SimHost> hit = new ArrayList<>();
-                hit.add(cluster.master());
+                List<SimHost> hit = new ArrayList<>(cluster.masters());
                 for (SimHost h : cluster.chunkservers()) if (h.isUp()) hit.add(h);
                 for (SimHost h : hit) if (h.isUp()) h.powerLoss(true);
                 sim.at(between(MIN_DOWNTIME_NANOS, 5_000_000_000L), null, Simulation.Kind.FAULT, 7, () -> {
@@ -338,8 +337,7 @@ final class FaultInjector {
     private void clusterPowerLoss() {
         if (clusterPowerLosses >= MAX_CLUSTER_POWER_LOSSES) return;
         clusterPowerLosses++;
-        List<SimHost> hit = new ArrayList<>();
-        hit.add(cluster.master());
+        List<SimHost> hit = new ArrayList<>(cluster.masters());
         for (SimHost h : cluster.chunkservers()) if (h.isUp()) hit.add(h);
         for (SimHost h : hit) h.powerLoss();
         long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
@@ -373,6 +371,10 @@ final class FaultInjector {
     }
 
     private void masterCrash() {
+        if (cluster.raft() != null) {
+            groupMasterFault();
+            return;
+        }
         SimHost m = cluster.master();
         if (!m.isUp()) return;
         boolean power = rnd.nextBoolean();
@@ -382,12 +384,39 @@ final class FaultInjector {
         history.record(sim.now(), Fault.MASTER_CRASH, m.name(), power ? "power lost" : "process killed");
     }
 
+    /**
+     * A fault on a master group: most often on the leader of the moment (its crash or power loss, or its
+     * isolation from the other masters, both ways or one way, for up to an episode), else a crash of any master.
+     */
+    private void groupMasterFault() {
+        dev.cairn.sim.runtime.SimRaft raft = cluster.raft();
+        SimHost leader = raft.leader();
+        int dice = rnd.nextInt(10);
+        if (leader != null && leader.isUp() && dice < 3) {
+            boolean both = rnd.nextBoolean();
+            for (SimHost m : cluster.masters()) if (m != leader) net.partition(leader, m, both);
+            long nanos = between(1_000_000_000L, MAX_EPISODE_NANOS);
+            sim.at(nanos, null, Simulation.Kind.FAULT, 10, net::healPartitions);
+            history.record(sim.now(), Fault.MASTER_CRASH, leader.name(), "leader cut off from the other masters " + (both ? "both ways" : "one way")
+                    + " for " + nanos / 1_000_000 + " ms (term " + raft.term() + ")");
+            return;
+        }
+        SimHost m = leader != null && leader.isUp() && dice < 8 ? leader : cluster.masters().get(rnd.nextInt(cluster.masters().size()));
+        if (!m.isUp()) return;
+        boolean power = rnd.nextBoolean();
+        if (power) m.powerLoss(); else m.crash();
+        long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
+        sim.at(downtime, null, Simulation.Kind.FAULT, 8, () -> { if (!m.isUp() && !m.isLost()) m.start(); });
+        history.record(sim.now(), Fault.MASTER_CRASH, m.name(), (m == leader ? "the leader (term " + raft.term() + "): " : "")
+                + (power ? "power lost" : "process killed"));
+    }
+
     /** Longest pause: past the 30 s write window, so a writer stopped mid-lease wakes to an expired one. */
     static final long MAX_PAUSE_NANOS = 45_000_000_000L;
 
     private void pause() {
         List<SimHost> candidates = new ArrayList<>(upChunkservers());
-        if (cluster.master().isUp()) candidates.add(cluster.master());
+        for (SimHost m : cluster.masters()) if (m.isUp()) candidates.add(m);
         candidates.add(cluster.clientHost());
         SimHost h = candidates.get(rnd.nextInt(candidates.size()));
         if (!h.isUp() || h.isPaused()) return;

@@ -7,12 +7,16 @@ import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.Types.Topology;
 import dev.cairn.master.Master;
 import dev.cairn.master.MasterConfig;
+import dev.cairn.master.MasterReplica;
 import dev.cairn.sim.runtime.SimHost;
 import dev.cairn.sim.runtime.SimWorld;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The simulated cluster: one master, N chunkservers, one client host, each on its own host with its own clock. */
+/**
+ * The simulated cluster: one master (or a group of masters over the simulated Raft log), N chunkservers, one
+ * client host, each on its own host with its own clock.
+ */
 public final class SimCluster {
     public static final int MASTER_PORT = 7100;
     public static final int CHUNK_PORT = 7200;
@@ -34,7 +38,12 @@ public final class SimCluster {
     private final List<String> diskLabels;
     private final int racks;
     private final boolean skewClocks;
-    private final SimHost master;
+    /** The single master, or the group's masters. */
+    private final List<SimHost> masters = new ArrayList<>();
+    private final List<Address> masterAddrs = new ArrayList<>();
+    /** The group's log (null for a single master). */
+    private final dev.cairn.sim.runtime.SimRaft raft;
+    private final CommittedState committed;
     private final List<SimHost> chunkservers = new ArrayList<>();
     private final SimHost client;
 
@@ -58,15 +67,37 @@ public final class SimCluster {
      */
     public SimCluster(SimWorld world, int chunkserverCount, List<String> volumes, long capacityBytes, List<String> diskLabels,
                       int racks, boolean skewClocks) {
+        this(world, chunkserverCount, volumes, capacityBytes, diskLabels, racks, skewClocks, 1);
+    }
+
+    /** ... and {@code masterCount} masters: 1, or a Raft group (hosts master1, master2, ...). */
+    public SimCluster(SimWorld world, int chunkserverCount, List<String> volumes, long capacityBytes, List<String> diskLabels,
+                      int racks, boolean skewClocks, int masterCount) {
         this.world = world;
         this.volumes = List.copyOf(volumes);
         this.capacityBytes = capacityBytes;
         this.diskLabels = List.copyOf(diskLabels);
         this.racks = racks;
         this.skewClocks = skewClocks;
-        this.master = world.addHost("master", masterAddr, skew(), env -> new Master(env, MasterConfig.defaults(masterAddr)));
+        if (masterCount == 1) {
+            masterAddrs.add(masterAddr);
+            masters.add(world.addHost("master", masterAddr, skew(), env -> new Master(env, MasterConfig.defaults(masterAddr))));
+            this.raft = null;
+            this.committed = null;
+        } else {
+            this.raft = new dev.cairn.sim.runtime.SimRaft(world.sim(), world.network());
+            this.committed = new CommittedState(raft, world.sim());
+            for (int i = 1; i <= masterCount; i++) masterAddrs.add(new Address("master" + i, MASTER_PORT));
+            for (int i = 1; i <= masterCount; i++) {
+                String name = "master" + i;
+                Address a = masterAddrs.get(i - 1);
+                SimHost h = world.addHost(name, a, skew(), env -> new MasterReplica(env, MasterConfig.defaults(a), raft.member(name)));
+                raft.add(h);
+                masters.add(h);
+            }
+        }
         for (int i = 1; i <= chunkserverCount; i++) newChunkserver();
-        this.client = world.addHost("client", new Address("client", 7300), skew(), env -> new CairnClient(env, masterAddr));
+        this.client = world.addHost("client", new Address("client", 7300), skew(), env -> new CairnClient(env, List.copyOf(masterAddrs)));
     }
 
     private SimHost newChunkserver() {
@@ -74,7 +105,7 @@ public final class SimCluster {
         String id = "cs" + (i + 1);
         Address a = new Address(id, CHUNK_PORT);
         Topology topology = new Topology(id, "rack" + (i % racks), i < diskLabels.size() ? diskLabels.get(i) : "");
-        SimHost h = world.addHost(id, a, skew(), env -> new ChunkServer(env, new ChunkServerConfig(id, a, masterAddr, volumes, capacityBytes,
+        SimHost h = world.addHost(id, a, skew(), env -> new ChunkServer(env, new ChunkServerConfig(id, a, List.copyOf(masterAddrs), volumes, capacityBytes,
                 topology, ChunkServerConfig.DEFAULT_SCRUB_BYTES_PER_SECOND, SCRUB_INTERVAL_NANOS)));
         chunkservers.add(h);
         return h;
@@ -104,12 +135,42 @@ public final class SimCluster {
     public SimWorld world() { return world; }
 
     public void startAll() {
-        master.start();
+        for (SimHost m : masters) m.start();
         for (SimHost h : chunkservers) h.start();
         client.start();
     }
 
-    public SimHost master() { return master; }
+    /**
+     * The master that serves: the single master, or the group's host whose replica serves as leader now (a
+     * deposed leader that has not noticed does not count once another serves), else the first master.
+     */
+    public SimHost master() {
+        if (raft == null) return masters.get(0);
+        SimHost l = raft.leader();
+        if (l != null && l.isUp() && l.node() instanceof MasterReplica r && r.serving()) return l;
+        for (SimHost h : masters) if (h.isUp() && h.node() instanceof MasterReplica r && r.serving()) return h;
+        return masters.get(0);
+    }
+
+    /** The master serving now, or null if none does (a group between leaders, or a master down or starting). */
+    public Master servingMaster() {
+        SimHost h = master();
+        if (!h.isUp()) return null;
+        if (h.node() instanceof Master m) return m.isReady() ? m : null;
+        return h.node() instanceof MasterReplica r && r.serving() ? r.master() : null;
+    }
+
+    /** Every master host (one, or the group's). */
+    public List<SimHost> masters() { return masters; }
+
+    /** The masters' addresses, as clients and chunkservers are given them. */
+    public List<Address> masterAddresses() { return List.copyOf(masterAddrs); }
+
+    /** The group's simulated log, or null for a single master. */
+    public dev.cairn.sim.runtime.SimRaft raft() { return raft; }
+
+    /** The checkers' replica of the group's committed metadata, or null for a single master. */
+    CommittedState committed() { return committed; }
 
     public List<SimHost> chunkservers() { return chunkservers; }
 

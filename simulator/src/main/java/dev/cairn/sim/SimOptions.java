@@ -18,9 +18,10 @@ import java.util.stream.Collectors;
  * @param plants bugs planted in the node code (to prove the checkers catch them)
  * @param verbose echo node logs
  * @param workload the client load: the sweep's (heavy, data path) or a steady trickle (the speed benchmark's)
+ * @param masters 1 (a single master on its local log) or a group of 3 or 5 over the simulated Raft log ({@link dev.cairn.sim.runtime.SimRaft})
  */
 public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fault> faults, boolean swarm, Set<Plant> plants, boolean verbose,
-                         dev.cairn.sim.workload.Workload.Profile workload) {
+                         dev.cairn.sim.workload.Workload.Profile workload, int masters) {
     /** The fault catalog (DESIGN.md "Simulator"). */
     public enum Fault {
         // hosts
@@ -131,16 +132,17 @@ public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fa
     public SimOptions {
         if (chunkservers < 1) throw new IllegalArgumentException("need at least one chunkserver");
         if (durationNanos <= 0) throw new IllegalArgumentException("duration must be positive");
+        if (masters != 1 && masters != 3 && masters != 5) throw new IllegalArgumentException("masters must be 1, 3 or 5");
         faults = faults.isEmpty() ? EnumSet.noneOf(Fault.class) : EnumSet.copyOf(faults);
         plants = plants.isEmpty() ? EnumSet.noneOf(Plant.class) : EnumSet.copyOf(plants);
     }
 
     public SimOptions(long seed, long durationNanos, int chunkservers, Set<Fault> faults, boolean verbose) {
-        this(seed, durationNanos, chunkservers, faults, true, Set.of(), verbose, dev.cairn.sim.workload.Workload.Profile.SWEEP);
+        this(seed, durationNanos, chunkservers, faults, true, Set.of(), verbose, dev.cairn.sim.workload.Workload.Profile.SWEEP, 1);
     }
 
     public SimOptions(long seed, long durationNanos, int chunkservers, Set<Fault> faults, boolean swarm, Set<Plant> plants, boolean verbose) {
-        this(seed, durationNanos, chunkservers, faults, swarm, plants, verbose, dev.cairn.sim.workload.Workload.Profile.SWEEP);
+        this(seed, durationNanos, chunkservers, faults, swarm, plants, verbose, dev.cairn.sim.workload.Workload.Profile.SWEEP, 1);
     }
 
     /** The full catalog, swarmed per seed. */
@@ -148,25 +150,28 @@ public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fa
         return new SimOptions(seed, DEFAULT_DURATION_NANOS, DEFAULT_CHUNKSERVERS, EnumSet.allOf(Fault.class), true, Set.of(), false);
     }
 
-    public SimOptions withDuration(long nanos) { return new SimOptions(seed, nanos, chunkservers, faults, swarm, plants, verbose, workload); }
+    public SimOptions withDuration(long nanos) { return new SimOptions(seed, nanos, chunkservers, faults, swarm, plants, verbose, workload, masters); }
 
-    public SimOptions withFaults(Set<Fault> f) { return new SimOptions(seed, durationNanos, chunkservers, f, swarm, plants, verbose, workload); }
+    public SimOptions withFaults(Set<Fault> f) { return new SimOptions(seed, durationNanos, chunkservers, f, swarm, plants, verbose, workload, masters); }
 
-    public SimOptions withSwarm(boolean s) { return new SimOptions(seed, durationNanos, chunkservers, faults, s, plants, verbose, workload); }
+    public SimOptions withSwarm(boolean s) { return new SimOptions(seed, durationNanos, chunkservers, faults, s, plants, verbose, workload, masters); }
 
-    public SimOptions withPlants(Set<Plant> p) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, p, verbose, workload); }
+    public SimOptions withPlants(Set<Plant> p) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, p, verbose, workload, masters); }
 
-    public SimOptions withSeed(long s) { return new SimOptions(s, durationNanos, chunkservers, faults, swarm, plants, verbose, workload); }
+    public SimOptions withSeed(long s) { return new SimOptions(s, durationNanos, chunkservers, faults, swarm, plants, verbose, workload, masters); }
 
-    public SimOptions withWorkload(dev.cairn.sim.workload.Workload.Profile w) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, verbose, w); }
+    public SimOptions withWorkload(dev.cairn.sim.workload.Workload.Profile w) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, verbose, w, masters); }
 
-    public SimOptions withVerbose(boolean v) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, v, workload); }
+    public SimOptions withMasters(int n) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, verbose, workload, n); }
+
+    public SimOptions withVerbose(boolean v) { return new SimOptions(seed, durationNanos, chunkservers, faults, swarm, plants, v, workload, masters); }
 
     /** The one command that replays this run. */
     public String replayCommand() {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "./cairn sim --seed %d --duration %ds --faults %s --chunkservers %d",
                 seed, durationNanos / 1_000_000_000L, Fault.format(faults), chunkservers));
         if (!swarm) sb.append(" --no-swarm");
+        if (masters != 1) sb.append(" --masters ").append(masters);
         if (workload != dev.cairn.sim.workload.Workload.Profile.SWEEP) sb.append(" --workload ").append(workload.name().toLowerCase(Locale.ROOT));
         for (Plant p : plants) sb.append(" --plant ").append(p.cliName());
         return sb.toString();

@@ -51,7 +51,7 @@ public final class SimRun {
         sim.plant(o.plants());
         FaultInjector.Mix mix = FaultInjector.Mix.draw(o.faults(), o.swarm(), sim.random().split());
         SimWorld world = new SimWorld(sim, o.verbose());
-        SimCluster cluster = new SimCluster(world, o.chunkservers(), DISKS, CAPACITY_BYTES, LABELS, RACKS, mix.has(Fault.CLOCK_SKEW));
+        SimCluster cluster = new SimCluster(world, o.chunkservers(), DISKS, CAPACITY_BYTES, LABELS, RACKS, mix.has(Fault.CLOCK_SKEW), o.masters());
         FaultHistory history = new FaultHistory();
         Oracle oracle = new Oracle();
         Holdings holdings = new Holdings();
@@ -100,7 +100,8 @@ public final class SimRun {
         Auditor.Report a = lastAudit[0];
         return new SimResult(o.seed(), o, mix.toString(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
                 history.counts(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
-                a == null ? 0 : a.chunksChecked(), sim.violations(), workload[0] == null ? List.of() : List.copyOf(workload[0].excuses()), world.recentLog());
+                a == null ? 0 : a.chunksChecked(), sim.violations(), workload[0] == null ? List.of() : List.copyOf(workload[0].excuses()), world.recentLog(),
+                cluster.raft() == null ? 0 : cluster.raft().elections());
     }
 
     /** The operator's drains are taken back before the final checks (which expect every server in service). */

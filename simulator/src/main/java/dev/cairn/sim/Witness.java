@@ -105,8 +105,12 @@ final class Witness {
         }
     }
 
-    /** The master's metadata as a power loss now would leave it (read only). */
+    /**
+     * The master's metadata as a power loss now would leave it (read only): a single master's durable store, or
+     * a group's committed log as the checkers' own replica applied it.
+     */
     static Namespace durableNamespace(SimCluster cluster) {
+        if (cluster.committed() != null) return cluster.committed().namespace();
         return Namespace.uncached(cluster.master().durableKv(), dev.cairn.master.MasterConfig.DEFAULT_GOAL);
     }
 

@@ -14,12 +14,27 @@ import java.util.List;
  * @param <R> what applying the command returns to its submitter
  */
 public sealed interface MetaCommand<R> {
-    record Mkdir(String path, long mtimeMillis) implements MetaCommand<FileAttr> {}
+    /**
+     * A command made for a client operation that is not idempotent, under the op id the client keeps across
+     * retries ({@link dev.cairn.core.proto.MasterProtocol}, 0: none). Applying it records its outcome with its
+     * change; applying it again (a retry that reached a new leader) changes nothing and returns that outcome.
+     */
+    sealed interface Op permits Mkdir, CreateFile, Remove, CreateIn, Unlink, Rename, Link {
+        long op();
+    }
 
-    record CreateFile(String path, int chunkSize, StorageClass storageClass, long mtimeMillis) implements MetaCommand<FileAttr> {}
+    record Mkdir(String path, long mtimeMillis, long op) implements MetaCommand<FileAttr>, Op {
+        public Mkdir(String path, long mtimeMillis) { this(path, mtimeMillis, 0); }
+    }
+
+    record CreateFile(String path, int chunkSize, StorageClass storageClass, long mtimeMillis, long op) implements MetaCommand<FileAttr>, Op {
+        public CreateFile(String path, int chunkSize, StorageClass storageClass, long mtimeMillis) { this(path, chunkSize, storageClass, mtimeMillis, 0); }
+    }
 
     /** Removes a file (returning its chunk ids) or an empty directory. */
-    record Remove(String path) implements MetaCommand<List<Long>> {}
+    record Remove(String path, long op) implements MetaCommand<List<Long>>, Op {
+        public Remove(String path) { this(path, 0); }
+    }
 
     /**
      * Creates {@code name} in directory {@code parent}: a file, a directory or a symlink to {@code target}.
@@ -27,19 +42,30 @@ public sealed interface MetaCommand<R> {
      * is the answer rather than EXISTS, so a retransmitted create succeeds.
      */
     record CreateIn(long parent, String name, FileType type, int mode, int uid, int gid, String target, int chunkSize,
-                    StorageClass storageClass, long verifier, long timeMillis) implements MetaCommand<Changed> {}
+                    StorageClass storageClass, long verifier, long timeMillis, long op) implements MetaCommand<Changed>, Op {
+        public CreateIn(long parent, String name, FileType type, int mode, int uid, int gid, String target, int chunkSize,
+                        StorageClass storageClass, long verifier, long timeMillis) {
+            this(parent, name, type, mode, uid, gid, target, chunkSize, storageClass, verifier, timeMillis, 0);
+        }
+    }
 
     /** Removes a name: a file's inode (and its chunks, returned) goes with its last name; a directory must be empty. */
-    record Unlink(long parent, String name, long timeMillis) implements MetaCommand<Changed> {}
+    record Unlink(long parent, String name, long timeMillis, long op) implements MetaCommand<Changed>, Op {
+        public Unlink(long parent, String name, long timeMillis) { this(parent, name, timeMillis, 0); }
+    }
 
     /**
      * Moves a name, replacing what the target name held as POSIX rename does (a directory only by an empty
      * directory, a file only by a non-directory). Returns the chunks of a file that lost its last name.
      */
-    record Rename(long fromDir, String fromName, long toDir, String toName, long timeMillis) implements MetaCommand<Changed> {}
+    record Rename(long fromDir, String fromName, long toDir, String toName, long timeMillis, long op) implements MetaCommand<Changed>, Op {
+        public Rename(long fromDir, String fromName, long toDir, String toName, long timeMillis) { this(fromDir, fromName, toDir, toName, timeMillis, 0); }
+    }
 
     /** Gives a file (not a directory) another name. */
-    record Link(long inode, long dir, String name, long timeMillis) implements MetaCommand<Changed> {}
+    record Link(long inode, long dir, String name, long timeMillis, long op) implements MetaCommand<Changed>, Op {
+        public Link(long inode, long dir, String name, long timeMillis) { this(inode, dir, name, timeMillis, 0); }
+    }
 
     /** Changes mode, owner, times or size; a shorter size drops the chunks past it (returned). */
     record SetAttr(long inode, AttrChange change, long timeMillis) implements MetaCommand<AttrResult> {}
@@ -99,4 +125,25 @@ public sealed interface MetaCommand<R> {
      * same versions: no write lease since). Returns the old chunk ids, to be deleted.
      */
     record Archive(long inode, long mtimeMillis, long size, StorageClass storageClass, List<Rewritten> chunks) implements MetaCommand<List<Long>> {}
+
+    /**
+     * Creates the empty namespace if the store holds none (a master group's first leader proposes it, so
+     * every replica's root carries the same time); a no-op, returning false, on a store that holds one.
+     */
+    record Format(long mtimeMillis) implements MetaCommand<Boolean> {}
+
+    /**
+     * Changes nothing. A new leader's first command: once it is applied, so is every command committed
+     * before it, and the leader's state is complete enough to serve.
+     */
+    record Barrier(long nonce) implements MetaCommand<Long> {}
+
+    /**
+     * A chunkserver registered for the first time: the durable list the start-up grace window waits for
+     * (a replicated fact, so that a new leader waits for the same servers). Returns false if already listed.
+     */
+    record ServerKnown(String serverId) implements MetaCommand<Boolean> {}
+
+    /** Marks a chunkserver for removal (its chunks move elsewhere) or back in service. Returns the mark as it was. */
+    record SetDraining(String serverId, boolean draining) implements MetaCommand<Boolean> {}
 }

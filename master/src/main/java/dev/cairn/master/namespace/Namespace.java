@@ -20,6 +20,7 @@ import dev.cairn.master.meta.MetaCommand;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -36,6 +37,10 @@ import java.util.List;
  *   X inode                          -> exclusive-create verifier (8 bytes)
  *   C inode index                    -> chunk id (8 bytes)
  *   K chunkId                        -> ChunkRecord
+ *   Q op                             -> sequence (8 bytes), outcome: a client operation done (for its retries)
+ *   P sequence                       -> op (8 bytes): the order outcomes are forgotten in
+ *   S serverId                       -> (empty): a chunkserver ever registered
+ *   R serverId                       -> (empty): a chunkserver marked for removal
  * </pre>
  */
 public final class Namespace {
@@ -62,6 +67,17 @@ public final class Namespace {
     private static final byte[] NEXT_INODE = "Mnext-inode".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NEXT_CHUNK = "Mnext-chunk".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NEXT_ENTRY = "Mnext-entry".getBytes(StandardCharsets.UTF_8);
+    /** The next op outcome's sequence number ({@link #recordOutcome}). */
+    private static final byte[] NEXT_OP = "Mnext-op".getBytes(StandardCharsets.UTF_8);
+    /**
+     * Outcomes of client operations kept for their retries: far more than can be in flight across one failover
+     * (a client retries for 30 s), at ~100 bytes each.
+     */
+    public static final int OPS_REMEMBERED = 100_000;
+    /** Prefix of the chunkservers ever registered (the start-up grace window waits for them). */
+    private static final byte[] KNOWN_SERVER = "S".getBytes(StandardCharsets.UTF_8);
+    /** Prefix of the chunkservers an operator marked for removal. */
+    private static final byte[] DRAINING_SERVER = "R".getBytes(StandardCharsets.UTF_8);
 
     /**
      * Told of every chunk and inode record a command writes, as the command is applied (the store shows the
@@ -90,6 +106,7 @@ public final class Namespace {
     private final KvStore kv;
     private final int defaultGoal;
     private Watcher watcher = Watcher.NONE;
+    private int opsRemembered = OPS_REMEMBERED;
     private final RecordCache<InodeRecord> inodes;
     private final RecordCache<ChunkRecord> chunkRecords;
 
@@ -123,6 +140,9 @@ public final class Namespace {
 
     public void watch(Watcher w) { this.watcher = w; }
 
+    /** Tests: keeps fewer op outcomes (every replica of a store must use the same number). */
+    void rememberOps(int n) { this.opsRemembered = n; }
+
     /** True if the store has never held a namespace (the root is created by {@link #formatBatch}). */
     public boolean isEmpty() { return kv.get(inodeKey(ROOT)) == null; }
 
@@ -149,6 +169,28 @@ public final class Namespace {
     }
 
     // ---------------------------------------------------------------- reads
+
+    /** The chunkservers ever registered ({@link MetaCommand.ServerKnown}), by id. */
+    public java.util.SortedSet<String> knownServers() { return serverIds(KNOWN_SERVER); }
+
+    /** The chunkservers marked for removal ({@link MetaCommand.SetDraining}), by id. */
+    public java.util.SortedSet<String> drainingServers() { return serverIds(DRAINING_SERVER); }
+
+    private java.util.SortedSet<String> serverIds(byte[] prefix) {
+        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+        kv.scan(prefix, (key, value) -> {
+            out.add(new String(key, prefix.length, key.length - prefix.length, StandardCharsets.UTF_8));
+            return true;
+        });
+        return out;
+    }
+
+    private static byte[] serverKey(byte[] prefix, String serverId) {
+        byte[] id = serverId.getBytes(StandardCharsets.UTF_8);
+        byte[] key = java.util.Arrays.copyOf(prefix, prefix.length + id.length);
+        System.arraycopy(id, 0, key, prefix.length, id.length);
+        return key;
+    }
 
     public InodeRecord resolve(String path) {
         long ino = ROOT;
@@ -275,11 +317,52 @@ public final class Namespace {
     // ---------------------------------------------------------------- mutations
 
     /** Applies a command, adding its writes to {@code batch}; throws (writing nothing) if it is refused. */
+    @SuppressWarnings("unchecked")
     public <R> R apply(MetaCommand<R> command, KvBatch batch) {
+        long op = command instanceof MetaCommand.Op o ? o.op() : 0;
+        if (op != 0) {
+            byte[] done = kv.get(opKey(op));
+            if (done != null) return (R) outcome(command, Arrays.copyOfRange(done, 8, done.length)); // a retry: done already
+        }
         R result = applyCommand(command, batch);
+        if (op != 0) recordOutcome(op, command, result, batch);
         written(batch);
         return result;
     }
+
+    /** A removal's outcome as recorded (a list is not a record). */
+    public record Freed(List<Long> chunks) {}
+
+    /**
+     * Records what an {@link MetaCommand.Op} returned, in its own batch, under its op id; the oldest record goes
+     * once {@link #OPS_REMEMBERED} are kept (a count, not a time, so that every replica forgets the same ones).
+     */
+    @SuppressWarnings("unchecked")
+    private void recordOutcome(long op, MetaCommand<?> command, Object result, KvBatch batch) {
+        byte[] r = command instanceof MetaCommand.Remove ? Codec.encodeRecord(new Freed((List<Long>) result)) : Codec.encodeRecord((Record) result);
+        byte[] seqBytes = kv.get(NEXT_OP);
+        long seq = seqBytes == null ? 1 : ByteBuffer.wrap(seqBytes).getLong();
+        batch.put(NEXT_OP, longBytes(seq + 1));
+        batch.put(opKey(op), ByteBuffer.allocate(8 + r.length).putLong(seq).put(r).array());
+        batch.put(opSeqKey(seq), longBytes(op));
+        if (seq > opsRemembered) {
+            byte[] old = kv.get(opSeqKey(seq - opsRemembered));
+            if (old != null) {
+                batch.delete(opKey(ByteBuffer.wrap(old).getLong()));
+                batch.delete(opSeqKey(seq - opsRemembered));
+            }
+        }
+    }
+
+    private static Object outcome(MetaCommand<?> command, byte[] recorded) {
+        if (command instanceof MetaCommand.Remove) return List.copyOf(decode(recorded, Freed.class).chunks());
+        if (command instanceof MetaCommand.Mkdir || command instanceof MetaCommand.CreateFile) return decode(recorded, FileAttr.class);
+        return decode(recorded, MetaCommand.Changed.class);
+    }
+
+    private static byte[] opKey(long op) { return ByteBuffer.allocate(9).put((byte) 'Q').putLong(op).array(); }
+
+    private static byte[] opSeqKey(long seq) { return ByteBuffer.allocate(9).put((byte) 'P').putLong(seq).array(); }
 
     /**
      * Drops the batch's chunk and inode records from the caches and reports them to the watcher; the store
@@ -334,6 +417,23 @@ public final class Namespace {
         if (command instanceof MetaCommand.SetClass c) return (R) setClass(c.path(), c.storageClass(), batch);
         if (command instanceof MetaCommand.ReserveChunkIds c) return (R) reserveChunkIds(c.count(), batch);
         if (command instanceof MetaCommand.Archive c) return (R) archive(c, batch);
+        if (command instanceof MetaCommand.Format c) {
+            if (!isEmpty()) return (R) Boolean.FALSE;
+            for (KvBatch.Op op : formatBatch(c.mtimeMillis()).ops()) batch.put(op.key(), op.value());
+            return (R) Boolean.TRUE;
+        }
+        if (command instanceof MetaCommand.Barrier c) return (R) Long.valueOf(c.nonce());
+        if (command instanceof MetaCommand.ServerKnown c) {
+            if (kv.get(serverKey(KNOWN_SERVER, c.serverId())) != null) return (R) Boolean.FALSE;
+            batch.put(serverKey(KNOWN_SERVER, c.serverId()), new byte[0]);
+            return (R) Boolean.TRUE;
+        }
+        if (command instanceof MetaCommand.SetDraining c) {
+            boolean was = kv.get(serverKey(DRAINING_SERVER, c.serverId())) != null;
+            if (c.draining()) batch.put(serverKey(DRAINING_SERVER, c.serverId()), new byte[0]);
+            else batch.delete(serverKey(DRAINING_SERVER, c.serverId()));
+            return (R) Boolean.valueOf(was);
+        }
         throw new IllegalArgumentException("unknown command " + command);
     }
 

@@ -35,6 +35,33 @@ class NamespaceTest extends NamespaceFixture {
         assertThat(statusOf(() -> ns.resolve("/a"))).isEqualTo(Status.NOT_FOUND);
     }
 
+    /**
+     * A client operation retried under its op id (its first answer lost in a failover) gets its first outcome and
+     * changes nothing again; another op meets the change (EXISTS, NOT_FOUND); outcomes are forgotten oldest first.
+     */
+    @Test void aRetriedOperationGetsItsFirstOutcomeAndChangesNothingAgain() {
+        FileAttr d = submit(new MetaCommand.Mkdir("/d", 1, 77));
+        int keys = kv.size();
+        assertThat(submit(new MetaCommand.Mkdir("/d", 2, 77))).isEqualTo(d);
+        assertThat(kv.size()).as("nothing written for the retry").isEqualTo(keys);
+        assertThat(statusOf(() -> submit(new MetaCommand.Mkdir("/d", 2, 78)))).as("another op").isEqualTo(Status.EXISTS);
+        FileAttr f = submit(new MetaCommand.CreateFile("/d/f", 0, StorageClass.DEFAULT, 3, 79));
+        var lease = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        List<Long> freed = submit(new MetaCommand.Remove("/d/f", 80));
+        assertThat(freed).containsExactly(lease.chunkId());
+        assertThat(submit(new MetaCommand.Remove("/d/f", 80))).as("the retry answers what the remove freed").containsExactly(lease.chunkId());
+        assertThat(statusOf(() -> submit(new MetaCommand.Remove("/d/f", 81)))).isEqualTo(Status.NOT_FOUND);
+        MetaCommand.Changed moved = submit(new MetaCommand.Rename(Namespace.ROOT, "d", Namespace.ROOT, "e", 4, 82));
+        submit(new MetaCommand.Mkdir("/d", 5, 83));
+        assertThat(submit(new MetaCommand.Rename(Namespace.ROOT, "d", Namespace.ROOT, "e", 4, 82))).as("not a second rename of the new /d").isEqualTo(moved);
+        assertThat(ns.resolve("/d").type()).isEqualTo(FileType.DIR);
+        assertThat(ns.list("/")).extracting(DirEntry::name).containsExactly("d", "e");
+        ns.rememberOps(3);
+        for (int i = 0; i < 4; i++) submit(new MetaCommand.Mkdir("/x" + i, 6, 100 + i));
+        assertThat(statusOf(() -> submit(new MetaCommand.Mkdir("/d", 7, 83)))).as("forgotten: done again").isEqualTo(Status.EXISTS);
+        assertThat(submit(new MetaCommand.Mkdir("/x3", 8, 103)).inode()).as("still remembered").isEqualTo(ns.resolve("/x3").inode());
+    }
+
     @Test void errorsNameTheirCauseAndWriteNothing() {
         submit(new MetaCommand.CreateFile("/f", 0, StorageClass.DEFAULT, 1));
         int keys = kv.size();

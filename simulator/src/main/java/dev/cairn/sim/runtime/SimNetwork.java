@@ -91,6 +91,11 @@ public final class SimNetwork {
 
     public void healPartitions() { blocked.clear(); }
 
+    /** True if a partition drops messages from {@code from} to {@code to}. */
+    public boolean blocks(SimHost from, SimHost to) {
+        return !blocked.isEmpty() && blocked.contains(from.name() + "|" + to.name());
+    }
+
     public boolean partitioned() { return !blocked.isEmpty(); }
 
     /** Resets one open connection chosen by {@code draw}; false if none is open. */

@@ -17,6 +17,23 @@ public record Address(String host, int port) implements Comparable<Address> {
         }
     }
 
+    /** Masters of a group, at most this many in one list. */
+    public static final int MAX_LIST = 16;
+
+    /** A comma-separated list of HOST:PORT (a master group), in the order given, without repeats. */
+    public static java.util.List<Address> parseList(String s) {
+        java.util.List<Address> out = new java.util.ArrayList<>();
+        for (String part : s.split(",")) {
+            if (part.isBlank()) continue;
+            Address a = parse(part.strip());
+            if (out.contains(a)) throw new IllegalArgumentException("'" + a + "' is listed twice in '" + s + "'");
+            out.add(a);
+        }
+        if (out.isEmpty()) throw new IllegalArgumentException("expected HOST:PORT[,HOST:PORT...], got '" + s + "'");
+        if (out.size() > MAX_LIST) throw new IllegalArgumentException("at most " + MAX_LIST + " addresses, got " + out.size());
+        return java.util.List.copyOf(out);
+    }
+
     @Override public int compareTo(Address o) {
         int c = host.compareTo(o.host);
         return c != 0 ? c : Integer.compare(port, o.port);

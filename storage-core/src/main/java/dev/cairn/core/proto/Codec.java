@@ -86,7 +86,9 @@ public final class Codec {
             MasterProtocol.Rename.class,
             MasterProtocol.Link.class,
             MasterProtocol.SetAttr.class,
-            MasterProtocol.ChangeReply.class);
+            MasterProtocol.ChangeReply.class,
+            MasterProtocol.ReplicaStatus.class,
+            MasterProtocol.ReplicaStatusReply.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

@@ -12,6 +12,12 @@ import java.util.List;
 
 /** Messages to and from the master: chunkserver membership, namespace, chunk leases and locations. */
 public sealed interface MasterProtocol extends Message {
+    /** A reply's outcome; OK for a message that carries none (records with a {@code status} component override it). */
+    default Status status() { return Status.OK; }
+
+    /** A reply's reason for failing; empty for a message that carries none. */
+    default String detail() { return ""; }
+
 
     // ---- chunkserver -> master ----
 
@@ -26,8 +32,10 @@ public sealed interface MasterProtocol extends Message {
      */
     record ChunkInventory(long rid, String serverId, long incarnation, List<ChunkReport> chunks) implements MasterProtocol {}
 
-    /** Chunks the master wants deleted (removed files, or unknown to it). */
-    record RegisterReply(long rid, Status status, List<Long> deleteChunks) implements MasterProtocol {
+    /** Chunks the master wants deleted (removed files, or unknown to it), from the master of leader term {@code term} (see {@link Fenced}). */
+    record RegisterReply(long rid, Status status, List<Long> deleteChunks, long term) implements MasterProtocol {
+        public RegisterReply(long rid, Status status, List<Long> deleteChunks) { this(rid, status, deleteChunks, 0); }
+
         @Override public boolean isReply() { return true; }
     }
 
@@ -38,7 +46,9 @@ public sealed interface MasterProtocol extends Message {
      * {@code known=false} tells the chunkserver to register again; {@code slowDisks} names its disks whose
      * latency the master judges far above their peers' (they get no new chunks).
      */
-    record HeartbeatReply(long rid, boolean known, List<String> slowDisks) implements MasterProtocol {
+    record HeartbeatReply(long rid, boolean known, List<String> slowDisks, long term) implements MasterProtocol {
+        public HeartbeatReply(long rid, boolean known, List<String> slowDisks) { this(rid, known, slowDisks, 0); }
+
         @Override public boolean isReply() { return true; }
     }
 
@@ -46,13 +56,22 @@ public sealed interface MasterProtocol extends Message {
     record ReportBad(long rid, String serverId, long chunkId, long version, String reason) implements MasterProtocol {}
 
     // ---- client -> master (namespace) ----
+    //
+    // A request that is not idempotent (mkdir, create, remove, and the by-inode create, unlink, rename, link) carries
+    // {@code op}: an id its client gives the operation once and keeps across retries (0: none). A master group
+    // records the outcome of each op with the change itself, so a retry sent to a new leader after the first
+    // attempt's answer was lost gets that outcome, not the effect of doing it twice (EXISTS, NOT_FOUND).
 
     record Lookup(long rid, String path) implements MasterProtocol {}
 
-    record Mkdir(long rid, String path) implements MasterProtocol {}
+    record Mkdir(long rid, String path, long op) implements MasterProtocol {
+        public Mkdir(long rid, String path) { this(rid, path, 0); }
+    }
 
     /** Creates an empty file; chunkSize 0 and {@link StorageClass#DEFAULT} mean the master's defaults. */
-    record Create(long rid, String path, int chunkSize, StorageClass storageClass) implements MasterProtocol {}
+    record Create(long rid, String path, int chunkSize, StorageClass storageClass, long op) implements MasterProtocol {
+        public Create(long rid, String path, int chunkSize, StorageClass storageClass) { this(rid, path, chunkSize, storageClass, 0); }
+    }
 
     record AttrReply(long rid, Status status, String detail, FileAttr attr) implements MasterProtocol {
         @Override public boolean isReply() { return true; }
@@ -65,7 +84,9 @@ public sealed interface MasterProtocol extends Message {
     }
 
     /** Removes a file or an empty directory. Answered with Ack. */
-    record Remove(long rid, String path) implements MasterProtocol {}
+    record Remove(long rid, String path, long op) implements MasterProtocol {
+        public Remove(long rid, String path) { this(rid, path, 0); }
+    }
 
     // ---- client -> master (namespace by inode: what the NFS gateway uses) ----
 
@@ -90,16 +111,27 @@ public sealed interface MasterProtocol extends Message {
      * harmlessly. Answered with ChangeReply.
      */
     record CreateIn(long rid, long parent, String name, Types.FileType type, int mode, int uid, int gid, String target, int chunkSize,
-                    StorageClass storageClass, long verifier) implements MasterProtocol {}
+                    StorageClass storageClass, long verifier, long op) implements MasterProtocol {
+        public CreateIn(long rid, long parent, String name, Types.FileType type, int mode, int uid, int gid, String target, int chunkSize,
+                        StorageClass storageClass, long verifier) {
+            this(rid, parent, name, type, mode, uid, gid, target, chunkSize, storageClass, verifier, 0);
+        }
+    }
 
     /** Removes a name (a directory must be empty). Answered with ChangeReply. */
-    record Unlink(long rid, long parent, String name) implements MasterProtocol {}
+    record Unlink(long rid, long parent, String name, long op) implements MasterProtocol {
+        public Unlink(long rid, long parent, String name) { this(rid, parent, name, 0); }
+    }
 
     /** POSIX rename. Answered with ChangeReply (dirs: source, target). */
-    record Rename(long rid, long fromDir, String fromName, long toDir, String toName) implements MasterProtocol {}
+    record Rename(long rid, long fromDir, String fromName, long toDir, String toName, long op) implements MasterProtocol {
+        public Rename(long rid, long fromDir, String fromName, long toDir, String toName) { this(rid, fromDir, fromName, toDir, toName, 0); }
+    }
 
     /** Another name for a file. Answered with ChangeReply. */
-    record Link(long rid, long inode, long dir, String name) implements MasterProtocol {}
+    record Link(long rid, long inode, long dir, String name, long op) implements MasterProtocol {
+        public Link(long rid, long inode, long dir, String name) { this(rid, inode, dir, name, 0); }
+    }
 
     /** Mode, owner, times, size. Answered with AttrReply. */
     record SetAttr(long rid, long inode, Types.AttrChange change) implements MasterProtocol {}
@@ -143,18 +175,33 @@ public sealed interface MasterProtocol extends Message {
 
     // ---- master -> chunkserver ----
 
+    /**
+     * A command that changes what a chunkserver stores, sent by the master of leader term {@code term} (0 for a
+     * single master). A chunkserver refuses ({@link Status#NOT_LEADER}) a command of a term older than the newest
+     * it has heard of: a deposed leader that has not noticed yet cannot create, bump, copy or delete anything.
+     */
+    sealed interface Fenced permits CreateChunk, BumpVersion, DeleteChunk, ReplicateChunk, ConvertChunk {
+        long term();
+    }
+
     /** Creates an empty chunk copy (or part {@code part} of an erasure-coded chunk) at {@code version}. Answered with Ack. */
-    record CreateChunk(long rid, long chunkId, long version, int part, int capacity) implements MasterProtocol {
+    record CreateChunk(long rid, long chunkId, long version, int part, int capacity, long term) implements MasterProtocol, Fenced {
+        public CreateChunk(long rid, long chunkId, long version, int part, int capacity) { this(rid, chunkId, version, part, capacity, 0); }
+
         /** A copy of the largest chunk (capacity {@link dev.cairn.core.chunk.ChunkFormat#MAX_BLOCKS} blocks). */
         public CreateChunk(long rid, long chunkId, long version, int part) { this(rid, chunkId, version, part, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS); }
     }
 
     /** Moves a copy from {@code fromVersion} to {@code toVersion}; STALE if the copy is not at fromVersion. */
-    record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) implements MasterProtocol {}
+    record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion, long term) implements MasterProtocol, Fenced {
+        public BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) { this(rid, chunkId, fromVersion, toVersion, 0); }
+    }
 
     /** Deletes the copy of a chunk if it is at {@code version} ({@link #ANY_VERSION}: whatever its version). Answered with Ack. */
-    record DeleteChunk(long rid, long chunkId, long version) implements MasterProtocol {
+    record DeleteChunk(long rid, long chunkId, long version, long term) implements MasterProtocol, Fenced {
         public static final long ANY_VERSION = -1;
+
+        public DeleteChunk(long rid, long chunkId, long version) { this(rid, chunkId, version, 0); }
     }
 
     /**
@@ -167,7 +214,12 @@ public sealed interface MasterProtocol extends Message {
      * once durable. Answered with Ack once the copy is synced.
      */
     record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
-                          List<Integer> sourceParts, int capacity, boolean writable, int replacesPart) implements MasterProtocol {
+                          List<Integer> sourceParts, int capacity, boolean writable, int replacesPart, long term) implements MasterProtocol, Fenced {
+        public ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
+                              List<Integer> sourceParts, int capacity, boolean writable, int replacesPart) {
+            this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, capacity, writable, replacesPart, 0);
+        }
+
         public ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
                               List<Integer> sourceParts, int capacity, boolean writable) {
             this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, capacity, writable, -1);
@@ -187,7 +239,11 @@ public sealed interface MasterProtocol extends Message {
      * target. The master has created the new copies (their write windows are open). Answered with Ack.
      */
     record ConvertChunk(long rid, long chunkId, long version, long length, long newChunkId, long newVersion, int k, int m,
-                        List<ServerRef> targets) implements MasterProtocol {}
+                        List<ServerRef> targets, long term) implements MasterProtocol, Fenced {
+        public ConvertChunk(long rid, long chunkId, long version, long length, long newChunkId, long newVersion, int k, int m, List<ServerRef> targets) {
+            this(rid, chunkId, version, length, newChunkId, newVersion, k, m, targets, 0);
+        }
+    }
 
     // ---- admin -> master ----
 
@@ -210,6 +266,21 @@ public sealed interface MasterProtocol extends Message {
 
     /** Every chunk of a file with its version and where its copies are. */
     record FileInfo(long rid, String path) implements MasterProtocol {}
+
+    /**
+     * Asks one master about itself, whether it leads or not (answered by every master of a group, never
+     * forwarded): for {@code status}, which shows each master of the group.
+     */
+    record ReplicaStatus(long rid) implements MasterProtocol {}
+
+    /**
+     * One master as it sees itself: whether it leads and serves, its term, the last log entry its store holds,
+     * and the leader it knows of (empty if none). A single master leads in term 0; its applied index is -1.
+     */
+    record ReplicaStatusReply(long rid, Status status, String detail, boolean leads, boolean serving, long term, long appliedIndex,
+                              String leader) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
 
     /**
      * One copy of a chunk at {@code version}: {@code current} false for an outdated copy awaiting deletion (a

@@ -22,9 +22,14 @@ public enum Status {
     /** Peer did not answer in time or the connection broke. */
     UNAVAILABLE,
     /** The write window of a chunk version has closed (on the chunkserver's own clock); ask for a new lease. */
-    EXPIRED;
+    EXPIRED,
+    /**
+     * This master is not the leader of its group (or is not ready to serve yet): nothing was done; ask the
+     * leader, whose client address the detail names after {@code leader=} when known.
+     */
+    NOT_LEADER;
 
     public boolean retryable() {
-        return this == IO || this == BUSY || this == UNAVAILABLE || this == STALE || this == CORRUPT || this == EXPIRED;
+        return this == IO || this == BUSY || this == UNAVAILABLE || this == STALE || this == CORRUPT || this == EXPIRED || this == NOT_LEADER;
     }
 }

@@ -108,6 +108,12 @@ public final class Rpc {
         this.nextRid = 1 + (env.random().nextLong() >>> 16);
     }
 
+    /**
+     * A fresh id from the request id sequence, for a caller to name something else by (an operation retried
+     * under several requests): unique among this node's ids, never handed to a request.
+     */
+    public long freshId() { return nextRid++; }
+
     /** Sends the request built for a fresh id and completes with the reply of type {@code replyType}. */
     public <R extends Message> Promise<R> call(Address to, LongFunction<? extends Message> request,
                                               Class<R> replyType, long timeoutNanos) {

@@ -42,7 +42,7 @@ final class Files {
             case NO_SPACE -> Nfs4Status.NOSPC;
             case BAD_REQUEST -> Nfs4Status.INVAL;
             case IO, CORRUPT -> Nfs4Status.IO;
-            case STALE, BUSY, UNAVAILABLE, EXPIRED -> Nfs4Status.DELAY;
+            case STALE, BUSY, UNAVAILABLE, EXPIRED, NOT_LEADER -> Nfs4Status.DELAY;
         };
     }
 

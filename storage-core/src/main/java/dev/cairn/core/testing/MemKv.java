@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.BiPredicate;
 
-/** An in-memory key-value store for unit tests: every write is durable at once. */
+/** An in-memory key-value store (unit tests, and the simulator's own replica of committed metadata): every write is durable at once. */
 public final class MemKv implements KvStore {
     private final TreeMap<byte[], byte[]> map = new TreeMap<>(Arrays::compareUnsigned);
     private int syncedWrites;

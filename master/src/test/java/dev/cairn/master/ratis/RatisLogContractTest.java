@@ -1,0 +1,110 @@
+package dev.cairn.master.ratis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cairn.core.env.Address;
+import dev.cairn.core.env.Cancellable;
+import dev.cairn.core.env.Scheduler;
+import dev.cairn.master.meta.ReplicatedLogContract;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The replicated-log contract on Apache Ratis: three members in this JVM, on loopback ports, each with its own thread. */
+class RatisLogContractTest extends ReplicatedLogContract {
+    @TempDir Path dir;
+
+    @Override protected Harness harness() throws Exception {
+        List<Address> clients = new ArrayList<>();
+        while (clients.size() < 3) {
+            int port = freePort();
+            if (port + RatisLog.RAFT_PORT_OFFSET > 65535 || !free(port + RatisLog.RAFT_PORT_OFFSET)) continue;
+            Address a = new Address("127.0.0.1", port);
+            if (!clients.contains(a)) clients.add(a);
+        }
+        List<RatisLog.Peer> peers = RatisLog.Peer.of(clients);
+        return new Harness() {
+            final RatisLog[] logs = new RatisLog[3];
+            final ScheduledExecutorService[] loops = new ScheduledExecutorService[3];
+            final Recorder[] recorders = {new Recorder(), new Recorder(), new Recorder()};
+
+            @Override public void start(int i) {
+                loops[i] = Executors.newSingleThreadScheduledExecutor();
+                ScheduledExecutorService loop = loops[i];
+                Scheduler s = new Scheduler() {
+                    @Override public void execute(Runnable task) { loop.execute(task); }
+
+                    @Override public Cancellable schedule(long delayNanos, Runnable task) {
+                        var f = loop.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+                        return () -> f.cancel(false);
+                    }
+                };
+                Recorder r = recorders[i];
+                logs[i] = new RatisLog(peers, clients.get(i), dir.resolve("m" + i), s);
+                RatisLog log = logs[i];
+                run(i, () -> log.start(r.appliedTerm(), r.appliedIndex(), r));
+            }
+
+            private void run(int i, Runnable r) {
+                try {
+                    loops[i].submit(r).get(60, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            }
+
+            @Override public void crash(int i) throws Exception {
+                logs[i].stop();
+                loops[i].shutdownNow();
+                assertThat(loops[i].awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+                logs[i] = null;
+            }
+
+            @Override public Outcome propose(int i, byte[] entry) {
+                Outcome o = new Outcome();
+                RatisLog log = logs[i];
+                loops[i].execute(() -> log.propose(entry).onComplete((v, e) -> o.set(e)));
+                return o;
+            }
+
+            @Override public Recorder recorder(int i) { return recorders[i]; }
+
+            @Override public void await(String what, BooleanSupplier done) {
+                long deadline = System.nanoTime() + 60_000_000_000L;
+                while (!done.getAsBoolean()) {
+                    assertThat(System.nanoTime() - deadline).as("waited 60 s for " + what).isNegative();
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+            }
+
+            @Override public void close() throws Exception {
+                for (int i = 0; i < 3; i++) if (logs[i] != null) crash(i);
+            }
+        };
+    }
+
+    static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            return s.getLocalPort();
+        }
+    }
+
+    static boolean free(int port) {
+        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+}

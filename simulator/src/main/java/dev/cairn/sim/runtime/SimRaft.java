@@ -1,0 +1,322 @@
+package dev.cairn.sim.runtime;
+
+import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.Status;
+import dev.cairn.master.meta.ReplicatedLog;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.function.BiConsumer;
+
+/**
+ * The master group's log in the simulator: a model of what Raft guarantees, not Raft itself (Apache Ratis owns
+ * threads and clocks, so it cannot run here). The model keeps one committed log for the group:
+ * <ul>
+ *   <li>an entry commits only while its leader reaches a majority of the masters (up, not paused, not
+ *       partitioned from it either way), after a replication delay; committed entries survive any crash or
+ *       power loss (a majority's disks hold them), and every member applies them in order, exactly once per
+ *       index above what its own store holds, catching up after a restart;</li>
+ *   <li>entries not committed when their leader is deposed may vanish, or be carried into the next term (a
+ *       random prefix of them, as when they had reached the new leader): their proposer hears UNAVAILABLE
+ *       either way;</li>
+ *   <li>a leader that crashes, or cannot reach a majority for an election timeout, is replaced by a member
+ *       that can, after a randomized election delay; a leader cut off from the majority keeps believing it
+ *       leads until its own step-down timeout (or until it hears of the new term), so two members can
+ *       believe they lead at once — what fencing is for.</li>
+ * </ul>
+ * Members are the {@link ReplicatedLog} of each master host's replica, one per incarnation.
+ */
+public final class SimRaft {
+    /** Randomized election delay after the leader is lost (Raft's election timeout plus a vote). */
+    static final long MIN_ELECTION_NANOS = 300_000_000L, MAX_ELECTION_NANOS = 1_500_000_000L;
+    /** Replicating a batch to a majority and syncing it there. */
+    static final long MIN_REPLICATE_NANOS = 300_000L, MAX_REPLICATE_NANOS = 3_000_000L;
+    /** A member hearing of a commit (or of a new term) after it happened. */
+    static final long MIN_NOTICE_NANOS = 50_000L, MAX_NOTICE_NANOS = 2_000_000L;
+    /** How often the group's failure detection looks. */
+    static final long TICK_NANOS = 50_000_000L;
+    /** A leader that has not reached a majority for this long steps down by itself. */
+    static final long STEP_DOWN_NANOS = 2_000_000_000L;
+
+    /** A committed entry. */
+    public record Entry(long term, byte[] bytes) {}
+
+    private final Simulation sim;
+    private final SimNetwork net;
+    private final SplittableRandom rnd;
+    /** The masters, by host name. */
+    private final TreeMap<String, SimHost> hosts = new TreeMap<>();
+    /** The running member of each master host (its current incarnation's), by host name. */
+    private final TreeMap<String, Member> members = new TreeMap<>();
+    private final List<Entry> committed = new ArrayList<>();
+    private final List<BiConsumer<Long, Entry>> commitListeners = new ArrayList<>();
+    private long term;
+    /** The current leader's host name, or null during an election. */
+    private String leader;
+    /** A deposed leader that has not noticed yet (cut off from the majority), or null. */
+    private String staleLeader;
+    private long staleSince;
+    /** When the current leader last stopped reaching a majority (-1: it reaches one). */
+    private long cutOffSince = -1;
+    private boolean electionScheduled;
+    private boolean replicationScheduled;
+    private boolean ticking;
+    private long elections;
+
+    public SimRaft(Simulation sim, SimNetwork net) {
+        this.sim = sim;
+        this.net = net;
+        this.rnd = sim.random().split();
+    }
+
+    /** Adds a master host to the group (before the run starts). */
+    public void add(SimHost host) { hosts.put(host.name(), host); }
+
+    /** The member for a new incarnation of {@code hostName}'s replica. */
+    public ReplicatedLog member(String hostName) { return new Member(hostName); }
+
+    /** Told of every entry as it commits (index from 1), before any member applies it. */
+    public void onCommit(BiConsumer<Long, Entry> l) { commitListeners.add(l); }
+
+    public List<Entry> committed() { return java.util.Collections.unmodifiableList(committed); }
+
+    public long term() { return term; }
+
+    /** The host that leads now, or null. */
+    public SimHost leader() { return leader == null ? null : hosts.get(leader); }
+
+    public long elections() { return elections; }
+
+    public int size() { return hosts.size(); }
+
+    // ---------------------------------------------------------------- the group
+
+    private boolean healthy(SimHost h) { return h.isUp() && !h.isLost() && !h.isPaused(); }
+
+    /** Both ways, as a Raft round trip needs. */
+    private boolean reach(SimHost a, SimHost b) {
+        if (!healthy(a) || !healthy(b)) return false;
+        return a == b || (!net.blocks(a, b) && !net.blocks(b, a));
+    }
+
+    private boolean majorityAround(SimHost h) {
+        int n = 0;
+        for (SimHost o : hosts.values()) if (reach(h, o)) n++;
+        return n > hosts.size() / 2;
+    }
+
+    private long between(long lo, long hi) { return lo + rnd.nextLong(hi - lo + 1); }
+
+    private void ensureTicking() {
+        if (ticking) return;
+        ticking = true;
+        sim.at(TICK_NANOS, null, Simulation.Kind.TIMER, 0x7A1L, this::tick);
+    }
+
+    private void tick() {
+        sim.at(TICK_NANOS, null, Simulation.Kind.TIMER, 0x7A1L, this::tick);
+        if (staleLeader != null) {
+            SimHost s = hosts.get(staleLeader);
+            // a cut-off leader steps down on its own timeout, or at once when it hears of the newer term
+            boolean hears = leader != null && reach(s, hosts.get(leader));
+            if (!healthy(s) || hears || sim.now() - staleSince >= STEP_DOWN_NANOS) {
+                Member m = members.get(staleLeader);
+                staleLeader = null;
+                if (m != null) m.tell(role(m.host));
+            }
+        }
+        if (leader != null) {
+            SimHost l = hosts.get(leader);
+            if (!l.isUp() || l.isLost()) {
+                depose(false);
+            } else if (!majorityAround(l)) {
+                if (cutOffSince < 0) cutOffSince = sim.now();
+                // the rest elect a new leader once their election timeout passes, if a majority of them can
+                long waited = sim.now() - cutOffSince;
+                if (waited >= MIN_ELECTION_NANOS && someoneElse()) depose(true);
+                else if (waited >= STEP_DOWN_NANOS) depose(false);
+            } else {
+                cutOffSince = -1;
+            }
+        }
+        deliverAll(); // members that were cut off or down hear of what committed meanwhile
+        if (leader == null && !electionScheduled) {
+            electionScheduled = true;
+            sim.at(between(MIN_ELECTION_NANOS, MAX_ELECTION_NANOS), null, Simulation.Kind.TIMER, 0x7A2L, this::elect);
+        }
+    }
+
+    /** True if a member other than the leader reaches a majority (so the others can elect). */
+    private boolean someoneElse() {
+        for (SimHost h : hosts.values()) if (!h.name().equals(leader) && majorityAround(h) && members.containsKey(h.name())) return true;
+        return false;
+    }
+
+    /**
+     * The leader is replaced. Its uncommitted entries: a random prefix is carried into the next term (it had
+     * reached the next leader), the rest vanish; its proposers hear UNAVAILABLE. {@code unaware}: it is up but
+     * cut off, and goes on believing it leads for a while.
+     */
+    private void depose(boolean unaware) {
+        Member old = members.get(leader);
+        if (old != null && !old.pending.isEmpty()) {
+            int carried = rnd.nextInt(old.pending.size() + 1);
+            for (int i = 0; i < carried; i++) commit(old.pending.get(i).bytes, term);
+            List<Proposal> all = new ArrayList<>(old.pending);
+            old.pending.clear();
+            for (Proposal p : all) p.promise.fail(new CairnException(Status.UNAVAILABLE, "the leader was deposed before the entry committed"));
+        }
+        if (unaware && old != null) {
+            staleLeader = leader;
+            staleSince = sim.now();
+        }
+        leader = null;
+        cutOffSince = -1;
+        if (!unaware) for (Member m : members.values()) m.tell(role(m.host));
+    }
+
+    private void elect() {
+        electionScheduled = false;
+        if (leader != null) return;
+        List<String> candidates = new ArrayList<>();
+        for (Map.Entry<String, Member> e : members.entrySet()) {
+            if (!e.getKey().equals(staleLeader) && majorityAround(hosts.get(e.getKey()))) candidates.add(e.getKey());
+        }
+        if (candidates.isEmpty()) return; // the next tick tries again
+        term++;
+        elections++;
+        leader = candidates.get(rnd.nextInt(candidates.size()));
+        cutOffSince = -1;
+        for (Member m : members.values()) if (!m.host.equals(staleLeader)) m.tell(role(m.host));
+    }
+
+    private ReplicatedLog.Role role(String host) {
+        if (host.equals(leader) || host.equals(staleLeader)) return new ReplicatedLog.Role(true, term, hosts.get(host).address());
+        return new ReplicatedLog.Role(false, term, leader == null ? null : hosts.get(leader).address());
+    }
+
+    private void commit(byte[] bytes, long entryTerm) {
+        Entry e = new Entry(entryTerm, bytes);
+        committed.add(e);
+        long index = committed.size();
+        for (BiConsumer<Long, Entry> l : commitListeners) l.accept(index, e);
+    }
+
+    private void scheduleReplication() {
+        if (replicationScheduled) return;
+        replicationScheduled = true;
+        sim.at(between(MIN_REPLICATE_NANOS, MAX_REPLICATE_NANOS), null, Simulation.Kind.TIMER, 0x7A3L, this::replicate);
+    }
+
+    private void replicate() {
+        replicationScheduled = false;
+        Member m = leader == null ? null : members.get(leader);
+        if (m == null || m.pending.isEmpty()) return;
+        if (!majorityAround(hosts.get(leader))) {
+            sim.at(TICK_NANOS, null, Simulation.Kind.TIMER, 0x7A4L, () -> { if (!m.pending.isEmpty()) scheduleReplication(); });
+            return;
+        }
+        for (Proposal p : m.pending) {
+            commit(p.bytes, term);
+            m.awaitingApply.put((long) committed.size(), p.promise);
+        }
+        m.pending.clear();
+        deliverAll();
+    }
+
+    private void deliverAll() {
+        for (Member m : members.values()) m.catchUp();
+    }
+
+    private record Proposal(byte[] bytes, Promise<Void> promise) {}
+
+    /** One incarnation of a master's replica in the group. */
+    private final class Member implements ReplicatedLog {
+        final String host;
+        Listener listener;
+        long applied;
+        boolean delivering;
+        boolean stopped;
+        ReplicatedLog.Role told;
+        final List<Proposal> pending = new ArrayList<>();
+        /** Committed index -> the promise of an entry this member proposed, completed once it applies it. */
+        final Map<Long, Promise<Void>> awaitingApply = new HashMap<>();
+
+        Member(String host) { this.host = host; }
+
+        private SimHost simHost() { return hosts.get(host); }
+
+        @Override public void start(long appliedTerm, long appliedIndex, Listener l) {
+            if (appliedIndex > committed.size()) {
+                sim.violation("raft", host + " holds log entry " + appliedIndex + " but only " + committed.size() + " committed");
+            }
+            listener = l;
+            applied = appliedIndex;
+            members.put(host, this);
+            // a leader that restarted before anyone noticed it went down comes back a follower
+            if (host.equals(leader)) depose(false);
+            if (host.equals(staleLeader)) staleLeader = null;
+            ensureTicking();
+            tell(role(host));
+            catchUp();
+        }
+
+        @Override public Promise<Void> propose(byte[] entry) {
+            if (stopped || !(host.equals(leader) || host.equals(staleLeader)) || members.get(host) != this) {
+                return Promise.failed(new CairnException(Status.NOT_LEADER, host + " does not lead"));
+            }
+            Promise<Void> p = new Promise<>();
+            pending.add(new Proposal(entry, p));
+            if (host.equals(leader)) scheduleReplication(); // a stale leader's proposals never commit
+            return p;
+        }
+
+        @Override public void stop() {
+            stopped = true;
+            if (members.get(host) == this) members.remove(host);
+        }
+
+        void tell(ReplicatedLog.Role r) {
+            if (r.equals(told)) return;
+            told = r;
+            SimHost h = simHost();
+            sim.at(between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), h, Simulation.Kind.TASK, 0x7A5L, () -> {
+                if (stopped) return;
+                if (!r.leads()) failPending();
+                listener.roleChanged(r);
+            });
+        }
+
+        private void failPending() {
+            List<Proposal> all = new ArrayList<>(pending);
+            pending.clear();
+            for (Proposal p : all) p.promise.fail(new CairnException(Status.UNAVAILABLE, host + " lost its leadership before the entry committed"));
+        }
+
+        /**
+         * Applies, on this member's host, the committed entries it does not hold yet, in order: only while it
+         * hears from the leader (a member cut off from it, a deposed leader included, learns nothing new).
+         */
+        void catchUp() {
+            if (delivering || applied >= committed.size()) return;
+            if (leader == null || !(host.equals(leader) || reach(simHost(), hosts.get(leader)))) return;
+            delivering = true;
+            sim.at(between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), simHost(), Simulation.Kind.TASK, 0x7A6L, () -> {
+                delivering = false;
+                if (stopped) return;
+                while (applied < committed.size()) {
+                    long index = applied + 1;
+                    Entry e = committed.get((int) index - 1);
+                    listener.apply(e.term(), index, e.bytes());
+                    applied = index;
+                    Promise<Void> p = awaitingApply.remove(index);
+                    if (p != null) p.complete(null);
+                }
+            });
+        }
+    }
+}
