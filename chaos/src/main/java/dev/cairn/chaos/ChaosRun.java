@@ -159,14 +159,24 @@ public final class ChaosRun {
         return list;
     }
 
-    /** The node name of the master that leads now: the one that answers a status call itself (a follower answers NOT_LEADER). */
-    private String leaderNode() {
-        for (int i = 0; i < masters.size(); i++) {
-            try (RealClient one = RealClient.connect(masters.get(i), 5)) {
-                one.await(c -> c.status());
-                return "master" + (i + 1);
-            } catch (RuntimeException e) {
-                // not the leader, or down
+    /**
+     * The node name of the master that leads now: the one that says so of itself (asked directly; a status call
+     * would be forwarded to the leader by whichever master took it). Waits for an election in progress.
+     */
+    private String leaderNode() throws InterruptedException {
+        long deadline = System.currentTimeMillis() + READY_BOUND_MILLIS;
+        try (RealClient c = RealClient.connect(masters, 5)) {
+            while (System.currentTimeMillis() < deadline) {
+                for (int i = 0; i < masters.size(); i++) {
+                    dev.cairn.core.env.Address a = masters.get(i);
+                    try {
+                        var r = c.await(x -> x.replicaStatus(a));
+                        if (r.leads() && r.serving()) return "master" + (i + 1);
+                    } catch (RuntimeException e) {
+                        // down
+                    }
+                }
+                Thread.sleep(100);
             }
         }
         throw new IllegalStateException("no master of " + masters + " leads");

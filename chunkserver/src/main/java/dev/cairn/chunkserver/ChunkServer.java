@@ -50,8 +50,13 @@ public final class ChunkServer implements Node, MessageHandler {
     static final int INVENTORY_EVERY_BEATS = 20;
     static final long MASTER_CALL_NANOS = 5_000_000_000L;
     static final long REGISTER_RETRY_NANOS = 1_000_000_000L;
-    /** Unanswered heartbeats after which a server of a master group registers again, trying the next master. */
-    static final int SILENT_BEATS_BEFORE_SWITCH = 2;
+    /**
+     * Unanswered heartbeats after which a server of a master group registers again, trying the next master: the
+     * first (a killed leader's connection is refused at once; a new leader has no registry until servers come).
+     */
+    static final int SILENT_BEATS_BEFORE_SWITCH = 1;
+    /** A group's master that answered NOT_LEADER is followed by the next one this soon (an election takes about a second). */
+    static final long NEXT_MASTER_NANOS = 200_000_000L;
     /** Time the next server in a chain gets to write or sync and answer (a slow disk is not a dead one). */
     static final long CHAIN_CALL_NANOS = 30_000_000_000L;
     /** Bytes per read when copying a chunk from a peer (one message). */
@@ -151,7 +156,8 @@ public final class ChunkServer implements Node, MessageHandler {
                     if (e != null || r.status() != Status.OK || !newest(r.term())) {
                         log.debug("registration with {} failed ({}); retrying", master(), e != null ? e.getMessage() : r.status() + " in term " + r.term());
                         nextMaster(); // that one is down or does not lead: try the group's next
-                        env.scheduler().schedule(REGISTER_RETRY_NANOS, () -> {
+                        boolean refused = e == null && r.status() == Status.NOT_LEADER;
+                        env.scheduler().schedule(refused ? NEXT_MASTER_NANOS : REGISTER_RETRY_NANOS, () -> {
                             if (attempt == registration) register();
                         });
                         return;

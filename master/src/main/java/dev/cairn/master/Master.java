@@ -263,7 +263,11 @@ public final class Master implements Node, MessageHandler {
 
     private Promise<? extends Message> handle(Address from, Message m) {
         // nothing is judged or changed on metadata not yet made durable at start-up (see start)
-        if (!ready) throw new CairnException(Status.UNAVAILABLE, "the master is starting");
+        if (!ready) {
+            // a group's new leader (term > 0): clients wait for it as for an election
+            throw term > 0 ? new CairnException(Status.NOT_LEADER, "the leader is starting; leader=" + config.listen())
+                    : new CairnException(Status.UNAVAILABLE, "the master is starting");
+        }
         if (m instanceof Heartbeat h) return Promise.completed(heartbeat(from, h));
         if (m instanceof Register r) return Promise.completed(register(from, r));
         if (m instanceof MasterProtocol.ChunkInventory inv) return Promise.completed(inventory(inv));
@@ -710,6 +714,12 @@ public final class Master implements Node, MessageHandler {
                 refs.add(h.server().ref());
                 parts.add(h.part());
             }
+            if (holders.isEmpty() && grace && term > 0) {
+                // a new leader of a group hears of copies only as chunkservers report: "ask again shortly" rather than
+                // "no copy" to a reader (the client retries it every 200 ms, as a leader change)
+                throw new CairnException(Status.NOT_LEADER, "the leader is starting: no chunkserver holding chunk " + c.chunkId()
+                        + " has reported yet; leader=" + config.listen());
+            }
             out.add(new ChunkLocation(c.index(), c.chunkId(), holders.isEmpty() ? c.version() : newest, refs, parts));
         }
         return new ChunksReply(r.rid(), Status.OK, "", f.attr(), out);
@@ -781,7 +791,17 @@ public final class Master implements Node, MessageHandler {
             return new LeaseReply(r.rid(), Status.OK, "", lease.chunkId, lease.version, lease.chain, f.storageClass().placement());
         });
         out.onComplete((v, e) -> leasing.remove(slot));
-        return out;
+        if (term == 0) return out;
+        // a new leader of a group whose chunkservers have not all reported yet cannot place what it cannot see:
+        // "not ready, nothing done, ask again" (the client retries it every 200 ms without spending the writer's
+        // own retries, whose backoff made failovers felt for seconds) rather than a placement failure
+        return out.then((v, e) -> {
+            if (e == null || !grace) return e == null ? Promise.completed(v) : Promise.failed(e);
+            Status st = CairnException.statusOf(e);
+            if (st != Status.NO_SPACE && st != Status.UNAVAILABLE) return Promise.failed(e);
+            return Promise.failed(new CairnException(Status.NOT_LEADER, "the leader is starting: " + registry.liveCount() + " of "
+                    + knownServers.size() + " known chunkservers have reported (" + CairnException.detailOf(e) + "); leader=" + config.listen()));
+        });
     }
 
     private record Lease(long chunkId, long version, List<ServerRef> chain) {}
