@@ -384,7 +384,12 @@ public final class Master implements Node, MessageHandler {
             switch (judge(c, rec, files)) {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
-                case GONE -> { if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !metaLog.freeing(c.chunkId())) delete.add(c.chunkId()); }
+                case GONE -> {
+                    if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !metaLog.freeing(c.chunkId())) {
+                        delete.add(c.chunkId());
+                        log.debug("chunk {}: {} holds v{} part {}, {} bytes: gone from the namespace, deleted", c.chunkId(), s.id, c.version(), c.part(), c.length());
+                    }
+                }
                 case CURRENT -> {
                     registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length());
                     log.debug("chunk {}: {} holds v{} (record v{}, data v{}), {} bytes: current", c.chunkId(), s.id, c.version(), rec.version(),
@@ -401,6 +406,8 @@ public final class Master implements Node, MessageHandler {
                 case OUTDATED -> {
                     stale++; // missed a write lease: never served; repaired and removed by the planner
                     registry.addStale(c.chunkId(), s, c.version());
+                    log.debug("chunk {}: {} holds v{} part {}, {} bytes (record v{}, data v{}): outdated", c.chunkId(), s.id, c.version(), c.part(),
+                            c.length(), rec.version(), rec.dataVersion());
                 }
             }
         }

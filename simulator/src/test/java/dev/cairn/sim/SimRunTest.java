@@ -108,10 +108,14 @@ class SimRunTest {
      * part is rebuilt over the duplicate) and 12157 (that rebuild refused for the part a written-off disk held);
      * from 13001..13500, 13090 (a draining copy dropped for one current a version behind that lacked writes synced
      * under the newer lease, and the commit then acknowledged with two copies of three) and 13366 (a copy a client
-     * write found corrupt never reported to the master, which counted it intact and never repaired the chunk).
+     * write found corrupt never reported to the master, which counted it intact and never repaired the chunk), 5031 (a
+     * master paused 22 s planned on servers silent all that while and deleted a drained copy whose only other copy's
+     * disk had died), 13596 (a copy of an empty erasure-coded part reported mid-copy at a re-registration, counted,
+     * its source deleted as extra, the copy then failed) and 13898 (a copy refused for a full disk abandoned, that is
+     * deleted, the durable part it was to replace).
      */
     @ParameterizedTest(name = "seed {0} at {1} s")
-    @org.junit.jupiter.params.provider.CsvSource({"341, 10", "1198, 10", "3145, 30", "3245, 30", "4491, 30", "4548, 30", "5499, 30", "5027, 60", "5061, 60", "5230, 60", "1677, 10", "3076, 30", "9193, 60", "12361, 60", "12373, 60", "12028, 60", "12200, 60", "12419, 60", "12157, 60", "13090, 60", "13366, 60"})
+    @org.junit.jupiter.params.provider.CsvSource({"341, 10", "1198, 10", "3145, 30", "3245, 30", "4491, 30", "4548, 30", "5499, 30", "5027, 60", "5061, 60", "5230, 60", "1677, 10", "3076, 30", "9193, 60", "12361, 60", "12373, 60", "12028, 60", "12200, 60", "12419, 60", "12157, 60", "13090, 60", "13366, 60", "5031, 60", "13596, 60", "13898, 60"})
     void seedsTheSweepsOfTheDataPathFoundStayFixed(long seed, int seconds) {
         SimResult r = SimRun.run(SimOptions.defaults(seed).withDuration(seconds * 1_000_000_000L)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();
