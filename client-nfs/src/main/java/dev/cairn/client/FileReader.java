@@ -79,11 +79,15 @@ public final class FileReader {
     public Promise<byte[]> readAll() {
         if (size > Integer.MAX_VALUE - 16) return Promise.failed(new CairnException(Status.BAD_REQUEST, "file too large for readAll"));
         if (size == 0) return Promise.completed(new byte[0]);
+        // the size as the read starts: a location refresh on the way may show the file shorter or longer since
+        // (a concurrent truncate or rewrite; sim seed 474 with three masters: a buffer sized by the new length
+        // took the first piece read at the old one)
+        int total = (int) size;
         // the first read returns the whole file when it fits in one piece (most files): no second copy
-        return read(0, (int) size).flatMap(first -> {
-            if (first.length == size) return Promise.completed(first);
+        return read(0, total).flatMap(first -> {
+            if (first.length == total) return Promise.completed(first);
             if (first.length == 0) throw new CairnException(Status.IO, "short read at 0");
-            byte[] out = new byte[(int) size];
+            byte[] out = new byte[total];
             System.arraycopy(first, 0, out, 0, first.length);
             return readInto(out, first.length).map(v -> out);
         });

@@ -111,11 +111,12 @@ class SimRunTest {
      * write found corrupt never reported to the master, which counted it intact and never repaired the chunk), 5031 (a
      * master paused 22 s planned on servers silent all that while and deleted a drained copy whose only other copy's
      * disk had died), 13596 (a copy of an empty erasure-coded part reported mid-copy at a re-registration, counted,
-     * its source deleted as extra, the copy then failed) and 13898 (a copy refused for a full disk abandoned, that is
-     * deleted, the durable part it was to replace).
+     * its source deleted as extra, the copy then failed), 13898 (a copy refused for a full disk abandoned, that is
+     * deleted, the durable part it was to replace) and 13852 (an erasure-coded part registered at 0 bytes mid-upload,
+     * marked stale at the commit: the chunk unreadable until the next inventory).
      */
     @ParameterizedTest(name = "seed {0} at {1} s")
-    @org.junit.jupiter.params.provider.CsvSource({"341, 10", "1198, 10", "3145, 30", "3245, 30", "4491, 30", "4548, 30", "5499, 30", "5027, 60", "5061, 60", "5230, 60", "1677, 10", "3076, 30", "9193, 60", "12361, 60", "12373, 60", "12028, 60", "12200, 60", "12419, 60", "12157, 60", "13090, 60", "13366, 60", "5031, 60", "13596, 60", "13898, 60"})
+    @org.junit.jupiter.params.provider.CsvSource({"341, 10", "1198, 10", "3145, 30", "3245, 30", "4491, 30", "4548, 30", "5499, 30", "5027, 60", "5061, 60", "5230, 60", "1677, 10", "3076, 30", "9193, 60", "12361, 60", "12373, 60", "12028, 60", "12200, 60", "12419, 60", "12157, 60", "13090, 60", "13366, 60", "5031, 60", "13596, 60", "13898, 60", "13852, 60"})
     void seedsTheSweepsOfTheDataPathFoundStayFixed(long seed, int seconds) {
         SimResult r = SimRun.run(SimOptions.defaults(seed).withDuration(seconds * 1_000_000_000L)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();
@@ -125,11 +126,11 @@ class SimRunTest {
      * A group of three masters over the simulated Raft log, with the full fault catalog (leader crashes, power
      * losses and isolation among them): seeds the first group sweeps failed on, now fixed — 30, 44, 59 (a
      * remove retried on a new leader after its first answer was lost met its own effect: NOT_FOUND; fixed by op
-     * ids) and 21 (an empty erasure-coded part deleted to make room for a copy that then failed) — each with
+     * ids), 21 (an empty erasure-coded part deleted to make room for a copy that then failed) and 474 (a reader whose file shrank mid-read crashed on a buffer sized by the new length) — each with
      * leaders lost and elected along the way.
      */
     @ParameterizedTest(name = "seed {0} with three masters")
-    @org.junit.jupiter.params.provider.ValueSource(longs = {21, 30, 44, 59})
+    @org.junit.jupiter.params.provider.ValueSource(longs = {21, 30, 44, 59, 474})
     void aMasterGroupLosesNothingThroughLeaderLoss(long seed) {
         SimResult r = SimRun.run(SimOptions.defaults(seed).withMasters(3)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();
