@@ -139,14 +139,8 @@ public final class ChaosRun {
     /** Starts the scenario's master or master group; returns the {@code --master} argument that names it. */
     private String startMasters(NodeProcesses nodes) throws IOException {
         int n = config.scenario().masters();
-        // a master group's members also listen on their port + RAFT_PORT_OFFSET: pick ports whose partner is free too
-        while (masters.size() < n) {
-            int port = freePort();
-            if (masters.contains(new Address("127.0.0.1", port))) continue;
-            if (n == 1 || port + dev.cairn.master.ratis.RatisLog.RAFT_PORT_OFFSET <= 65535 && portFree(port + dev.cairn.master.ratis.RatisLog.RAFT_PORT_OFFSET)) {
-                masters.add(new Address("127.0.0.1", port));
-            }
-        }
+        // a master group's members also listen on their port + RAFT_PORT_OFFSET: ports whose partner is free too
+        masters.addAll(n == 1 ? List.of(new Address("127.0.0.1", freePort())) : dev.cairn.master.ratis.RatisLog.freeLoopbackGroup(n));
         String list = String.join(",", masters.stream().map(Address::toString).toList());
         if (n == 1) {
             nodes.start("master", List.of("master", "--listen", list, "--data", config.dir().resolve("master").toString()));
@@ -180,14 +174,6 @@ public final class ChaosRun {
             }
         }
         throw new IllegalStateException("no master of " + masters + " leads");
-    }
-
-    private static boolean portFree(int port) {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     // ---- the nemesis ----

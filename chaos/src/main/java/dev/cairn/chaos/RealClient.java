@@ -72,6 +72,9 @@ public final class RealClient implements AutoCloseable {
         return new RealClient(runtime, false, List.of(master), CALL_TIMEOUT_SECONDS);
     }
 
+    /** The masters the client knows (those it was given, and leaders they named). */
+    public List<Address> masters() { return await(c -> Promise.completed(c.masters())); }
+
     public <T> T await(Function<CairnClient, Promise<T>> call) {
         CompletableFuture<T> f = new CompletableFuture<>();
         handle.run(c -> call.apply(c).onComplete((v, e) -> {

@@ -35,7 +35,7 @@ final class AdminCommands {
                 maxUnder = Math.max(maxUnder, s.underGoal());
                 if (watch && terminal) System.out.print("\033[H\033[2J");
                 else if (watch) System.out.println("--- " + java.time.LocalTime.now().withNano(0));
-                if (c.await(x -> dev.cairn.core.async.Promise.completed(x.masters())).size() > 1) printMasters(c, System.out);
+                if (c.masters().size() > 1) printMasters(c, System.out);
                 print(s, maxUnder, System.out);
                 if (watch) Thread.sleep(1000);
             } while (watch);
@@ -46,7 +46,7 @@ final class AdminCommands {
     /** One line per master of a group: its role, term and how far its store has applied the metadata log. */
     static void printMasters(RealClient c, PrintStream out) {
         out.printf(Locale.ROOT, "%-22s %-9s %6s %12s%n", "master", "role", "term", "applied");
-        for (dev.cairn.core.env.Address a : c.await(x -> dev.cairn.core.async.Promise.completed(x.masters()))) {
+        for (dev.cairn.core.env.Address a : c.masters()) {
             try {
                 var r = c.await(x -> x.replicaStatus(a));
                 String role = r.leads() ? (r.serving() ? "leader" : "starting") : "follower";

@@ -80,6 +80,31 @@ public final class RatisLog implements ReplicatedLog {
         }
     }
 
+    /**
+     * {@code n} client addresses on 127.0.0.1 whose ports and Raft ports ({@link #RAFT_PORT_OFFSET} above) are free
+     * now, for a group started on this machine by a test or a chaos run.
+     */
+    public static List<Address> freeLoopbackGroup(int n) throws IOException {
+        List<Address> out = new ArrayList<>();
+        while (out.size() < n) {
+            int port;
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+                port = s.getLocalPort();
+            }
+            Address a = new Address("127.0.0.1", port);
+            if (port + RAFT_PORT_OFFSET <= 65535 && !out.contains(a) && free(port + RAFT_PORT_OFFSET)) out.add(a);
+        }
+        return List.copyOf(out);
+    }
+
+    private static boolean free(int port) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     private final List<Peer> peers;
     private final Peer self;
     private final Path dir;

@@ -6,10 +6,7 @@ import dev.cairn.core.env.Address;
 import dev.cairn.core.env.Cancellable;
 import dev.cairn.core.env.Scheduler;
 import dev.cairn.master.meta.ReplicatedLogContract;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,13 +19,7 @@ class RatisLogContractTest extends ReplicatedLogContract {
     @TempDir Path dir;
 
     @Override protected Harness harness() throws Exception {
-        List<Address> clients = new ArrayList<>();
-        while (clients.size() < 3) {
-            int port = freePort();
-            if (port + RatisLog.RAFT_PORT_OFFSET > 65535 || !free(port + RatisLog.RAFT_PORT_OFFSET)) continue;
-            Address a = new Address("127.0.0.1", port);
-            if (!clients.contains(a)) clients.add(a);
-        }
+        List<Address> clients = RatisLog.freeLoopbackGroup(3);
         List<RatisLog.Peer> peers = RatisLog.Peer.of(clients);
         return new Harness() {
             final RatisLog[] logs = new RatisLog[3];
@@ -92,19 +83,5 @@ class RatisLogContractTest extends ReplicatedLogContract {
                 for (int i = 0; i < 3; i++) if (logs[i] != null) crash(i);
             }
         };
-    }
-
-    static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-            return s.getLocalPort();
-        }
-    }
-
-    static boolean free(int port) {
-        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
-            return true;
-        } catch (java.io.IOException e) {
-            return false;
-        }
     }
 }

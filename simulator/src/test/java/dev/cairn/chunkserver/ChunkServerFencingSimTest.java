@@ -1,0 +1,78 @@
+package dev.cairn.chunkserver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cairn.core.env.Address;
+import dev.cairn.core.env.Env;
+import dev.cairn.core.env.MessageHandler;
+import dev.cairn.core.env.Node;
+import dev.cairn.core.proto.Ack;
+import dev.cairn.core.proto.Message;
+import dev.cairn.core.proto.MasterProtocol;
+import dev.cairn.core.proto.Status;
+import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.runtime.SimWorld;
+import dev.cairn.sim.runtime.Simulation;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A chunkserver of a master group keeps the newest leader term it has heard and refuses what a deposed leader
+ * sends: a stand-in master registers it in term 5, then sends commands of terms 4 and 5.
+ */
+class ChunkServerFencingSimTest {
+    static final long TERM = 5;
+
+    /** Answers registration and heartbeats in {@link #TERM}; records the answers to the commands it sends. */
+    static final class StandInMaster implements Node, MessageHandler {
+        final Env env;
+        final Address at;
+        final Map<Long, Ack> answers = new TreeMap<>();
+        boolean registered;
+
+        StandInMaster(Env env, Address at) {
+            this.env = env;
+            this.at = at;
+        }
+
+        @Override public void start() { env.transport().start(at, this); }
+
+        @Override public void onMessage(Address from, Message m) {
+            if (m instanceof MasterProtocol.Register r) {
+                registered = true;
+                env.transport().send(from, new MasterProtocol.RegisterReply(r.rid(), Status.OK, List.of(), TERM));
+            } else if (m instanceof MasterProtocol.Heartbeat h) {
+                env.transport().send(from, new MasterProtocol.HeartbeatReply(h.rid(), true, List.of(), TERM));
+            } else if (m instanceof Ack a) {
+                answers.put(a.rid(), a);
+            }
+        }
+    }
+
+    @Test void aCommandOfAnOlderTermIsRefusedOnceANewerLeaderHasSpoken() {
+        Simulation sim = new Simulation(3);
+        SimWorld world = new SimWorld(sim, false);
+        Address m = new Address("master", 7100), cs = new Address("cs1", 7200);
+        StandInMaster[] master = new StandInMaster[1];
+        SimHost mh = world.addHost("master", m, 0, env -> master[0] = new StandInMaster(env, m));
+        SimHost ch = world.addHost("cs1", cs, 0, env -> new ChunkServer(env, new ChunkServerConfig("cs1", cs, m, List.of("disk0"), 1L << 30)));
+        mh.start();
+        ch.start();
+        sim.runUntil(sim.now() + 5_000_000_000L);
+        assertThat(master[0].registered).isTrue();
+        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> {
+            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(1, 7, 1, 0, 16, TERM - 1));
+            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(2, 8, 1, 0, 16, TERM));
+            master[0].env.transport().send(cs, new MasterProtocol.DeleteChunk(3, 8, MasterProtocol.DeleteChunk.ANY_VERSION, TERM - 1));
+        });
+        sim.runUntil(sim.now() + 2_000_000_000L);
+        assertThat(master[0].answers.get(1L).status()).as("a deposed leader's create").isEqualTo(Status.NOT_LEADER);
+        assertThat(master[0].answers.get(2L).status()).as("the leader's create").isEqualTo(Status.OK);
+        assertThat(master[0].answers.get(3L).status()).as("a deposed leader's delete").isEqualTo(Status.NOT_LEADER);
+        assertThat(ch.diskOrNull("disk0").files()).as("the leader's chunk is still there, the deposed leader's never made")
+                .contains(dev.cairn.core.chunk.ChunkFormat.fileName(8)).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(7));
+        assertThat(sim.violations()).isEmpty();
+    }
+}
