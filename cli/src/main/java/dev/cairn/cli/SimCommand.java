@@ -133,7 +133,7 @@ final class SimCommand implements Callable<Integer> {
         List<SimResult> failures = new ArrayList<>();
         java.util.Map<String, Integer> kinds = new java.util.TreeMap<>();
         java.util.Map<Fault, Long> coverage = new java.util.EnumMap<>(Fault.class);
-        long excused = 0, verified = 0;
+        long excused = 0, verified = 0, elections = 0, installs = 0;
         java.util.Map<String, Integer> excuseKinds = new java.util.TreeMap<>();
         for (Future<SimResult> f : futures) {
             SimResult r = f.get();
@@ -142,6 +142,8 @@ final class SimCommand implements Callable<Integer> {
             excused += r.stats().excusedLosses;
             for (String x : r.excuses()) excuseKinds.merge(SimResult.excuseKind(x), 1, Integer::sum);
             verified += r.stats().verified;
+            elections += r.masterElections();
+            installs += r.snapshotInstalls();
             r.faultCounts().forEach((k, c) -> coverage.merge(k, (long) c, Long::sum));
             if (!r.passed()) {
                 failed++;
@@ -157,6 +159,7 @@ final class SimCommand implements Callable<Integer> {
                 done, failed, virtual / 1e9, wall, virtual / 1e9 / wall, done / wall * 60);
         System.out.printf(Locale.ROOT, "files verified at the end: %d; chunks lost with an excuse (a fault took their last readable copies): %d%s%n",
                 verified, excused, excuseKinds.isEmpty() ? "" : " " + excuseKinds);
+        if (elections > 0) System.out.printf(Locale.ROOT, "master groups: %d leader elections, %d snapshots installed on masters behind the purged log%n", elections, installs);
         System.out.println("violations by kind: " + (kinds.isEmpty() ? "none" : kinds));
         StringBuilder cov = new StringBuilder();
         coverage.forEach((k, c) -> cov.append(cov.length() == 0 ? "" : ", ").append(k.cliName()).append(' ').append(c));

@@ -51,6 +51,8 @@ public final class MasterReplica implements Node, MessageHandler {
         namespace = new Namespace(env.kv(), config.defaultGoal());
         if (!namespace.isEmpty()) namespace.checkFormat();
         metaLog = new ReplicaMetaLog(env, namespace, raft, this::roleChanged);
+        // a leader never installs a snapshot (its log holds everything it lacks), but a master built on the old state must not outlive it
+        metaLog.onInstalled(() -> retire("a snapshot replaced this master's state"));
         env.transport().start(config.listen(), this);
         log.info("master replica listening on {}; its store holds the log up to entry {}", config.listen(), metaLog.appliedIndex());
         raft.start(metaLog.appliedTerm(), metaLog.appliedIndex(), metaLog);
@@ -73,6 +75,9 @@ public final class MasterReplica implements Node, MessageHandler {
     public Namespace namespace() { return namespace; }
 
     public long appliedIndex() { return metaLog.appliedIndex(); }
+
+    /** The replica's metadata log (tests: commands submitted to the group directly). */
+    ReplicaMetaLog metaLog() { return metaLog; }
 
     private void roleChanged(ReplicatedLog.Role r) {
         ReplicatedLog.Role was = role;

@@ -403,12 +403,28 @@ final class FaultInjector {
         }
         SimHost m = leader != null && leader.isUp() && dice < 8 ? leader : cluster.masters().get(rnd.nextInt(cluster.masters().size()));
         if (!m.isUp()) return;
+        if (dice == 9 && othersUp(m)) {
+            // its disk replaced: it comes back empty and catches up from the others (by a snapshot once the log is purged);
+            // only while the other masters are up, so that a majority's disks still hold the log
+            m.wipeStore();
+            raft.storeWiped(m.name());
+            long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
+            sim.at(downtime, null, Simulation.Kind.FAULT, 8, () -> { if (!m.isUp() && !m.isLost()) m.start(); });
+            history.record(sim.now(), Fault.MASTER_CRASH, m.name(), (m == leader ? "the leader (term " + raft.term() + "): " : "")
+                    + "store wiped (disk replaced), back empty in " + downtime / 1_000_000 + " ms");
+            return;
+        }
         boolean power = rnd.nextBoolean();
         if (power) m.powerLoss(); else m.crash();
         long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
         sim.at(downtime, null, Simulation.Kind.FAULT, 8, () -> { if (!m.isUp() && !m.isLost()) m.start(); });
         history.record(sim.now(), Fault.MASTER_CRASH, m.name(), (m == leader ? "the leader (term " + raft.term() + "): " : "")
                 + (power ? "power lost" : "process killed"));
+    }
+
+    private boolean othersUp(SimHost m) {
+        for (SimHost o : cluster.masters()) if (o != m && (!o.isUp() || o.isLost())) return false;
+        return true;
     }
 
     /** Longest pause: past the 30 s write window, so a writer stopped mid-lease wakes to an expired one. */

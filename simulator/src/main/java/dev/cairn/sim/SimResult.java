@@ -12,7 +12,7 @@ import java.util.TreeMap;
 /** The outcome of one simulated run. */
 public record SimResult(long seed, SimOptions options, String mix, String traceHash, long events, long virtualNanos, long wallNanos,
                         Map<Fault, Integer> faultCounts, Workload.Stats stats, int chunksAudited,
-                        List<String> violations, List<String> excuses, List<String> recentLog, long masterElections) {
+                        List<String> violations, List<String> excuses, List<String> recentLog, long masterElections, long snapshotInstalls) {
     public SimResult {
         faultCounts = new EnumMap<>(faultCounts.isEmpty() ? new EnumMap<>(Fault.class) : faultCounts);
     }
@@ -21,7 +21,7 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
 
     /** The same result without the log lines (a sweep keeps thousands of passing results). */
     public SimResult withoutLog() {
-        return new SimResult(seed, options, mix, traceHash, events, virtualNanos, wallNanos, faultCounts, stats, chunksAudited, violations, excuses, List.of(), masterElections);
+        return new SimResult(seed, options, mix, traceHash, events, virtualNanos, wallNanos, faultCounts, stats, chunksAudited, violations, excuses, List.of(), masterElections, snapshotInstalls);
     }
 
     public int faults() {
@@ -55,7 +55,7 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
                 stats.commits, stats.ecCommits, stats.writeFailures, stats.midSyncs, stats.bytesCommitted, stats.reads, stats.readErrors,
                 stats.removes, stats.verified, stats.excusedLosses, stats.probed, chunksAudited));
         if (options.masters() > 1) {
-            sb.append(String.format(Locale.ROOT, "  masters: a group of %d, %d leader elections%n", options.masters(), masterElections));
+            sb.append(String.format(Locale.ROOT, "  masters: a group of %d, %d leader elections, %d snapshots installed%n", options.masters(), masterElections, snapshotInstalls));
         }
         if (stats.drains + stats.classChanges + stats.retired > 0) {
             sb.append(String.format(Locale.ROOT, "  operator: %d drains (%d taken back), %d class changes, %d servers retired%n",

@@ -94,14 +94,35 @@ public final class SimRun {
             verified[0] = true;
             awaitConvergence(sim, cluster, auditor, lastAudit, sim.now() + CONVERGENCE_LIMIT_NANOS);
         }))));
-        sim.runUntil(end + SETTLE_NANOS + VERIFY_LIMIT_NANOS + CONVERGENCE_LIMIT_NANOS);
+        sim.runUntil(end + SETTLE_NANOS + VERIFY_LIMIT_NANOS + CONVERGENCE_LIMIT_NANOS + REPLICA_CATCH_UP_NANOS);
         if (!verified[0]) sim.violation("liveness", "the final read-back did not finish within " + VERIFY_LIMIT_NANOS / 1_000_000_000L + "s of virtual time");
         if (timeline != null) timeline.finish(sim, history, cluster);
         Auditor.Report a = lastAudit[0];
         return new SimResult(o.seed(), o, mix.toString(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
                 history.counts(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
                 a == null ? 0 : a.chunksChecked(), sim.violations(), workload[0] == null ? List.of() : List.copyOf(workload[0].excuses()), world.recentLog(),
-                cluster.raft() == null ? 0 : cluster.raft().elections());
+                cluster.raft() == null ? 0 : cluster.raft().elections(), cluster.raft() == null ? 0 : cluster.raft().installs());
+    }
+
+    /** How long after convergence every master replica may take to apply the last committed entries. */
+    static final long REPLICA_CATCH_UP_NANOS = 5_000_000_000L;
+
+    /**
+     * With a master group: once every up replica has applied the whole committed log (or the catch-up time is
+     * over), each must hold exactly the committed state ({@link CommittedState#checkReplicas}).
+     */
+    private static void awaitReplicas(Simulation sim, SimCluster cluster, long deadline) {
+        long committed = cluster.raft().committed().size();
+        boolean behind = false;
+        for (SimHost h : cluster.masters()) {
+            if (h.isUp() && h.node() instanceof dev.cairn.master.MasterReplica r && r.appliedIndex() < committed) behind = true;
+        }
+        if (!behind || sim.now() - deadline >= 0) {
+            cluster.committed().checkReplicas(cluster.masters(), committed, sim);
+            sim.stop();
+        } else {
+            cluster.clientHost().env().scheduler().schedule(100_000_000L, () -> awaitReplicas(sim, cluster, deadline));
+        }
     }
 
     /** The operator's drains are taken back before the final checks (which expect every server in service). */
@@ -117,7 +138,8 @@ public final class SimRun {
         Auditor.Report r = auditor.audit(true);
         last[0] = r;
         if (r.clean()) {
-            sim.stop();
+            if (cluster.committed() == null) sim.stop();
+            else awaitReplicas(sim, cluster, sim.now() + REPLICA_CATCH_UP_NANOS);
         } else if (sim.now() - deadline >= 0) {
             for (String line : r.lines()) {
                 String kind = line.substring(0, line.indexOf(':'));

@@ -126,15 +126,17 @@ class SimRunTest {
      * A group of three masters over the simulated Raft log, with the full fault catalog (leader crashes, power
      * losses and isolation among them): seeds the first group sweeps failed on, now fixed — 30, 44, 59 (a
      * remove retried on a new leader after its first answer was lost met its own effect: NOT_FOUND; fixed by op
-     * ids), 21 (an empty erasure-coded part deleted to make room for a copy that then failed) and 474 (a reader whose file shrank mid-read crashed on a buffer sized by the new length) — each with
-     * leaders lost and elected along the way.
+     * ids), 21 (an empty erasure-coded part deleted to make room for a copy that then failed), 474 (a reader whose file shrank mid-read crashed on a buffer sized by the new length) and 68 (a
+     * restarted master's previous incarnation still delivered log entries into its new, wiped store) — each with
+     * leaders lost and elected along the way, and snapshots installed on masters behind the purged log in all but 30.
      */
     @ParameterizedTest(name = "seed {0} with three masters")
-    @org.junit.jupiter.params.provider.ValueSource(longs = {21, 30, 44, 59, 474})
+    @org.junit.jupiter.params.provider.ValueSource(longs = {21, 30, 44, 59, 474, 68})
     void aMasterGroupLosesNothingThroughLeaderLoss(long seed) {
         SimResult r = SimRun.run(SimOptions.defaults(seed).withMasters(3)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();
         assertThat(r.masterElections()).as("leaders were lost and elected: " + r.summary()).isGreaterThan(1);
+        if (seed == 59) assertThat(r.snapshotInstalls()).as("snapshots installed: " + r.summary()).isPositive();
     }
 
     @Test void sameSeedSameTraceInOneJvm() {

@@ -6,6 +6,7 @@ import dev.cairn.core.env.Env;
 import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.env.KvStore;
 import dev.cairn.core.env.Log;
+import dev.cairn.core.env.Plant;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Status;
@@ -35,6 +36,15 @@ import java.util.function.Consumer;
 public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     /** The last applied entry: term (8 bytes), index (8 bytes). */
     public static final byte[] APPLIED_KEY = "Mapplied".getBytes(StandardCharsets.UTF_8);
+    /**
+     * Present while a snapshot is being installed over the store: found at start-up, it means an install was cut
+     * short and the store holds part of two states, so the store is emptied (the log or a snapshot fills it again).
+     */
+    public static final byte[] INSTALLING_KEY = "Minstalling".getBytes(StandardCharsets.UTF_8);
+    /** An install writes the snapshot's entries in batches of about this many bytes (bounded memory, any size). */
+    static final int INSTALL_BATCH_BYTES = 4 << 20;
+    /** Keys deleted per batch when a store is emptied. */
+    static final int CLEAR_BATCH_KEYS = 10_000;
     /** Commands proposed and not yet applied, at most: past it a submit is refused (BUSY) rather than queued. */
     public static final int MAX_PENDING = 10_000;
 
@@ -51,6 +61,12 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     private long appliedIndex;
     /** An entry could not be applied: this replica's state no longer follows the log, and it applies nothing more. */
     private String broken;
+    /** Snapshots installed over this replica's store since it started. */
+    private int installs;
+    /** Entries delivered at or below the applied index (a bug of the log's carrier; each is reported, none applied). */
+    private long redelivered;
+    /** Told when a snapshot replaced the state (the replica's soft state built on it is out of date). */
+    private Runnable installed = () -> {};
 
     public ReplicaMetaLog(Env env, Namespace namespace, ReplicatedLog log, Consumer<ReplicatedLog.Role> roles) {
         this.env = env;
@@ -60,6 +76,13 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
         this.logger = env.log(ReplicaMetaLog.class);
         this.roles = roles;
         this.nextNonce = env.random().nextLong();
+        if (kv.get(INSTALLING_KEY) != null) {
+            logger.warn("the store holds a snapshot install that was cut short: emptying it (the group's log or snapshot fills it again)");
+            clear();
+            KvBatch done = new KvBatch();
+            done.delete(INSTALLING_KEY);
+            kv.write(done, false);
+        }
         byte[] a = kv.get(APPLIED_KEY);
         if (a != null) {
             ByteBuffer b = ByteBuffer.wrap(a);
@@ -68,7 +91,15 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
         }
     }
 
+    public void onInstalled(Runnable r) { this.installed = r; }
+
     public long appliedTerm() { return appliedTerm; }
+
+    /** Snapshots installed over this replica's store since it started. */
+    public int installs() { return installs; }
+
+    /** Entries the log delivered again at or below the applied index (none, unless the log's carrier has a bug). */
+    public long redelivered() { return redelivered; }
 
     public long appliedIndex() { return appliedIndex; }
 
@@ -93,7 +124,12 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     }
 
     @Override public void apply(long term, long index, byte[] entry) {
-        assert index > appliedIndex : "entry " + index + " applied after " + appliedIndex;
+        if (index <= appliedIndex) {
+            // the log handed back an entry the store holds: applying it again would redo its change and move the index back
+            redelivered++;
+            Unexpected.report(new IllegalStateException("log entry " + index + " delivered again (the store holds the log up to " + appliedIndex + ")"));
+            return;
+        }
         if (broken != null) return;
         long nonce;
         MetaCommand<?> command;
@@ -130,6 +166,73 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     @Override public void roleChanged(ReplicatedLog.Role role) {
         if (!role.leads()) failPending(new CairnException(Status.UNAVAILABLE, "this master lost its leadership: the change may or may not have been made"));
         roles.accept(role);
+    }
+
+    @Override public Promise<KvStore.View> snapshot() {
+        KvStore.View view = kv.view();
+        // the view holds what was applied up to now; the synced (empty) batch makes all of that durable
+        return kv.write(new KvBatch(), !env.planted(Plant.SNAPSHOT_NOT_DURABLE)).then((v, e) -> {
+            if (e == null) return Promise.completed(view);
+            view.close();
+            return Promise.failed(e);
+        });
+    }
+
+    @Override public void install(long term, long index, ReplicatedLog.StateReader state) {
+        assert index > appliedIndex : "snapshot at " + index + " installed over a store at " + appliedIndex;
+        failPending(new CairnException(Status.UNAVAILABLE, "this master's state is being replaced by a snapshot"));
+        logger.info("installing the group's snapshot at log entry {} (term {}) over this master's store (at entry {})", index, term, appliedIndex);
+        KvBatch mark = new KvBatch();
+        mark.put(INSTALLING_KEY, ByteBuffer.allocate(8).putLong(index).array());
+        kv.write(mark, false);
+        if (!env.planted(Plant.INSTALL_OVER_OLD_STATE)) clear();
+        KvBatch[] batch = {new KvBatch()};
+        long[] bytes = {0}, keys = {0};
+        state.read((k, v) -> {
+            if (java.util.Arrays.equals(k, INSTALLING_KEY) || java.util.Arrays.equals(k, APPLIED_KEY)) {
+                if (java.util.Arrays.equals(k, APPLIED_KEY)) {
+                    long at = ByteBuffer.wrap(v).getLong(8);
+                    if (at > index) throw new IllegalStateException("a snapshot claiming entry " + index + " holds entry " + at);
+                }
+                return;
+            }
+            batch[0].put(k, v);
+            bytes[0] += k.length + v.length;
+            keys[0]++;
+            if (bytes[0] >= INSTALL_BATCH_BYTES) {
+                kv.write(batch[0], false);
+                batch[0] = new KvBatch();
+                bytes[0] = 0;
+            }
+        });
+        batch[0].put(APPLIED_KEY, ByteBuffer.allocate(16).putLong(term).putLong(index).array());
+        batch[0].delete(INSTALLING_KEY);
+        // durable before anything is done on the strength of it (the log behind it is gone)
+        kv.write(batch[0], true).onComplete((v, e) -> {
+            if (e != null) logger.warn("the installed snapshot could not be made durable: {}", e.toString());
+        });
+        appliedTerm = term;
+        appliedIndex = index;
+        broken = null;
+        installs++;
+        namespace.forgetCached();
+        logger.info("installed the snapshot at log entry {}: {} keys", index, keys[0]);
+        installed.run();
+    }
+
+    /** Deletes every key but the install mark, in bounded batches. */
+    private void clear() {
+        while (true) {
+            KvBatch b = new KvBatch();
+            int[] n = {0};
+            kv.scan(new byte[0], (k, v) -> {
+                if (java.util.Arrays.equals(k, INSTALLING_KEY)) return true;
+                b.delete(k);
+                return ++n[0] < CLEAR_BATCH_KEYS;
+            });
+            if (n[0] == 0) return;
+            kv.write(b, false);
+        }
     }
 
     /** Fails every command proposed and not yet applied: its outcome is unknown (it may still commit). */

@@ -2,6 +2,7 @@ package dev.cairn.master.meta;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Address;
+import dev.cairn.core.env.KvStore;
 
 /**
  * A totally ordered log replicated over a group of masters (Raft): the seam between a master replica and
@@ -32,6 +33,27 @@ public interface ReplicatedLog {
 
         /** This replica's role changed (or its term did). */
         void roleChanged(Role role);
+
+        /**
+         * For a snapshot of the group's state: makes everything applied so far durable in the replica's store,
+         * then gives a view of the store as it was when this was called (everything applied up to now, nothing
+         * after). The log may then forget the entries the view holds, so the view must never be older than
+         * what the store durably holds at the index it claims.
+         */
+        Promise<KvStore.View> snapshot();
+
+        /**
+         * The entries this replica lacks are gone from the log (purged behind a snapshot): the group's state as
+         * of entry {@code index} (of {@code term}) replaces the replica's whole state, and entries after
+         * {@code index} follow. {@code state} is read once, in key order, before this returns.
+         */
+        void install(long term, long index, StateReader state);
+    }
+
+    /** A snapshot's contents: every key and value of a replica's store at one index, in key order. */
+    @FunctionalInterface
+    interface StateReader {
+        void read(java.util.function.BiConsumer<byte[], byte[]> sink);
     }
 
     /**

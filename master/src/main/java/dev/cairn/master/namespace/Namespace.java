@@ -140,6 +140,12 @@ public final class Namespace {
 
     public void watch(Watcher w) { this.watcher = w; }
 
+    /** The store was replaced under this namespace (a snapshot installed): decoded records are dropped. */
+    public void forgetCached() {
+        inodes.clear();
+        chunkRecords.clear();
+    }
+
     /** Tests: keeps fewer op outcomes (every replica of a store must use the same number). */
     void rememberOps(int n) { this.opsRemembered = n; }
 

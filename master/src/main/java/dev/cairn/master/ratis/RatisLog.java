@@ -41,7 +41,14 @@ import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.statemachine.SnapshotInfo;
+import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
+import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -52,10 +59,14 @@ import org.apache.ratis.util.TimeDuration;
  * tells the replica (committed entries, role changes, proposal outcomes) is posted to the replica's
  * scheduler in the order Ratis produced it, so the replica stays a single-threaded state machine.
  *
- * <p>The replica's RocksDB store is the state machine's state and records the last applied entry itself;
- * Ratis learns it through {@link CairnStateMachine#getLatestSnapshot} and replays the log from there after a
- * restart. The log is never purged yet (no snapshot to install on a follower that fell behind it), so a
- * replica with an empty disk catches up by replaying the whole log.
+ * <p>The replica's RocksDB store is the state machine's state and records the last applied entry itself.
+ * Every {@link Tuning#snapshotEvery} entries Ratis asks for a snapshot: the replica makes its store durable
+ * and hands a point-in-time view of it, written to a {@link SnapshotFile} under the group's state-machine
+ * directory while the replica goes on applying. The log is then purged behind the snapshot, as far as every
+ * follower is known to have committed (a follower down for a while still finds its entries), and a follower
+ * that lacks purged entries (a replaced disk, or down past a purge) is sent the snapshot file by Ratis and
+ * installs it over its store. After a restart Ratis replays from the latest snapshot; entries the store
+ * already holds are skipped here, so the replica sees each index once.
  */
 public final class RatisLog implements ReplicatedLog {
     /** Added to a master's client port to give its Raft port, unless the peer list says otherwise. */
@@ -67,6 +78,18 @@ public final class RatisLog implements ReplicatedLog {
     static final long ROLE_POLL_MILLIS = 100;
     /** One fixed group: a process serves one Cairn master group. */
     static final RaftGroupId GROUP = RaftGroupId.valueOf(UUID.nameUUIDFromBytes("cairn-masters".getBytes(StandardCharsets.UTF_8)));
+
+    /** How long a snapshot waits for the replica's store to become durable before the attempt is given up. */
+    static final long SNAPSHOT_WAIT_SECONDS = 120;
+
+    /**
+     * Log housekeeping: a snapshot every {@code snapshotEvery} applied entries, log segments of
+     * {@code segmentBytes} (only whole closed segments are purged).
+     */
+    public record Tuning(long snapshotEvery, long segmentBytes) {
+        /** About 10-40 MB of log between snapshots; the log on disk stays within a few segments of that. */
+        public static final Tuning DEFAULT = new Tuning(100_000, 8L << 20);
+    }
 
     /** A master of the group: its id, its Raft address and the address clients and chunkservers use. */
     public record Peer(String id, Address raft, Address client) {
@@ -109,15 +132,26 @@ public final class RatisLog implements ReplicatedLog {
     private final Peer self;
     private final Path dir;
     private final Scheduler loop;
+    private final Tuning tuning;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callId = new AtomicLong();
     private RaftServer server;
     private ScheduledExecutorService poller;
     private volatile Listener listener;
     private volatile Role told = Role.UNKNOWN;
+    /** Set when the replica stops: Ratis threads waiting for the replica's loop (which is the thread closing Ratis) give up. */
+    private volatile boolean closing;
+    /**
+     * Applies handed to the loop and not done: failed at stop, since Ratis's closing waits for its updater thread,
+     * which may be waiting for them, and the loop that would do them is the one closing Ratis.
+     */
+    private final java.util.Set<CompletableFuture<Message>> applying = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** @param loop the replica's scheduler, on which every call back runs */
-    public RatisLog(List<Peer> peers, Address selfClient, Path dir, Scheduler loop) {
+    public RatisLog(List<Peer> peers, Address selfClient, Path dir, Scheduler loop) { this(peers, selfClient, dir, loop, Tuning.DEFAULT); }
+
+    public RatisLog(List<Peer> peers, Address selfClient, Path dir, Scheduler loop, Tuning tuning) {
+        this.tuning = tuning;
         this.peers = List.copyOf(peers);
         this.self = peers.stream().filter(p -> p.client().equals(selfClient)).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("this master (" + selfClient + ") is not in the group " + clients(peers)));
@@ -136,8 +170,18 @@ public final class RatisLog implements ReplicatedLog {
         RaftServerConfigKeys.setStorageDir(p, List.of(dir.toFile()));
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, ELECTION_MIN);
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, ELECTION_MAX);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, tuning.snapshotEvery());
+        // a snapshot needs the replica's loop, which is the thread that stops the server: none at stop
+        RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(p, false);
+        RaftServerConfigKeys.Snapshot.setTriggerWhenRemoveEnabled(p, false);
+        // purge behind the snapshot only as far as every follower has committed: one that was down briefly replays
+        // from the leader's log instead of fetching a snapshot
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, false);
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1024, tuning.snapshotEvery()));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(tuning.segmentBytes()));
+        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf(Math.min(4L << 20, tuning.segmentBytes())));
+        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
         List<RaftPeer> group = new ArrayList<>();
         for (Peer peer : peers) {
             group.add(RaftPeer.newBuilder().setId(peer.id()).setAddress(peer.raft().toString()).setClientAddress(peer.client().toString()).build());
@@ -151,10 +195,17 @@ public final class RatisLog implements ReplicatedLog {
             Files.createDirectories(dir);
             boolean fresh;
             try (var s = Files.list(dir)) { fresh = s.findAny().isEmpty(); }
+            TermIndex stored = TermIndex.valueOf(appliedTerm, appliedIndex);
+            SnapshotFile.Found local = SnapshotFile.latest(stateMachineDir());
+            if (local != null && local.index() > appliedIndex) {
+                // the store lost what the snapshot holds (an install cut short, a store replaced): the snapshot comes first
+                l.install(local.term(), local.index(), sink -> readSnapshot(local, sink));
+                stored = TermIndex.valueOf(local.term(), local.index());
+            }
             server = RaftServer.newBuilder()
                     .setServerId(RaftPeerId.valueOf(self.id()))
                     .setGroup(RaftGroup.valueOf(GROUP, group))
-                    .setStateMachine(new CairnStateMachine(TermIndex.valueOf(appliedTerm, appliedIndex)))
+                    .setStateMachine(new CairnStateMachine(stored))
                     .setProperties(p)
                     .setOption(fresh ? RaftStorage.StartupOption.FORMAT : RaftStorage.StartupOption.RECOVER)
                     .build();
@@ -163,6 +214,17 @@ public final class RatisLog implements ReplicatedLog {
             throw new UncheckedIOException("cannot start the master group's log in " + dir + ": " + e.getMessage(), e);
         }
         poller.scheduleWithFixedDelay(this::checkRole, 0, ROLE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Where Ratis keeps the state machine's files (the snapshots): {@code DIR/GROUP-ID/sm}. */
+    private Path stateMachineDir() { return dir.resolve(GROUP.getUuid().toString()).resolve("sm"); }
+
+    private static void readSnapshot(SnapshotFile.Found f, java.util.function.BiConsumer<byte[], byte[]> sink) {
+        try {
+            SnapshotFile.read(f, sink);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the snapshot " + f.path() + ": " + e.getMessage(), e);
+        }
     }
 
     /** Tells the replica its role when it differs from what it was last told. */
@@ -220,7 +282,30 @@ public final class RatisLog implements ReplicatedLog {
         return new CairnException(Status.UNAVAILABLE, "metadata log: " + Objects.toString(c));
     }
 
+    /**
+     * Waits on a Ratis thread for work posted to the replica's loop, giving up when the replica stops (its loop
+     * is then inside {@link #stop}, waiting for these threads: waiting on would deadlock) or after {@code seconds}.
+     */
+    private <T> T awaitLoop(CompletableFuture<T> f, long seconds, String what) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            if (closing) throw new IOException(what + ": the master is stopping");
+            try {
+                return f.get(100, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (System.nanoTime() - deadline > 0) throw new IOException(what + ": no answer in " + seconds + " s");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(what + ": interrupted", e);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new IOException(what + ": " + e.getCause(), e.getCause());
+            }
+        }
+    }
+
     @Override public void stop() {
+        closing = true;
+        for (CompletableFuture<Message> f : applying) f.completeExceptionally(new IOException("the master is stopping"));
         if (poller != null) poller.shutdownNow();
         try {
             if (server != null) server.close();
@@ -230,36 +315,121 @@ public final class RatisLog implements ReplicatedLog {
     }
 
     /**
-     * Hands committed entries to the replica in log order. The replica's store is the state; it records the
-     * last applied entry itself, which is where Ratis resumes after a restart.
+     * Hands committed entries to the replica in log order, skipping those its store already holds; takes and
+     * installs snapshots (see the class comment).
      */
     private final class CairnStateMachine extends BaseStateMachine {
-        private final TermIndex appliedAtStart;
+        /** Entries up to this index are in the replica's store already (replayed after a restart or a snapshot). */
+        private volatile long skipThrough;
+        private final TermIndex storedAtStart;
+        private final SnapshotStorage storage = new SnapshotStorage();
 
-        CairnStateMachine(TermIndex appliedAtStart) { this.appliedAtStart = appliedAtStart; }
-
-        @Override public void initialize(RaftServer raftServer, RaftGroupId groupId, RaftStorage storage) throws IOException {
-            super.initialize(raftServer, groupId, storage);
-            if (appliedAtStart.getIndex() > 0) setLastAppliedTermIndex(appliedAtStart);
+        CairnStateMachine(TermIndex storedAtStart) {
+            this.storedAtStart = storedAtStart;
+            this.skipThrough = storedAtStart.getIndex();
         }
 
+        @Override public void initialize(RaftServer raftServer, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+            getLifeCycle().startAndTransition(() -> {
+                super.initialize(raftServer, groupId, raftStorage);
+                storage.init(raftStorage);
+                // Ratis replays from the latest snapshot (or from the store's own index when there is none yet)
+                SnapshotInfo s = getLatestSnapshot();
+                if (s != null) setLastAppliedTermIndex(s.getTermIndex());
+            });
+        }
+
+        @Override public SnapshotStorage getStateMachineStorage() { return storage; }
+
         @Override public SnapshotInfo getLatestSnapshot() {
-            if (appliedAtStart.getIndex() <= 0) return null;
+            SnapshotInfo file = storage.getLatestSnapshot();
+            if (file != null) return file;
+            if (storedAtStart.getIndex() <= 0) return null;
+            // no snapshot taken yet: the store itself says where replay starts (nothing was purged behind it)
             return new SnapshotInfo() {
-                @Override public TermIndex getTermIndex() { return appliedAtStart; }
+                @Override public TermIndex getTermIndex() { return storedAtStart; }
 
                 @Override public List<org.apache.ratis.server.storage.FileInfo> getFiles() { return List.of(); }
             };
         }
 
-        @Override public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
-            LogEntryProto e = trx.getLogEntry();
-            byte[] data = e.getStateMachineLogEntry().getLogData().toByteArray();
-            long term = e.getTerm();
-            long index = e.getIndex();
-            CompletableFuture<Message> done = new CompletableFuture<>();
+        @Override public long takeSnapshot() throws IOException {
+            CompletableFuture<Object[]> taken = new CompletableFuture<>();
             Listener l = listener;
             loop.execute(() -> {
+                TermIndex at = getLastAppliedTermIndex();
+                l.snapshot().onComplete((view, e) -> {
+                    if (e != null) taken.completeExceptionally(e);
+                    else taken.complete(new Object[] {at, view});
+                });
+            });
+            Object[] got;
+            try {
+                got = awaitLoop(taken, SNAPSHOT_WAIT_SECONDS, "a snapshot of the store");
+            } catch (IOException e) {
+                taken.thenAccept(late -> ((dev.cairn.core.env.KvStore.View) late[1]).close()); // given up: released when it comes
+                throw e;
+            }
+            TermIndex at = (TermIndex) got[0];
+            try (dev.cairn.core.env.KvStore.View view = (dev.cairn.core.env.KvStore.View) got[1]) {
+                if (at == null || at.getIndex() <= 0) return RaftLog.INVALID_LOG_INDEX;
+                SnapshotFile.write(storage.dir(), at.getTerm(), at.getIndex(), view);
+            }
+            SnapshotFile.Found latest = SnapshotFile.latest(storage.dir());
+            if (latest != null) SnapshotFile.deleteAllBut(storage.dir(), latest);
+            return at.getIndex();
+        }
+
+        /** Before Ratis moves an installed snapshot into place. */
+        @Override public void pause() {
+            if (getLifeCycleState() == LifeCycle.State.RUNNING) {
+                getLifeCycle().transition(LifeCycle.State.PAUSING);
+                getLifeCycle().transition(LifeCycle.State.PAUSED);
+            }
+        }
+
+        /** A snapshot from the leader is in place: it replaces the replica's store, and entries after it follow. */
+        @Override public void reinitialize() throws IOException {
+            SnapshotFile.Found f = SnapshotFile.latest(storage.dir());
+            if (f != null && f.index() > skipThrough) {
+                SnapshotFile.read(f, (k, v) -> { }); // checked whole before the store is touched
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                Listener l = listener;
+                loop.execute(() -> {
+                    try {
+                        l.install(f.term(), f.index(), sink -> readSnapshot(f, sink));
+                        done.complete(null);
+                    } catch (RuntimeException | Error e) {
+                        done.completeExceptionally(e);
+                    }
+                });
+                awaitLoop(done, SNAPSHOT_WAIT_SECONDS, "installing the snapshot " + f.path());
+                skipThrough = f.index();
+                setLastAppliedTermIndex(TermIndex.valueOf(f.term(), f.index()));
+            }
+            if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+                getLifeCycle().transition(LifeCycle.State.STARTING);
+                getLifeCycle().transition(LifeCycle.State.RUNNING);
+            }
+        }
+
+        @Override public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+            LogEntryProto e = trx.getLogEntry();
+            long term = e.getTerm();
+            long index = e.getIndex();
+            if (index <= skipThrough) {
+                // replayed from before the store's own index: the store holds it
+                loop.execute(() -> updateLastAppliedTermIndex(term, index));
+                return CompletableFuture.completedFuture(Message.EMPTY);
+            }
+            byte[] data = e.getStateMachineLogEntry().getLogData().toByteArray();
+            CompletableFuture<Message> done = new CompletableFuture<>();
+            applying.add(done);
+            done.whenComplete((m, x) -> applying.remove(done));
+            if (closing) done.completeExceptionally(new IOException("the master is stopping"));
+            Listener l = listener;
+            loop.execute(() -> {
+                if (closing) return; // not applied: the store's index says so, and the entry is replayed at the next start
                 try {
                     l.apply(term, index, data);
                     updateLastAppliedTermIndex(term, index);
@@ -278,6 +448,35 @@ public final class RatisLog implements ReplicatedLog {
 
         @Override public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeader) {
             poller.execute(RatisLog.this::checkRole); // at once, not at the next poll
+        }
+    }
+
+    /** The state machine's files: the latest {@link SnapshotFile} in Ratis's state-machine directory. */
+    private static final class SnapshotStorage implements StateMachineStorage {
+        private volatile Path dir;
+
+        @Override public void init(RaftStorage raftStorage) throws IOException {
+            dir = raftStorage.getStorageDir().getStateMachineDir().toPath();
+            Files.createDirectories(dir);
+        }
+
+        Path dir() { return dir; }
+
+        @Override public SnapshotInfo getLatestSnapshot() {
+            try {
+                SnapshotFile.Found f = dir == null ? null : SnapshotFile.latest(dir);
+                if (f == null) return null;
+                return new FileListSnapshotInfo(List.of(new FileInfo(f.path(), null)), f.term(), f.index());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override public void format() {}
+
+        @Override public void cleanupOldSnapshots(SnapshotRetentionPolicy policy) throws IOException {
+            SnapshotFile.Found f = SnapshotFile.latest(dir);
+            if (f != null) SnapshotFile.deleteAllBut(dir, f);
         }
     }
 }

@@ -24,6 +24,12 @@ public abstract class ReplicatedLogContract {
         /** Member {@code i} stops at once (what it applied stays in its recorder, as in its store). */
         void crash(int i) throws Exception;
 
+        /** Member {@code i} stops at once and its store and log are gone (its disk replaced); start it again with {@link #start}. */
+        void wipe(int i) throws Exception;
+
+        /** Entries committed before the log is surely purged behind them (its snapshot interval, with room). */
+        int entriesToPurge();
+
         /** Proposes on member {@code i}'s own scheduler. */
         Outcome propose(int i, byte[] entry);
 
@@ -73,6 +79,41 @@ public abstract class ReplicatedLogContract {
         }
 
         @Override public synchronized void roleChanged(ReplicatedLog.Role r) { role = r; }
+
+        private int snapshots, installs;
+
+        /** The recorded entries, keyed by position, as a store would hold them. */
+        @Override public synchronized dev.cairn.core.async.Promise<dev.cairn.core.env.KvStore.View> snapshot() {
+            snapshots++;
+            java.util.TreeMap<byte[], byte[]> m = new java.util.TreeMap<>(java.util.Arrays::compareUnsigned);
+            for (int i = 0; i < applied.size(); i++) m.put(java.nio.ByteBuffer.allocate(8).putLong(i).array(), entry(applied.get(i)));
+            dev.cairn.core.testing.MemKv kv = new dev.cairn.core.testing.MemKv();
+            dev.cairn.core.env.KvBatch b = new dev.cairn.core.env.KvBatch();
+            m.forEach(b::put);
+            kv.write(b, true);
+            return dev.cairn.core.async.Promise.completed(kv.view());
+        }
+
+        @Override public synchronized void install(long term, long index, ReplicatedLog.StateReader state) {
+            if (index <= lastIndex && error == null) error = "snapshot at " + index + " installed after entry " + lastIndex;
+            List<String> got = new ArrayList<>();
+            state.read((k, v) -> got.add(new String(v, StandardCharsets.UTF_8)));
+            applied.clear();
+            applied.addAll(got);
+            lastTerm = term;
+            lastIndex = index;
+            installs++;
+        }
+
+        /** Snapshots installed here (the entries before them were purged from the log). */
+        public synchronized int installs() { return installs; }
+
+        /** A new, empty recorder (a wiped store). */
+        public synchronized void wipe() {
+            applied.clear();
+            lastTerm = 0;
+            lastIndex = 0;
+        }
 
         public synchronized List<String> applied() { return List.copyOf(applied); }
 
@@ -172,6 +213,28 @@ public abstract class ReplicatedLogContract {
             allHold(h, log, rest);
             h.start(l);
             allHold(h, log, l);
+        }
+    }
+
+    @Test void aMemberWhoseDiskWasReplacedCatchesUpByASnapshotOnceTheLogIsPurged() throws Exception {
+        try (Harness h = harness()) {
+            for (int i = 0; i < 3; i++) h.start(i);
+            int l = leader(h, 0, 1, 2);
+            int w = (l + 1) % 3;
+            int[] all = {0, 1, 2};
+            for (int n = 0; n < h.entriesToPurge(); n++) commit(h, all, "old" + n);
+            allHold(h, h.recorder(l).applied(), all);
+            h.wipe(w);
+            for (int n = 0; n < h.entriesToPurge(); n++) commit(h, all, "new" + n);
+            h.start(w);
+            int l2 = leader(h, all);
+            List<String> log = h.recorder(l2).applied();
+            assertThat(log).containsSubsequence("old0", "new0", "new" + (h.entriesToPurge() - 1));
+            allHold(h, log, all);
+            assertThat(h.recorder(w).installs()).as("snapshots installed on the wiped member").isPositive();
+            // and it follows the log after the snapshot
+            commit(h, all, "last");
+            allHold(h, h.recorder(leader(h, all)).applied(), all);
         }
     }
 }

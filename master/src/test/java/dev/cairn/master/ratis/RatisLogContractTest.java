@@ -18,6 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 class RatisLogContractTest extends ReplicatedLogContract {
     @TempDir Path dir;
 
+    /** Snapshots and purges after a few entries, in small segments, so that the contract's purge test is quick. */
+    static final RatisLog.Tuning TUNING = new RatisLog.Tuning(20, 1024);
+
     @Override protected Harness harness() throws Exception {
         List<Address> clients = RatisLog.freeLoopbackGroup(3);
         List<RatisLog.Peer> peers = RatisLog.Peer.of(clients);
@@ -38,7 +41,7 @@ class RatisLogContractTest extends ReplicatedLogContract {
                     }
                 };
                 Recorder r = recorders[i];
-                logs[i] = new RatisLog(peers, clients.get(i), dir.resolve("m" + i), s);
+                logs[i] = new RatisLog(peers, clients.get(i), dir.resolve("m" + i), s, TUNING);
                 RatisLog log = logs[i];
                 run(i, () -> log.start(r.appliedTerm(), r.appliedIndex(), r));
             }
@@ -57,6 +60,16 @@ class RatisLogContractTest extends ReplicatedLogContract {
                 assertThat(loops[i].awaitTermination(10, TimeUnit.SECONDS)).isTrue();
                 logs[i] = null;
             }
+
+            @Override public void wipe(int i) throws Exception {
+                crash(i);
+                try (var files = java.nio.file.Files.walk(dir.resolve("m" + i))) {
+                    for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) java.nio.file.Files.delete(p);
+                }
+                recorders[i].wipe();
+            }
+
+            @Override public int entriesToPurge() { return (int) TUNING.snapshotEvery() * 3; }
 
             @Override public Outcome propose(int i, byte[] entry) {
                 Outcome o = new Outcome();

@@ -193,6 +193,15 @@ public final class SimHost {
 
     public boolean isLost() { return lost; }
 
+    /** The key-value store's disk is replaced by an empty one: a crash, and the store (durable or not) is gone. */
+    public void wipeStore() {
+        crash();
+        kv.destroy();
+    }
+
+    /** The store as the node sees it now (read only): what the checkers compare replicas with. */
+    public dev.cairn.core.env.KvStore visibleKv() { return kv.visibleView(); }
+
     /** The disks this host has (created on first use by its node). */
     public java.util.List<String> diskNames() { return new java.util.ArrayList<>(disks.keySet()); }
 

@@ -130,6 +130,9 @@ final class SimKv implements KvStore {
         @Override public Promise<Void> write(KvBatch batch, boolean sync) { throw new UnsupportedOperationException("the durable view is read only"); }
     };
 
+    /** The visible state, read only. */
+    KvStore visibleView() { return visibleView; }
+
     /** Marks a key absent in {@link #durableView}'s overrides. */
     private static final byte[] ABSENT = new byte[0];
 

@@ -26,7 +26,12 @@ import java.util.function.BiConsumer;
  *   <li>a leader that crashes, or cannot reach a majority for an election timeout, is replaced by a member
  *       that can, after a randomized election delay; a leader cut off from the majority keeps believing it
  *       leads until its own step-down timeout (or until it hears of the new term), so two members can
- *       believe they lead at once — what fencing is for.</li>
+ *       believe they lead at once — what fencing is for;</li>
+ *   <li>every member snapshots its store every {@link #PURGE_GAP} entries (the store made durable up to the
+ *       snapshot's index, as Ratis's {@code takeSnapshot} does) and the log is purged behind the latest snapshot
+ *       of every member that is up; a member whose store is behind the purged entries (down
+ *       meanwhile, or its store wiped) gets the leader's snapshot installed over its store instead, then follows
+ *       the log, and cannot be elected meanwhile.</li>
  * </ul>
  * Members are the {@link ReplicatedLog} of each master host's replica, one per incarnation.
  */
@@ -41,6 +46,11 @@ public final class SimRaft {
     static final long TICK_NANOS = 50_000_000L;
     /** A leader that has not reached a majority for this long steps down by itself. */
     static final long STEP_DOWN_NANOS = 2_000_000_000L;
+
+    /** Entries applied between a member's snapshots (small, so that purges and installs happen in short runs). */
+    static final long PURGE_GAP = 16;
+    /** A snapshot install that has not finished in this long (its leader crashed meanwhile) may be tried again. */
+    static final long INSTALL_RETRY_NANOS = 5_000_000_000L;
 
     /** A committed entry. */
     public record Entry(long term, byte[] bytes) {}
@@ -62,6 +72,11 @@ public final class SimRaft {
     private long staleSince;
     /** When the current leader last stopped reaching a majority (-1: it reaches one). */
     private long cutOffSince = -1;
+    /** Committed entries up to this index are gone from the log: a member behind it needs a snapshot. */
+    private long purged;
+    /** The index of each master host's latest snapshot (its store durable up to there); kept across restarts. */
+    private final Map<String, Long> snapshotted = new HashMap<>();
+    private long installs;
     private boolean electionScheduled;
     private boolean replicationScheduled;
     private boolean ticking;
@@ -90,6 +105,15 @@ public final class SimRaft {
     public SimHost leader() { return leader == null ? null : hosts.get(leader); }
 
     public long elections() { return elections; }
+
+    /** {@code host}'s store was wiped (its disk replaced): it holds no snapshot any more. */
+    public void storeWiped(String host) { snapshotted.remove(host); }
+
+    /** Snapshots installed on members whose store was behind the purged log. */
+    public long installs() { return installs; }
+
+    /** The last purged index (entries up to it are gone from the log). */
+    public long purged() { return purged; }
 
     public int size() { return hosts.size(); }
 
@@ -143,6 +167,7 @@ public final class SimRaft {
                 cutOffSince = -1;
             }
         }
+        purge();
         deliverAll(); // members that were cut off or down hear of what committed meanwhile
         if (leader == null && !electionScheduled) {
             electionScheduled = true;
@@ -184,7 +209,8 @@ public final class SimRaft {
         if (leader != null) return;
         List<String> candidates = new ArrayList<>();
         for (Map.Entry<String, Member> e : members.entrySet()) {
-            if (!e.getKey().equals(staleLeader) && majorityAround(hosts.get(e.getKey()))) candidates.add(e.getKey());
+            // a member whose store is behind the purged log has no log to win a vote with
+            if (!e.getKey().equals(staleLeader) && e.getValue().applied >= purged && majorityAround(hosts.get(e.getKey()))) candidates.add(e.getKey());
         }
         if (candidates.isEmpty()) return; // the next tick tries again
         term++;
@@ -228,6 +254,17 @@ public final class SimRaft {
         deliverAll();
     }
 
+    /** Members snapshot what they applied; the log is purged behind every master's latest snapshot. */
+    private void purge() {
+        for (Member m : members.values()) m.maybeSnapshot();
+        long upTo = Long.MAX_VALUE;
+        // a master that is down does not hold the purge back (Ratis may purge past a follower it has not heard from:
+        // behind a snapshot, as far as its own setting lets it), so one that comes back late installs a snapshot over
+        // the store it has, not only over an empty one
+        for (String h : hosts.keySet()) if (healthy(hosts.get(h))) upTo = Math.min(upTo, snapshotted.getOrDefault(h, 0L));
+        if (upTo != Long.MAX_VALUE && upTo > purged) purged = upTo;
+    }
+
     private void deliverAll() {
         for (Member m : members.values()) m.catchUp();
     }
@@ -240,19 +277,41 @@ public final class SimRaft {
         Listener listener;
         long applied;
         boolean delivering;
+        boolean snapshotting;
+        /** When a snapshot install began (-1: none under way). */
+        long installingSince = -1;
         boolean stopped;
+        /** The incarnation of the host this member belongs to: a restarted host's tasks are never this member's. */
+        final int incarnation;
         ReplicatedLog.Role told;
         final List<Proposal> pending = new ArrayList<>();
         /** Committed index -> the promise of an entry this member proposed, completed once it applies it. */
         final Map<Long, Promise<Void>> awaitingApply = new HashMap<>();
 
-        Member(String host) { this.host = host; }
+        Member(String host) {
+            this.host = host;
+            this.incarnation = hosts.get(host).incarnation();
+        }
+
+        /**
+         * Stopped, or its process gone: a crash does not stop a member, and between a host's restart and its new
+         * replica's start the old member is still the one listed (seed 68: it delivered entries into the wiped
+         * store of the new incarnation).
+         */
+        boolean gone() {
+            SimHost h = simHost();
+            return stopped || !h.isUp() || h.incarnation() != incarnation;
+        }
 
         private SimHost simHost() { return hosts.get(host); }
 
         @Override public void start(long appliedTerm, long appliedIndex, Listener l) {
             if (appliedIndex > committed.size()) {
                 sim.violation("raft", host + " holds log entry " + appliedIndex + " but only " + committed.size() + " committed");
+            }
+            if (appliedIndex < snapshotted.getOrDefault(host, 0L)) {
+                sim.violation("raft", host + "'s store holds the log up to entry " + appliedIndex + ", behind its own snapshot at entry "
+                        + snapshotted.get(host) + " (a snapshot must leave the store durable up to its index: the log behind it is purged)");
             }
             listener = l;
             applied = appliedIndex;
@@ -266,7 +325,7 @@ public final class SimRaft {
         }
 
         @Override public Promise<Void> propose(byte[] entry) {
-            if (stopped || !(host.equals(leader) || host.equals(staleLeader)) || members.get(host) != this) {
+            if (gone() || !(host.equals(leader) || host.equals(staleLeader)) || members.get(host) != this) {
                 return Promise.failed(new CairnException(Status.NOT_LEADER, host + " does not lead"));
             }
             Promise<Void> p = new Promise<>();
@@ -285,7 +344,7 @@ public final class SimRaft {
             told = r;
             SimHost h = simHost();
             sim.at(between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), h, Simulation.Kind.TASK, 0x7A5L, () -> {
-                if (stopped) return;
+                if (gone()) return;
                 if (!r.leads()) failPending();
                 listener.roleChanged(r);
             });
@@ -302,12 +361,17 @@ public final class SimRaft {
          * hears from the leader (a member cut off from it, a deposed leader included, learns nothing new).
          */
         void catchUp() {
+            if (gone()) return;
             if (delivering || applied >= committed.size()) return;
             if (leader == null || !(host.equals(leader) || reach(simHost(), hosts.get(leader)))) return;
+            if (applied < purged) {
+                install();
+                return;
+            }
             delivering = true;
             sim.at(between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), simHost(), Simulation.Kind.TASK, 0x7A6L, () -> {
                 delivering = false;
-                if (stopped) return;
+                if (gone()) return;
                 while (applied < committed.size()) {
                     long index = applied + 1;
                     Entry e = committed.get((int) index - 1);
@@ -316,6 +380,58 @@ public final class SimRaft {
                     Promise<Void> p = awaitingApply.remove(index);
                     if (p != null) p.complete(null);
                 }
+            });
+        }
+
+        /** Every {@link #PURGE_GAP} entries: the store made durable and its view taken, as a snapshot would be. */
+        void maybeSnapshot() {
+            if (snapshotting || gone() || !healthy(simHost()) || applied - snapshotted.getOrDefault(host, 0L) < PURGE_GAP) return;
+            snapshotting = true;
+            sim.at(between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), simHost(), Simulation.Kind.TASK, 0x7A9L, () -> {
+                if (gone()) return;
+                long index = applied;
+                listener.snapshot().onComplete((view, e) -> {
+                    snapshotting = false;
+                    if (e != null) return;
+                    view.close();
+                    if (!gone()) snapshotted.merge(host, index, Math::max);
+                });
+            });
+        }
+
+        /**
+         * The entries this member lacks are purged: the leader's replica snapshots its state (durable first), and
+         * the snapshot is installed here; the log then follows from the snapshot's index.
+         */
+        private void install() {
+            if (installingSince >= 0 && sim.now() - installingSince < INSTALL_RETRY_NANOS) return;
+            Member from = members.get(leader);
+            if (from == null || from == this || from.gone() || from.applied < purged) return;
+            installingSince = sim.now();
+            long started = installingSince;
+            SimHost src = hosts.get(from.host);
+            sim.at(between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), src, Simulation.Kind.TASK, 0x7A7L, () -> {
+                if (from.gone()) return;
+                long index = from.applied;
+                long entryTerm = committed.get((int) index - 1).term();
+                from.listener.snapshot().onComplete((view, e) -> {
+                    if (e != null) return; // the next catch-up after the retry delay tries again
+                    sim.at(between(MIN_REPLICATE_NANOS, MAX_REPLICATE_NANOS), simHost(), Simulation.Kind.TASK, 0x7A8L, () -> {
+                        try {
+                            if (gone() || installingSince != started || applied >= index) return;
+                            listener.install(entryTerm, index, sink -> view.scan((k, v) -> {
+                                sink.accept(k, v);
+                                return true;
+                            }));
+                            applied = index;
+                            installs++;
+                                } finally {
+                            view.close();
+                            if (installingSince == started) installingSince = -1;
+                        }
+                        catchUp();
+                    });
+                });
             });
         }
     }

@@ -36,6 +36,14 @@ class SimRaftContractTest extends ReplicatedLogContract {
 
             @Override public void crash(int i) { hosts[i].crash(); }
 
+            @Override public void wipe(int i) {
+                hosts[i].wipeStore();
+                recorders[i].wipe();
+                raft.storeWiped(hosts[i].name());
+            }
+
+            @Override public int entriesToPurge() { return (int) SimRaft.PURGE_GAP * 4; }
+
             @Override public Outcome propose(int i, byte[] entry) {
                 Outcome o = new Outcome();
                 sim.at(0, hosts[i], Simulation.Kind.TASK, 1, () -> members[i].propose(entry).onComplete((v, e) -> o.set(e)));

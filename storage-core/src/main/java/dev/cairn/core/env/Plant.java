@@ -42,7 +42,11 @@ public enum Plant {
     /** The master counts a reported copy as current without checking it holds the committed length. */
     COPY_LENGTH_UNJUDGED,
     /** A chunkserver takes client writes at a version after the lease's write window closed. */
-    LEASE_WINDOW_IGNORED;
+    LEASE_WINDOW_IGNORED,
+    /** A master replica hands out a snapshot of its store without making the store durable first (the log behind it is purged). */
+    SNAPSHOT_NOT_DURABLE,
+    /** A master replica installs a snapshot over its store without emptying it first (keys the snapshot lacks stay). */
+    INSTALL_OVER_OLD_STATE;
 
     /** The command-line name, e.g. {@code ack-before-fsync}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }

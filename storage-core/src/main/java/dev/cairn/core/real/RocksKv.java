@@ -117,6 +117,31 @@ final class RocksKv implements KvStore, AutoCloseable {
         });
     }
 
+    /** A RocksDB snapshot: consistent and cheap (no copy), read from any thread; released on close. */
+    @Override public View view() {
+        org.rocksdb.Snapshot snap = db.getSnapshot();
+        org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(snap);
+        return new View() {
+            private boolean closed;
+
+            @Override public synchronized void scan(BiPredicate<byte[], byte[]> visitor) {
+                if (closed) throw new IllegalStateException("the view is closed");
+                try (RocksIterator it = db.newIterator(ro)) {
+                    for (it.seekToFirst(); it.isValid(); it.next()) {
+                        if (!visitor.test(it.key(), it.value())) return;
+                    }
+                }
+            }
+
+            @Override public synchronized void close() {
+                if (closed) return;
+                closed = true;
+                ro.close();
+                db.releaseSnapshot(snap);
+            }
+        };
+    }
+
     @Override public void close() {
         db.close();
         noSync.close();
