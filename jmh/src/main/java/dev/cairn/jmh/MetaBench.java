@@ -27,6 +27,8 @@ import java.util.function.IntFunction;
  */
 public final class MetaBench {
     static final int FILES_PER_DIR = 10_000;
+    /** Print the top of the leader's heap histogram after the creates (where per-file memory goes). */
+    static boolean histogram;
 
     public static void main(String[] args) throws Exception {
         int files = 1_000_000, inflight = 64;
@@ -38,6 +40,7 @@ public final class MetaBench {
                 case "--inflight" -> inflight = Integer.parseInt(args[++i]);
                 case "--masters" -> masters = args[++i];
                 case "--json" -> json = true;
+                case "--histogram" -> histogram = true;
                 default -> rest.add(args[i]);
             }
         }
@@ -94,6 +97,7 @@ public final class MetaBench {
                 double create = timed(client, files, inflight, i -> c -> c.create(path(i), 0, StorageClass.DEFAULT).map(a -> null));
                 leader = leaderName(client, group);
                 long heapAfter = heapAfterGcKib(p.pid(leader));
+                if (histogram) System.out.println(jcmd(p.pid(leader), "GC.class_histogram").lines().limit(25).reduce("", (a, b) -> a + b + "\n"));
                 long t = System.nanoTime();
                 long listed = 0;
                 for (int d = 0; d < dirs; d++) {
@@ -164,13 +168,18 @@ public final class MetaBench {
         return "master0";
     }
 
+    static String jcmd(long pid, String command) throws IOException, InterruptedException {
+        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+        Process pr = new ProcessBuilder(jcmd, String.valueOf(pid), command).redirectErrorStream(true).start();
+        String text = new String(pr.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        pr.waitFor();
+        return text;
+    }
+
     /** The heap in use after a full collection (jcmd GC.run, then GC.heap_info), KiB. */
     static long heapAfterGcKib(long pid) throws IOException, InterruptedException {
-        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
-        new ProcessBuilder(jcmd, String.valueOf(pid), "GC.run").redirectErrorStream(true).start().waitFor();
-        Process info = new ProcessBuilder(jcmd, String.valueOf(pid), "GC.heap_info").redirectErrorStream(true).start();
-        String text = new String(info.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        info.waitFor();
+        jcmd(pid, "GC.run");
+        String text = jcmd(pid, "GC.heap_info");
         long used = 0;
         var m = java.util.regex.Pattern.compile("(?:generation|space)\\s+total \\d+K, used (\\d+)K").matcher(text);
         // the serial collector's young and tenured generations (the metaspace line is not counted)
