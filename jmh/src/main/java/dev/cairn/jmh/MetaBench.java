@@ -77,7 +77,7 @@ public final class MetaBench {
                 if (masterCount > 1) a.addAll(List.of("--peers", peers));
                 p.start("master" + i, a.toArray(String[]::new));
             }
-            try (RealClient client = RealClient.connect(group, 600)) {
+            try (RealClient client = RealClient.connect(group, 86_400)) { // a phase is one call: hours at scale
                 long t0 = System.nanoTime();
                 while (true) {
                     try {
@@ -114,6 +114,24 @@ public final class MetaBench {
                         label, files / create, files / listSeconds, listSeconds, files / remove);
                 System.out.printf(Locale.ROOT, "%-11s leader heap after a full GC: %,.0f MiB before, %,.0f MiB after the creates (%+.0f MiB per million files); peak RSS %s MiB%n",
                         label, heapBefore / 1024.0, heapAfter / 1024.0, growthPerMillion, rss);
+                if (masterCount > 1) {
+                    // what the snapshots cost the group (RatisLog logs each one)
+                    long snaps = 0, slowest = 0;
+                    for (int i = 0; i < group.size(); i++) {
+                        Path log = root.resolve("logs").resolve("master" + i + ".log");
+                        if (!Files.exists(log)) continue;
+                        for (String line : Files.readAllLines(log)) {
+                            var m = java.util.regex.Pattern.compile("snapshot of the metadata store at log entry \\d+: \\d+ MiB written in (\\d+) ms").matcher(line);
+                            if (m.find()) {
+                                snaps++;
+                                slowest = Math.max(slowest, Long.parseLong(m.group(1)));
+                            }
+                        }
+                    }
+                    System.out.printf(Locale.ROOT, "%-11s snapshots taken by the three masters: %d, the slowest written in %d ms%n", label, snaps, slowest);
+                    r.put("snapshots", snaps);
+                    r.put("slowest_snapshot_ms", slowest);
+                }
                 r.put("creates_s", Math.round(files / create));
                 r.put("list_s", String.format(Locale.ROOT, "%.2f", listSeconds));
                 r.put("removes_s", Math.round(files / remove));

@@ -69,6 +69,7 @@ import org.apache.ratis.util.TimeDuration;
  * already holds are skipped here, so the replica sees each index once.
  */
 public final class RatisLog implements ReplicatedLog {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RatisLog.class);
     /** Added to a master's client port to give its Raft port, unless the peer list says otherwise. */
     public static final int RAFT_PORT_OFFSET = 1000;
     /** Election timeout range: generous, since a loaded 2-core machine pauses for GC and fsync. */
@@ -385,12 +386,17 @@ public final class RatisLog implements ReplicatedLog {
                 throw e;
             }
             TermIndex at = (TermIndex) got[0];
+            long started = System.nanoTime();
+            Path written;
             try (dev.cairn.core.env.KvStore.View view = (dev.cairn.core.env.KvStore.View) got[1]) {
                 if (at == null || at.getIndex() <= 0) return RaftLog.INVALID_LOG_INDEX;
-                SnapshotFile.write(storage.dir(), at.getTerm(), at.getIndex(), view);
+                written = SnapshotFile.write(storage.dir(), at.getTerm(), at.getIndex(), view);
             }
+            RatisLog.LOG.info("snapshot of the metadata store at log entry {}: {} MiB written in {} ms", at.getIndex(),
+                    Files.size(written) >> 20, (System.nanoTime() - started) / 1_000_000);
             SnapshotFile.Found latest = SnapshotFile.latest(storage.dir());
             if (latest != null) SnapshotFile.deleteAllBut(storage.dir(), latest);
+            storage.refresh();
             return at.getIndex();
         }
 
@@ -404,6 +410,7 @@ public final class RatisLog implements ReplicatedLog {
 
         /** A snapshot from the leader is in place: it replaces the replica's store, and entries after it follow. */
         @Override public void reinitialize() throws IOException {
+            storage.refresh(); // Ratis has just put the leader's snapshot in place of the directory
             SnapshotFile.Found f = SnapshotFile.latest(storage.dir());
             if (f != null && f.index() > skipThrough) {
                 SnapshotFile.read(f, (k, v) -> { }); // checked whole before the store is touched
@@ -465,32 +472,36 @@ public final class RatisLog implements ReplicatedLog {
         }
     }
 
-    /** The state machine's files: the latest {@link SnapshotFile} in Ratis's state-machine directory. */
+    /**
+     * The state machine's files: the latest {@link SnapshotFile} in Ratis's state-machine directory, looked up
+     * when it changes (written, installed, found at start), not at each of Ratis's many questions.
+     */
     private static final class SnapshotStorage implements StateMachineStorage {
         private volatile Path dir;
+        private volatile SnapshotInfo latest;
 
         @Override public void init(RaftStorage raftStorage) throws IOException {
             dir = raftStorage.getStorageDir().getStateMachineDir().toPath();
             Files.createDirectories(dir);
+            refresh();
         }
 
         Path dir() { return dir; }
 
-        @Override public SnapshotInfo getLatestSnapshot() {
-            try {
-                SnapshotFile.Found f = dir == null ? null : SnapshotFile.latest(dir);
-                if (f == null) return null;
-                return new FileListSnapshotInfo(List.of(new FileInfo(f.path(), null)), f.term(), f.index());
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+        /** Looks again for the latest snapshot (after one was written or installed). */
+        void refresh() throws IOException {
+            SnapshotFile.Found f = dir == null ? null : SnapshotFile.latest(dir);
+            latest = f == null ? null : new FileListSnapshotInfo(List.of(new FileInfo(f.path(), null)), f.term(), f.index());
         }
+
+        @Override public SnapshotInfo getLatestSnapshot() { return latest; }
 
         @Override public void format() {}
 
         @Override public void cleanupOldSnapshots(SnapshotRetentionPolicy policy) throws IOException {
             SnapshotFile.Found f = SnapshotFile.latest(dir);
             if (f != null) SnapshotFile.deleteAllBut(dir, f);
+            refresh();
         }
     }
 }
