@@ -63,9 +63,7 @@ class RatisLogContractTest extends ReplicatedLogContract {
 
             @Override public void wipe(int i) throws Exception {
                 crash(i);
-                try (var files = java.nio.file.Files.walk(dir.resolve("m" + i))) {
-                    for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) java.nio.file.Files.delete(p);
-                }
+                RealWaits.deleteTree(dir.resolve("m" + i));
                 recorders[i].wipe();
             }
 
@@ -80,17 +78,7 @@ class RatisLogContractTest extends ReplicatedLogContract {
 
             @Override public Recorder recorder(int i) { return recorders[i]; }
 
-            @Override public void await(String what, BooleanSupplier done) {
-                long deadline = System.nanoTime() + 60_000_000_000L;
-                while (!done.getAsBoolean()) {
-                    assertThat(System.nanoTime() - deadline).as("waited 60 s for " + what).isNegative();
-                    try {
-                        Thread.sleep(20);
-                    } catch (InterruptedException e) {
-                        throw new AssertionError(e);
-                    }
-                }
-            }
+            @Override public void await(String what, BooleanSupplier done) { RealWaits.await(what, done); }
 
             @Override public void close() throws Exception {
                 for (int i = 0; i < 3; i++) if (logs[i] != null) crash(i);

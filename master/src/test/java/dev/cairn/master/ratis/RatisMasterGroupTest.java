@@ -9,12 +9,9 @@ import dev.cairn.master.MasterReplica;
 import dev.cairn.master.MasterReplicaAccess;
 import dev.cairn.master.meta.MetaCommand;
 import dev.cairn.core.proto.Types.DirEntry;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,13 +37,13 @@ class RatisMasterGroupTest {
             for (int n = 0; n < 150; n++) mkdir(m[leader], "/old" + n);
             int wiped = (leader + 1) % 3;
             rt.stop(m[wiped]);
-            deleteTree(dir.resolve("m" + wiped));
+            RealWaits.deleteTree(dir.resolve("m" + wiped));
             leader = awaitLeader(m, wiped);
             for (int n = 0; n < 150; n++) mkdir(m[leader], "/new" + n);
             m[wiped] = start(rt, peers, group.get(wiped), wiped);
             long want = m[leader].call(MasterReplica::appliedIndex);
             RealRuntime.Handle<MasterReplica> back = m[wiped];
-            await("the replaced master catches up", () -> back.call(MasterReplica::appliedIndex) >= want);
+            RealWaits.await("the replaced master catches up", () -> back.call(MasterReplica::appliedIndex) >= want);
             List<String> expected = names(m[leader]);
             assertThat(expected).hasSize(300);
             assertThat(names(back)).isEqualTo(expected);
@@ -55,7 +52,7 @@ class RatisMasterGroupTest {
             // and it follows the log after it
             mkdir(m[leader], "/last");
             long last = m[leader].call(MasterReplica::appliedIndex);
-            await("the replaced master applies new entries", () -> back.call(MasterReplica::appliedIndex) >= last);
+            RealWaits.await("the replaced master applies new entries", () -> back.call(MasterReplica::appliedIndex) >= last);
             assertThat(names(back)).contains("last");
             // a plain restart of a master whose store is ahead of its latest snapshot: Ratis replays from the snapshot,
             // the entries the store holds are skipped, not delivered again
@@ -65,7 +62,7 @@ class RatisMasterGroupTest {
             mkdir(m[leader], "/after-restart");
             long end = m[leader].call(MasterReplica::appliedIndex);
             RealRuntime.Handle<MasterReplica> restarted = m[other];
-            await("the restarted master catches up", () -> restarted.call(MasterReplica::appliedIndex) >= end);
+            RealWaits.await("the restarted master catches up", () -> restarted.call(MasterReplica::appliedIndex) >= end);
             assertThat(names(restarted)).isEqualTo(names(m[leader]));
             assertThat(restarted.<String>call(r -> MasterReplicaAccess.metaLog(r).broken())).isNull();
             assertThat((long) restarted.<Long>call(r -> MasterReplicaAccess.metaLog(r).redelivered())).as("entries delivered twice").isZero();
@@ -80,7 +77,7 @@ class RatisMasterGroupTest {
 
     private static int awaitLeader(RealRuntime.Handle<MasterReplica>[] m, int skip) {
         int[] found = {-1};
-        await("a serving leader", () -> {
+        RealWaits.await("a serving leader", () -> {
             for (int i = 0; i < m.length; i++) {
                 if (i != skip && m[i].call(MasterReplica::serving)) { found[0] = i; return true; }
             }
@@ -99,23 +96,5 @@ class RatisMasterGroupTest {
 
     private static List<String> names(RealRuntime.Handle<MasterReplica> h) {
         return h.call(r -> r.namespace().list("/").stream().map(DirEntry::name).sorted().toList());
-    }
-
-    private static void await(String what, BooleanSupplier done) {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!done.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("waited 60 s for " + what).isNegative();
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
-        }
-    }
-
-    private static void deleteTree(Path p) throws Exception {
-        try (var files = Files.walk(p)) {
-            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) Files.delete(f);
-        }
     }
 }
