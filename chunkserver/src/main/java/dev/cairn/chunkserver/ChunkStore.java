@@ -648,10 +648,12 @@ final class ChunkStore {
             // version moved on): never deleted before the copy replacing it is durable, or a copy that fails
             // halfway (a dead source, a failing disk) leaves the chunk a copy short of what it had (sim seed
             // 12361: a stale copy deleted, the new one lost to an fsync error, the chunk left on one copy).
-            if (existing.part != part && existing.version == version && existing.part != replacesPart) {
+            if (existing.part != part && existing.version == version && existing.part != replacesPart && !existing.bad) {
                 // another part of the chunk, current: the master has not heard of it yet (it will at the next report),
                 // and the table keeps one part per chunk. A stale part of another version is replaced like any
-                // stale copy (a part of an erasure-coded chunk counts only at the chunk's version).
+                // stale copy (a part of an erasure-coded chunk counts only at the chunk's version), and so is a part
+                // marked bad, which the master no longer counts (sim seed 678 with three masters: a corrupt part 0
+                // kept refusing the part 3 its chunk lacked).
                 return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " part " + existing.part + " v" + version
                         + " is here with " + existing.durableLength + " durable bytes: part " + part + " is not also taken here"));
             }
@@ -676,13 +678,20 @@ final class ChunkStore {
     }
 
     /**
-     * A copy that may hold acknowledged state: a durable header, not found corrupt. Its data may be empty: a part
-     * of an erasure-coded chunk shorter than its stripe width holds no bytes and is still one of the k parts the
-     * chunk is read from (sim seed 21 with three masters: an empty part 2 deleted to make room for a copy of part 1
-     * that then failed; the master still counted the part and deleted its other copy as extra).
+     * A copy that may hold acknowledged state: a durable header on a disk still in service. Its data may be empty:
+     * a part of an erasure-coded chunk shorter than its stripe width holds no bytes and is still one of the k parts
+     * the chunk is read from (sim seed 21 with three masters: an empty part 2 deleted to make room for a copy of
+     * part 1 that then failed; the master still counted the part and deleted its other copy as extra).
+     *
+     * <p>A copy marked bad counts too. Bad means "not to be served or synced again", not "holds nothing": a write
+     * that failed after rewriting a block in place, or a header that did not read back, leaves the newest durable
+     * header and the blocks it names as they were, and even a copy with a flipped bit holds every other block.
+     * Deleting it before its replacement is durable leaves the chunk a copy short if the copy then fails (sim
+     * seed 631 with three masters: a bad copy at v116 whose durable v115 held every acknowledged byte, deleted to
+     * make room for a copy of v118, left one copy of a replicated(3) chunk).
      */
     private static boolean holdsData(Chunk c) {
-        return !c.bad && !c.deleted && c.durableSlot >= 0;
+        return !c.deleted && c.durableSlot >= 0 && !c.volume.failed();
     }
 
     private static CairnException refusedPart(long id, int part, int off) {
@@ -832,13 +841,13 @@ final class ChunkStore {
         return c != null && !c.bad && !c.deleted && c.version == version && c.part == part && c.durableSlot >= 0;
     }
 
-    /** Whether a copy of the chunk at any version is here, durable and not marked bad (it may hold acknowledged bytes). */
     /** True if the table's copy of {@code id} has a durable header (whatever its length), not marked bad. */
     boolean holdsDurableHeader(long id) {
         Chunk c = chunks.get(id);
         return c != null && !c.bad && !c.deleted && c.durableSlot >= 0;
     }
 
+    /** Whether a copy of the chunk at any version is here, durable, not empty and not marked bad. */
     boolean holdsAnyDurable(long id) {
         Chunk c = chunks.get(id);
         return c != null && !c.bad && !c.deleted && c.durableSlot >= 0 && c.durableLength > 0;
