@@ -1,12 +1,12 @@
 package dev.cairn.master.meta;
 
-import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.CodecException;
 import java.util.List;
 
 /**
- * {@link MetaCommand}s as log entries: a one-byte tag naming the command, then its record. Entries outlive
- * the code that wrote them (a replica replays its log after an upgrade), so tags are append only.
+ * {@link MetaCommand}s as log entries: a one-byte tag naming the command, then its record, in the
+ * {@link StoreFormat} (entries outlive the code that wrote them: a replica replays its log after an upgrade).
+ * Tags are append only.
  */
 public final class MetaCodec {
     /** Tag = index in this list. Append only. */
@@ -23,19 +23,13 @@ public final class MetaCodec {
     public static byte[] encode(MetaCommand<?> command) {
         int tag = TAGS.indexOf(command.getClass());
         if (tag < 0) throw new IllegalArgumentException("no log tag for " + command.getClass().getSimpleName());
-        byte[] body = Codec.encodeRecord((Record) command);
-        byte[] out = new byte[1 + body.length];
-        out[0] = (byte) tag;
-        System.arraycopy(body, 0, out, 1, body.length);
-        return out;
+        return StoreFormat.encodeEntry(tag, (Record) command);
     }
 
     public static MetaCommand<?> decode(byte[] entry) throws CodecException {
-        if (entry.length == 0) throw new CodecException("empty log entry");
-        int tag = entry[0] & 0xff;
+        int tag = StoreFormat.entryTag(entry);
         if (tag >= TAGS.size()) throw new CodecException("unknown log entry tag " + tag + " (written by a newer Cairn?)");
-        byte[] body = java.util.Arrays.copyOfRange(entry, 1, entry.length);
-        return (MetaCommand<?>) Codec.decodeRecord(body, TAGS.get(tag).asSubclass(Record.class));
+        return (MetaCommand<?>) StoreFormat.decodeEntry(entry, TAGS.get(tag).asSubclass(Record.class));
     }
 
     static int tags() { return TAGS.size(); }

@@ -4,7 +4,6 @@ import dev.cairn.core.chunk.ChunkFormat;
 import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.env.KvStore;
 import dev.cairn.core.proto.CairnException;
-import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
@@ -17,6 +16,7 @@ import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.core.proto.Types.ChunkVersion;
 import dev.cairn.master.meta.ChunkRecord;
 import dev.cairn.master.meta.MetaCommand;
+import dev.cairn.master.meta.StoreFormat;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -42,6 +42,9 @@ import java.util.List;
  *   S serverId                       -> (empty): a chunkserver ever registered
  *   R serverId                       -> (empty): a chunkserver marked for removal
  * </pre>
+ *
+ * Keys and counters are big-endian; records ({@code InodeRecord}, {@code ChunkRecord}, outcomes) are in the
+ * {@link StoreFormat}, which reads every encoding a release ever wrote. The layout version is the keys' layout.
  */
 public final class Namespace {
     public static final long ROOT = 1;
@@ -165,7 +168,7 @@ public final class Namespace {
     /** The writes that create an empty namespace. */
     public KvBatch formatBatch(long mtime) {
         KvBatch b = new KvBatch();
-        b.put(inodeKey(ROOT), Codec.encodeRecord(new InodeRecord(ROOT, FileType.DIR, ROOT, 0, mtime, 0, StorageClass.DEFAULT,
+        b.put(inodeKey(ROOT), StoreFormat.encode(new InodeRecord(ROOT, FileType.DIR, ROOT, 0, mtime, 0, StorageClass.DEFAULT,
                 DEFAULT_DIR_MODE, 0, 0, 2, mtime, mtime, 1, "")));
         b.put(FORMAT_KEY, ByteBuffer.allocate(4).putInt(FORMAT).array());
         b.put(NEXT_INODE, longBytes(ROOT + 1));
@@ -345,7 +348,7 @@ public final class Namespace {
      */
     @SuppressWarnings("unchecked")
     private void recordOutcome(long op, MetaCommand<?> command, Object result, KvBatch batch) {
-        byte[] r = command instanceof MetaCommand.Remove ? Codec.encodeRecord(new Freed((List<Long>) result)) : Codec.encodeRecord((Record) result);
+        byte[] r = command instanceof MetaCommand.Remove ? StoreFormat.encode(new Freed((List<Long>) result)) : StoreFormat.encode((Record) result);
         byte[] seqBytes = kv.get(NEXT_OP);
         long seq = seqBytes == null ? 1 : ByteBuffer.wrap(seqBytes).getLong();
         batch.put(NEXT_OP, longBytes(seq + 1));
@@ -472,7 +475,7 @@ public final class Namespace {
 
         void put(InodeRecord r) {
             inodes.put(r.inode(), r);
-            batch.put(inodeKey(r.inode()), Codec.encodeRecord(r));
+            batch.put(inodeKey(r.inode()), StoreFormat.encode(r));
         }
 
         long entryId() {
@@ -692,7 +695,7 @@ public final class Namespace {
         long id = counter(NEXT_CHUNK);
         ChunkRecord c = new ChunkRecord(id, 1, ino, index, 0); // nothing committed to it yet
         batch.put(NEXT_CHUNK, longBytes(id + 1));
-        batch.put(chunkKey(id), Codec.encodeRecord(c));
+        batch.put(chunkKey(id), StoreFormat.encode(c));
         batch.put(fileChunkKey(ino, index), longBytes(id));
         return c;
     }
@@ -724,10 +727,10 @@ public final class Namespace {
             batch.delete(chunkKey(r.oldChunkId()));
             batch.delete(reservedKey(r.oldChunkId()));
             // version 2: a written chunk (version 1 means allocated and never written)
-            batch.put(chunkKey(r.newChunkId()), Codec.encodeRecord(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index(), 2)));
+            batch.put(chunkKey(r.newChunkId()), StoreFormat.encode(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index(), 2)));
             batch.put(fileChunkKey(c.inode(), r.index()), longBytes(r.newChunkId()));
         }
-        batch.put(inodeKey(rec.inode()), Codec.encodeRecord(rec.withClass(c.storageClass(), rec.ctimeMillis())));
+        batch.put(inodeKey(rec.inode()), StoreFormat.encode(rec.withClass(c.storageClass(), rec.ctimeMillis())));
         return old;
     }
 
@@ -735,7 +738,7 @@ public final class Namespace {
         ChunkRecord c = chunk(chunkId);
         if (c == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
         ChunkRecord next = c.withVersion(handedOut(chunkId) + 1);
-        batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
+        batch.put(chunkKey(chunkId), StoreFormat.encode(next));
         batch.delete(reservedKey(chunkId)); // the record is above every reservation now
         return next;
     }
@@ -752,7 +755,7 @@ public final class Namespace {
         if (c == null) throw new CairnException(Status.NOT_FOUND, "chunk " + chunkId);
         if (version <= c.version()) return c;
         ChunkRecord next = c.withVersion(version);
-        batch.put(chunkKey(chunkId), Codec.encodeRecord(next));
+        batch.put(chunkKey(chunkId), StoreFormat.encode(next));
         if (version >= handedOut(chunkId)) batch.delete(reservedKey(chunkId));
         return next;
     }
@@ -791,11 +794,11 @@ public final class Namespace {
             }
             if (w.version() > chunk.dataVersion()) raised.add(chunk.withDataVersion(w.version()));
         }
-        for (ChunkRecord r : raised) batch.put(chunkKey(r.chunkId()), Codec.encodeRecord(r));
+        for (ChunkRecord r : raised) batch.put(chunkKey(r.chunkId()), StoreFormat.encode(r));
         // a commit says "at least this much is durable": a late or repeated one must never shrink the file
         // (shrinking is a truncate, a different command)
         InodeRecord next = rec.withSize(size, mtime);
-        batch.put(inodeKey(ino), Codec.encodeRecord(next));
+        batch.put(inodeKey(ino), StoreFormat.encode(next));
         return next.attr();
     }
 
@@ -813,7 +816,7 @@ public final class Namespace {
             }
         }
         InodeRecord next = rec.withClass(cls, rec.ctimeMillis());
-        batch.put(inodeKey(rec.inode()), Codec.encodeRecord(next));
+        batch.put(inodeKey(rec.inode()), StoreFormat.encode(next));
         return next.attr();
     }
 
@@ -855,7 +858,7 @@ public final class Namespace {
 
     private static <T extends Record> T decode(byte[] b, Class<T> type) {
         try {
-            return Codec.decodeRecord(b, type);
+            return StoreFormat.decode(b, type);
         } catch (CodecException e) {
             throw new IllegalStateException("corrupt metadata record " + type.getSimpleName() + ": " + e.getMessage(), e);
         }

@@ -22,7 +22,7 @@ class MetaCodecTest {
         Class<?>[] kinds = MetaCommand.class.getPermittedSubclasses();
         assertThat(kinds).hasSize(MetaCodec.tags());
         Set<Byte> tags = new HashSet<>();
-        for (Class<?> k : kinds) assertThat(tags.add(MetaCodec.encode(sample(k, new SplittableRandom(1)))[0])).as(k.getSimpleName()).isTrue();
+        for (Class<?> k : kinds) assertThat(tags.add(MetaCodec.encode(sample(k, new SplittableRandom(1)))[1])).as(k.getSimpleName()).isTrue();
     }
 
     @Test void everyCommandReadsBackAsWritten() throws Exception {
@@ -39,8 +39,11 @@ class MetaCodecTest {
         byte[] good = MetaCodec.encode(new MetaCommand.Mkdir("/a", 5));
         assertThatThrownBy(() -> MetaCodec.decode(new byte[0])).isInstanceOf(CodecException.class);
         byte[] unknown = good.clone();
-        unknown[0] = (byte) 200;
-        assertThatThrownBy(() -> MetaCodec.decode(unknown)).isInstanceOf(CodecException.class).hasMessageContaining("tag 200");
+        unknown[1] = (byte) 120;
+        assertThatThrownBy(() -> MetaCodec.decode(unknown)).isInstanceOf(CodecException.class).hasMessageContaining("tag 120");
+        byte[] newer = good.clone();
+        newer[0] = (byte) 0x83;
+        assertThatThrownBy(() -> MetaCodec.decode(newer)).isInstanceOf(CodecException.class).hasMessageContaining("newer Cairn");
         assertThatThrownBy(() -> MetaCodec.decode(Arrays.copyOf(good, good.length - 1))).isInstanceOf(CodecException.class);
         assertThatThrownBy(() -> MetaCodec.decode(Arrays.copyOf(good, good.length + 1))).isInstanceOf(CodecException.class);
     }
