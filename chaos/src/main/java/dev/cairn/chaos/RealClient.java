@@ -31,7 +31,7 @@ import java.util.function.Function;
  */
 public final class RealClient implements AutoCloseable {
     /** Longest a single call may take before the caller gives up. */
-    static final long CALL_TIMEOUT_SECONDS = 300;
+    public static final long CALL_TIMEOUT_SECONDS = 300;
     /** Bytes read from or written to local files per step. */
     static final int IO_STEP = Codec.MAX_DATA_BYTES;
 

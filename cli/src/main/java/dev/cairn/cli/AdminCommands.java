@@ -1,6 +1,7 @@
 package dev.cairn.cli;
 
 import dev.cairn.chaos.RealClient;
+import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.MasterProtocol.ChunkInfo;
 import dev.cairn.core.proto.MasterProtocol.CopyInfo;
 import dev.cairn.core.proto.MasterProtocol.FileInfoReply;
@@ -35,7 +36,7 @@ final class AdminCommands {
                 maxUnder = Math.max(maxUnder, s.underGoal());
                 if (watch && terminal) System.out.print("\033[H\033[2J");
                 else if (watch) System.out.println("--- " + java.time.LocalTime.now().withNano(0));
-                if (c.masters().size() > 1) printMasters(c, System.out);
+                printMasters(c, System.out);
                 print(s, maxUnder, System.out);
                 if (watch) Thread.sleep(1000);
             } while (watch);
@@ -43,17 +44,97 @@ final class AdminCommands {
         }
     }
 
-    /** One line per master of a group: its role, term and how far its store has applied the metadata log. */
+    /**
+     * One line per master of a group: its role, term and how far its store has applied the metadata log. The
+     * masters are the group's members as the masters that answer report them (a master added or removed since
+     * the client's list was written included), and any listed master that is not one (removed, or never added).
+     * Nothing for a single master.
+     */
     static void printMasters(RealClient c, PrintStream out) {
-        out.printf(Locale.ROOT, "%-22s %-9s %6s %12s%n", "master", "role", "term", "applied");
-        for (dev.cairn.core.env.Address a : c.masters()) {
+        java.util.Map<dev.cairn.core.env.Address, MasterProtocol.ReplicaStatusReply> seen = new java.util.LinkedHashMap<>();
+        java.util.Set<dev.cairn.core.env.Address> members = new java.util.LinkedHashSet<>();
+        java.util.Deque<dev.cairn.core.env.Address> ask = new java.util.ArrayDeque<>(c.masters());
+        java.util.Set<dev.cairn.core.env.Address> asked = new java.util.HashSet<>();
+        while (!ask.isEmpty() && asked.size() < dev.cairn.core.env.Address.MAX_LIST) {
+            dev.cairn.core.env.Address a = ask.poll();
+            if (!asked.add(a)) continue;
             try {
                 var r = c.await(x -> x.replicaStatus(a));
-                String role = r.leads() ? (r.serving() ? "leader" : "starting") : "follower";
-                out.printf(Locale.ROOT, "%-22s %-9s %6d %12d%n", a, role, r.term(), r.appliedIndex());
+                seen.put(a, r);
+                for (String m : r.members()) {
+                    dev.cairn.core.env.Address x = dev.cairn.core.env.Address.parse(m);
+                    members.add(x);
+                    if (!asked.contains(x)) ask.add(x);
+                }
             } catch (RuntimeException e) {
-                out.printf(Locale.ROOT, "%-22s %-9s %6s %12s%n", a, "down", "-", "-");
+                seen.put(a, null);
             }
+        }
+        if (members.size() <= 1 && seen.size() <= 1) return; // a single master
+        out.printf(Locale.ROOT, "%-22s %-9s %6s %12s%n", "master", "role", "term", "applied");
+        java.util.Set<dev.cairn.core.env.Address> all = new java.util.LinkedHashSet<>(members);
+        all.addAll(seen.keySet());
+        for (dev.cairn.core.env.Address a : all) {
+            var r = seen.get(a);
+            String note = members.isEmpty() || members.contains(a) ? "" : "   (not a member of the group)";
+            if (r == null) {
+                out.printf(Locale.ROOT, "%-22s %-9s %6s %12s%s%n", a, "down", "-", "-", note);
+                continue;
+            }
+            String role = r.leads() ? (r.serving() ? "leader" : "starting") : "follower";
+            out.printf(Locale.ROOT, "%-22s %-9s %6d %12d%s%n", a, role, r.term(), r.appliedIndex(), note);
+        }
+    }
+
+    @Command(name = "masters", description = "The master group: list its members, add a master, remove one.",
+            subcommands = {Masters.List.class, Masters.Add.class, Masters.Remove.class})
+    static final class Masters implements java.util.concurrent.Callable<Integer> {
+        @Override public Integer call() {
+            System.err.println("cairn masters: say list, add HOST:PORT or remove HOST:PORT");
+            return 2;
+        }
+
+        @Command(name = "list", description = "Every master of the group: role, term, applied log index.")
+        static final class List extends ClientCommands.Base {
+            @Override int run(RealClient c) {
+                printMasters(c, System.out);
+                return 0;
+            }
+        }
+
+        /** Adds or removes the master named by the one parameter. */
+        abstract static class Change extends ClientCommands.Base {
+            @Parameters(index = "0", description = "The master's HOST:PORT (its --listen).") String address;
+
+            abstract boolean add();
+
+            @Override int run(RealClient c) { return change(c, address, add()); }
+
+            @Override long callTimeoutSeconds() { return MEMBERSHIP_SECONDS; }
+        }
+
+        @Command(name = "add", description = "Add a master to the group. Start it first with the group's members and itself as --peers "
+                + "and an empty --data; this returns once it has caught up with the log and counts in the group.")
+        static final class Add extends Change {
+            @Override boolean add() { return true; }
+        }
+
+        @Command(name = "remove", description = "Remove a master from the group (the leader included: another is elected). "
+                + "Stop it afterwards; its data directory is no longer needed.")
+        static final class Remove extends Change {
+            @Override boolean add() { return false; }
+        }
+
+        /** A change waits for an added master to catch up with the whole log (CairnClient gives it 10 minutes). */
+        static final long MEMBERSHIP_SECONDS = 660;
+
+        static int change(RealClient c, String address, boolean add) {
+            dev.cairn.core.env.Address a = dev.cairn.core.env.Address.parse(address);
+            java.util.List<String> members = c.await(x -> x.changeMasters(a, add));
+            System.out.println("master group: " + String.join(", ", members));
+            if (!add) System.out.println(a + " is no longer a member: stop it; remove it from every --master and --peers list");
+            else System.out.println(a + " is a member: add it to the --master lists of clients, chunkservers and gateways");
+            return 0;
         }
     }
 

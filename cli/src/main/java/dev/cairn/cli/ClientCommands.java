@@ -32,7 +32,7 @@ final class ClientCommands {
         String master;
 
         @Override public final Integer call() throws Exception {
-            try (RealClient c = RealClient.connect(Address.parseList(master))) {
+            try (RealClient c = RealClient.connect(Address.parseList(master), callTimeoutSeconds())) {
                 return run(c);
             } catch (CairnException e) {
                 System.err.println("cairn: " + describe(e));
@@ -41,6 +41,9 @@ final class ClientCommands {
         }
 
         abstract int run(RealClient c) throws Exception;
+
+        /** How long one call to the cluster may take before the command gives up. */
+        long callTimeoutSeconds() { return RealClient.CALL_TIMEOUT_SECONDS; }
 
         static String describe(CairnException e) {
             String d = e.detail();

@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
             ClientCommands.Put.class, ClientCommands.Get.class, ClientCommands.Ls.class,
             ClientCommands.Mkdir.class, ClientCommands.Rm.class,
             AdminCommands.Status.class, AdminCommands.FileInfo.class, AdminCommands.Drain.class, AdminCommands.SetClass.class,
-            AdminCommands.FsckCommand.class,
+            AdminCommands.FsckCommand.class, AdminCommands.Masters.class,
             SimCommand.class, ChaosCommand.class
         })
 public final class Main implements Runnable {

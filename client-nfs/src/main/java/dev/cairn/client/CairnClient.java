@@ -56,6 +56,11 @@ public final class CairnClient implements Node, MessageHandler {
     static final long READ_CALL_NANOS = 10_000_000_000L;
     /** A master asked about itself answers at once or is taken for down (status shows each master of a group). */
     static final long REPLICA_STATUS_NANOS = 2_000_000_000L;
+    /**
+     * How long a change of the master group's membership may take: an added master first catches up with the
+     * whole log (or installs a snapshot of the store) before it counts.
+     */
+    static final long MEMBERSHIP_CHANGE_NANOS = 600_000_000_000L;
 
     /**
      * With a master group: how long a call keeps looking for a leader that can answer it (an election, the
@@ -196,6 +201,15 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new dev.cairn.core.proto.MasterProtocol.Drain(rid, serverId, drain), Ack.class).map(r -> check(r.status(), r.detail(), null));
     }
 
+    /**
+     * Adds the master at {@code address} to the master group (it must be running, started with the group's
+     * members and itself as its peers) or removes it; returns the group's members afterwards.
+     */
+    public Promise<List<String>> changeMasters(Address address, boolean add) {
+        return master(rid -> new MasterProtocol.ChangeMasters(rid, address.toString(), add), MasterProtocol.MastersReply.class, MEMBERSHIP_CHANGE_NANOS)
+                .map(r -> check(r.status(), r.detail(), r.members()));
+    }
+
     /** Sets a file's storage class (the planner then moves its chunks to it) or the class a directory hands down. */
     public Promise<FileAttr> setClass(String path, StorageClass cls) {
         return master(rid -> new dev.cairn.core.proto.MasterProtocol.SetClass(rid, path, cls), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
@@ -290,9 +304,11 @@ public final class CairnClient implements Node, MessageHandler {
         return out;
     }
 
-    private <R extends Message> Promise<R> master(LongFunction<Message> req, Class<R> reply) {
+    private <R extends Message> Promise<R> master(LongFunction<Message> req, Class<R> reply) { return master(req, reply, MASTER_CALL_NANOS); }
+
+    private <R extends Message> Promise<R> master(LongFunction<Message> req, Class<R> reply, long callNanos) {
         Promise<R> out = new Promise<>();
-        askLeader(req, reply, out, env.clock().nanoTime() + FAILOVER_NANOS);
+        askLeader(req, reply, out, env.clock().nanoTime() + FAILOVER_NANOS, callNanos);
         return out;
     }
 
@@ -301,10 +317,10 @@ public final class CairnClient implements Node, MessageHandler {
      * answer, follows the leader it names or tries the next, until {@link #FAILOVER_NANOS} have passed. A call
      * that timed out may have been carried out: its retry can meet its own effect (a create answering EXISTS).
      */
-    private <R extends Message> void askLeader(LongFunction<Message> req, Class<R> reply, Promise<R> out, long deadline) {
+    private <R extends Message> void askLeader(LongFunction<Message> req, Class<R> reply, Promise<R> out, long deadline, long callNanos) {
         int asked = leader;
         Address to = masters.get(asked);
-        rpc.call(to, req, reply, MASTER_CALL_NANOS).onComplete((r, e) -> {
+        rpc.call(to, req, reply, callNanos).onComplete((r, e) -> {
             Status s = e != null ? CairnException.statusOf(e) : statusOf(r);
             // a single master that does not answer is the caller's to judge (it may be restarting); one of a group is passed over
             boolean elsewhere = s == Status.NOT_LEADER || (e != null && s == Status.UNAVAILABLE && masters.size() > 1);
@@ -314,7 +330,7 @@ public final class CairnClient implements Node, MessageHandler {
                 return;
             }
             if (leader == asked) leader = named(e != null ? "" : detailOf(r)).orElse((asked + 1) % masters.size());
-            env.scheduler().schedule(FAILOVER_RETRY_NANOS, () -> askLeader(req, reply, out, deadline));
+            env.scheduler().schedule(FAILOVER_RETRY_NANOS, () -> askLeader(req, reply, out, deadline, callNanos));
         });
     }
 

@@ -316,7 +316,12 @@ public final class Master implements Node, MessageHandler {
         if (m instanceof MasterProtocol.FileInfo r) return Promise.completed(fileInfo(r));
         if (m instanceof MasterProtocol.Drain r) return drain(r);
         if (m instanceof MasterProtocol.ReplicaStatus r) {
-            return Promise.completed(new MasterProtocol.ReplicaStatusReply(r.rid(), Status.OK, "", true, true, term, -1, config.listen().toString()));
+            return Promise.completed(new MasterProtocol.ReplicaStatusReply(r.rid(), Status.OK, "", true, true, term, -1, config.listen().toString(),
+                    List.of(config.listen().toString())));
+        }
+        if (m instanceof MasterProtocol.ChangeMasters) {
+            // a master of a group gets this from its replica (MasterReplica) before it reaches here
+            throw new CairnException(Status.BAD_REQUEST, "this master runs alone (no --peers): it has no group to change");
         }
         if (m instanceof MasterProtocol.SetClass r) {
             refuseUnsatisfiable(r.storageClass());
@@ -345,7 +350,8 @@ public final class Master implements Node, MessageHandler {
         if (req instanceof MasterProtocol.ClusterStatus) {
             return new MasterProtocol.StatusReply(rid, status, detail, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of());
         }
-        if (req instanceof MasterProtocol.ReplicaStatus) return new MasterProtocol.ReplicaStatusReply(rid, status, detail, false, false, 0, -1, "");
+        if (req instanceof MasterProtocol.ReplicaStatus) return new MasterProtocol.ReplicaStatusReply(rid, status, detail, false, false, 0, -1, "", List.of());
+        if (req instanceof MasterProtocol.ChangeMasters) return new MasterProtocol.MastersReply(rid, status, detail, List.of());
         if (req instanceof MasterProtocol.FileInfo) return new MasterProtocol.FileInfoReply(rid, status, detail, Types.NO_ATTR, List.of());
         if (req instanceof ListDir) return new ListReply(rid, status, detail, List.of());
         if (req instanceof WriteLease) return new LeaseReply(rid, status, detail, 0, 0, List.of(), StorageClass.DEFAULT);

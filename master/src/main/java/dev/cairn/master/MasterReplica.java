@@ -5,6 +5,7 @@ import dev.cairn.core.env.Env;
 import dev.cairn.core.env.Log;
 import dev.cairn.core.env.MessageHandler;
 import dev.cairn.core.env.Node;
+import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
@@ -12,6 +13,7 @@ import dev.cairn.master.meta.MetaCommand;
 import dev.cairn.master.meta.ReplicaMetaLog;
 import dev.cairn.master.meta.ReplicatedLog;
 import dev.cairn.master.namespace.Namespace;
+import java.util.List;
 
 /**
  * One master of a group. Every replica applies the committed metadata log to its own store; only the
@@ -133,7 +135,11 @@ public final class MasterReplica implements Node, MessageHandler {
         if (m instanceof MasterProtocol.ReplicaStatus r) {
             Address leader = role.leads() ? config.listen() : role.leader();
             env.transport().send(from, new MasterProtocol.ReplicaStatusReply(r.rid(), Status.OK, "", role.leads(), serving(), role.term(),
-                    metaLog.appliedIndex(), leader == null ? "" : leader.toString()));
+                    metaLog.appliedIndex(), leader == null ? "" : leader.toString(), names(raft.members())));
+            return;
+        }
+        if (m instanceof MasterProtocol.ChangeMasters r && serving()) {
+            changeMembers(from, r);
             return;
         }
         if (master != null) {
@@ -147,6 +153,36 @@ public final class MasterReplica implements Node, MessageHandler {
         Message out = Master.errorReply(m, Status.NOT_LEADER, detail);
         if (out != null) env.transport().send(from, out);
     }
+
+    /** A membership change, asked of the leader: the group commits it (after catching an added master up). */
+    private void changeMembers(Address from, MasterProtocol.ChangeMasters r) {
+        Address who;
+        try {
+            who = Address.parse(r.address());
+        } catch (IllegalArgumentException e) {
+            env.transport().send(from, new MasterProtocol.MastersReply(r.rid(), Status.BAD_REQUEST, "not HOST:PORT: " + r.address(), List.of()));
+            return;
+        }
+        log.info("{} master {}: changing the group's membership", r.add() ? "adding" : "removing", who);
+        raft.changeMembers(who, r.add()).onComplete((members, e) -> {
+            if (e != null) {
+                log.warn("could not {} master {}: {}", r.add() ? "add" : "remove", who, e.getMessage());
+                env.transport().send(from, new MasterProtocol.MastersReply(r.rid(), CairnException.statusOf(e), CairnException.detailOf(e), List.of()));
+                return;
+            }
+            log.info("the master group is now {}", members);
+            if (!members.contains(config.listen()) && !members.isEmpty()) {
+                // this leader removed itself: it serves nothing from now on, and sends clients to the group it left
+                // (its log tells it too, a poll later; a request taken meanwhile would fail with its outcome unknown)
+                retire("removed from the group");
+                role = new ReplicatedLog.Role(false, role.term(), members.get(0));
+                term = -1;
+            }
+            env.transport().send(from, new MasterProtocol.MastersReply(r.rid(), Status.OK, "", names(members)));
+        });
+    }
+
+    private static List<String> names(List<Address> members) { return members.stream().map(Address::toString).toList(); }
 
     @Override public void onDisconnect(Address peer) {
         if (master != null) master.onDisconnect(peer);

@@ -26,6 +26,17 @@ public interface ReplicatedLog {
     /** Leaves the group (the process is stopping). */
     void stop();
 
+    /** The group's members (their client addresses) as this replica's latest configuration has them. */
+    java.util.List<Address> members();
+
+    /**
+     * Asks the group, which this replica must lead, to add the master at {@code client} or to remove it; completes
+     * with the members once the new configuration is committed (an added master having caught up with the log
+     * first). Adding a member or removing a stranger changes nothing. Fails with {@code NOT_LEADER} if this
+     * replica does not lead, {@code BAD_REQUEST} if the group would be left without a master.
+     */
+    Promise<java.util.List<Address>> changeMembers(Address client, boolean add);
+
     /** What a replica hears from its log. */
     interface Listener {
         /** A committed entry, exactly once per index above the applied one, in log order; applied when this returns. */

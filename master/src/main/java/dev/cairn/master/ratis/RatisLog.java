@@ -33,10 +33,13 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SetConfigurationRequest;
+import org.apache.ratis.protocol.exceptions.GroupMismatchException;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftConfiguration;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -146,8 +149,14 @@ public final class RatisLog implements ReplicatedLog {
     private final AtomicLong callId = new AtomicLong();
     private RaftServer server;
     private ScheduledExecutorService poller;
+    /** Where calls into Ratis are made ({@link #submit}). */
+    private java.util.concurrent.ExecutorService submitter;
     private volatile Listener listener;
     private volatile Role told = Role.UNKNOWN;
+    /** The division was there once: its disappearance (not at stop) means this master was removed from the group. */
+    private volatile boolean seen;
+    /** The group's members as the latest configuration seen had them. */
+    private volatile List<Address> lastMembers = List.of();
     /** Set when the replica stops: Ratis threads waiting for the replica's loop (which is the thread closing Ratis) give up. */
     private volatile boolean closing;
     /**
@@ -197,10 +206,15 @@ public final class RatisLog implements ReplicatedLog {
         RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, SEGMENTS_CACHED);
         RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, SizeInBytes.valueOf(SEGMENT_CACHE_BYTES));
         RaftServerConfigKeys.RetryCache.setExpiryTime(p, RETRY_CACHE_EXPIRY);
+        // the group it starts with; a master added later starts with the group's members and itself, and counts
+        // only once the leader has added it (changeMembers); after a restart the configuration in its log rules
         List<RaftPeer> group = new ArrayList<>();
-        for (Peer peer : peers) {
-            group.add(RaftPeer.newBuilder().setId(peer.id()).setAddress(peer.raft().toString()).setClientAddress(peer.client().toString()).build());
-        }
+        for (Peer peer : peers) group.add(raftPeer(peer));
+        submitter = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "cairn-raft-submit");
+            t.setDaemon(true);
+            return t;
+        });
         poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "cairn-raft-role");
             t.setDaemon(true);
@@ -244,22 +258,102 @@ public final class RatisLog implements ReplicatedLog {
 
     /** Tells the replica its role when it differs from what it was last told. */
     private synchronized void checkRole() {
+        Role now;
         try {
-            DivisionInfo info = server.getDivision(GROUP).getInfo();
-            boolean leads = info.isLeader() && info.isLeaderReady();
+            var division = server.getDivision(GROUP);
+            DivisionInfo info = division.getInfo();
+            RaftConfiguration conf = division.getRaftConf();
+            seen = true;
+            List<Address> members = new ArrayList<>();
+            for (RaftPeer p : conf.getCurrentPeers()) members.add(clientOf(p));
+            lastMembers = List.copyOf(members);
+            boolean member = conf.getPreviousPeers().isEmpty() ? conf.getPeer(RaftPeerId.valueOf(self.id())) != null : true;
+            boolean leads = member && info.isLeader() && info.isLeaderReady();
             RaftPeerId leaderId = info.getLeaderId();
             Address leader = null;
             if (leaderId != null) {
-                for (Peer peer : peers) if (peer.id().equals(leaderId.toString())) leader = peer.client();
+                // from the latest configuration: the leader may be a master added since this one started
+                RaftPeer p = conf.getPeer(leaderId);
+                if (p != null) leader = clientOf(p);
+                for (Peer peer : peers) if (leader == null && peer.id().equals(leaderId.toString())) leader = peer.client();
             }
-            Role now = new Role(leads, info.getCurrentTerm(), leads ? self.client() : leader);
-            if (now.equals(told)) return;
-            told = now;
-            Listener l = listener;
-            loop.execute(() -> l.roleChanged(now));
+            if (!member && (leader == null || leader.equals(self.client()))) leader = anotherMember();
+            now = new Role(leads, info.getCurrentTerm(), leads ? self.client() : leader);
         } catch (IOException | RuntimeException e) {
-            // the division is not there yet (starting) or any more (closing): nothing to tell
+            // the division is not there yet (starting) or any more: closing, or removed from the group (Ratis shuts
+            // a leader's division down once a configuration without it is committed)
+            if (!seen || closing) return;
+            now = new Role(false, told.term(), anotherMember());
         }
+        if (now.equals(told)) return;
+        if (!now.leads() && !lastMembers.contains(self.client()) && !told.equals(Role.UNKNOWN)) {
+            LOG.info("this master is no longer a member of the group {}: it serves nothing; stop it", lastMembers);
+        }
+        told = now;
+        Listener l = listener;
+        Role role = now;
+        loop.execute(() -> l.roleChanged(role));
+    }
+
+    /** A member of the group this master was last part of, other than itself: who to send a client to. */
+    private Address anotherMember() {
+        for (Address a : lastMembers) if (!a.equals(self.client())) return a;
+        return null;
+    }
+
+    @Override public List<Address> members() {
+        try {
+            List<Address> out = new ArrayList<>();
+            for (RaftPeer p : server.getDivision(GROUP).getRaftConf().getCurrentPeers()) out.add(clientOf(p));
+            return out;
+        } catch (IOException | RuntimeException e) {
+            return seen ? lastMembers : clients(peers); // removed (the group it left), or not started (the group it was started with)
+        }
+    }
+
+    private static Address clientOf(RaftPeer p) {
+        return p.getClientAddress() != null && !p.getClientAddress().isEmpty() ? Address.parse(p.getClientAddress())
+                : Address.parse(p.getId().toString().replace('_', ':'));
+    }
+
+    private static RaftPeer raftPeer(Peer peer) {
+        return RaftPeer.newBuilder().setId(peer.id()).setAddress(peer.raft().toString()).setClientAddress(peer.client().toString()).build();
+    }
+
+    /**
+     * Ratis's joint consensus: the leader first brings a new member up to date with the log (it is not counted
+     * until then), then commits the old and new configurations together, then the new one alone. Compare-and-set
+     * against the configuration read here, so two changes at once cannot undo each other.
+     */
+    @Override public Promise<List<Address>> changeMembers(Address client, boolean add) {
+        List<RaftPeer> current;
+        try {
+            var division = server.getDivision(GROUP);
+            if (!division.getInfo().isLeader()) return Promise.failed(new CairnException(Status.NOT_LEADER, "this master is not the leader"));
+            current = List.copyOf(division.getRaftConf().getCurrentPeers());
+        } catch (IOException | RuntimeException e) {
+            return Promise.failed(new CairnException(Status.UNAVAILABLE, "the master group's log is not running: " + e.getMessage()));
+        }
+        Peer peer = Peer.of(List.of(client)).get(0);
+        boolean member = current.stream().anyMatch(p -> p.getId().toString().equals(peer.id()));
+        if (add == member) return Promise.completed(current.stream().map(RatisLog::clientOf).toList());
+        List<RaftPeer> next = new ArrayList<>();
+        for (RaftPeer p : current) if (add || !p.getId().toString().equals(peer.id())) next.add(p);
+        if (add) next.add(raftPeer(peer));
+        if (next.isEmpty()) return Promise.failed(new CairnException(Status.BAD_REQUEST, "the group's last master cannot be removed"));
+        SetConfigurationRequest req = new SetConfigurationRequest(clientId, RaftPeerId.valueOf(self.id()), GROUP, callId.incrementAndGet(),
+                SetConfigurationRequest.Arguments.newBuilder().setServersInNewConf(next).setServersInCurrentConf(current)
+                        .setMode(SetConfigurationRequest.Mode.COMPARE_AND_SET).build());
+        Promise<List<Address>> out = new Promise<>();
+        submit(() -> server.setConfigurationAsync(req)).whenComplete((reply, e) -> loop.execute(() -> {
+            Throwable err = e != null ? e : reply.isSuccess() ? null : reply.getException();
+            if (err != null) {
+                out.fail(failure(err, reply != null && reply.getNotLeaderException() != null));
+                return;
+            }
+            out.complete(next.stream().map(RatisLog::clientOf).toList());
+        }));
+        return out;
     }
 
     @Override public Promise<Void> propose(byte[] entry) {
@@ -270,13 +364,7 @@ public final class RatisLog implements ReplicatedLog {
                 .setMessage(Message.valueOf(ByteString.copyFrom(entry)))
                 .setType(RaftClientRequest.writeRequestType())
                 .build();
-        CompletableFuture<RaftClientReply> f;
-        try {
-            f = server.submitClientRequestAsync(req);
-        } catch (IOException | RuntimeException e) {
-            return Promise.failed(new CairnException(Status.UNAVAILABLE, "the metadata log refused the entry: " + e));
-        }
-        f.whenComplete((reply, e) -> loop.execute(() -> {
+        submit(() -> server.submitClientRequestAsync(req)).whenComplete((reply, e) -> loop.execute(() -> {
             if (e != null) {
                 out.fail(failure(e, false));
             } else if (reply.isSuccess()) {
@@ -288,9 +376,39 @@ public final class RatisLog implements ReplicatedLog {
         return out;
     }
 
+    /** A call into Ratis that may block its caller. */
+    private interface RatisCall {
+        CompletableFuture<RaftClientReply> call() throws IOException;
+    }
+
+    /**
+     * Makes a Ratis call on {@link #submitter}, never on the replica's loop: Ratis's "asynchronous" submit hands the
+     * request to its own executor and joins it, and that executor can wait for work queued on the loop (an apply, a
+     * closing division), which then never comes (a master removed from the group hung its loop and its stop this way).
+     * One thread keeps proposals in the order the loop made them.
+     */
+    private CompletableFuture<RaftClientReply> submit(RatisCall call) {
+        CompletableFuture<RaftClientReply> out = new CompletableFuture<>();
+        try {
+            submitter.execute(() -> {
+                try {
+                    call.call().whenComplete((r, e) -> {
+                        if (e != null) out.completeExceptionally(e);
+                        else out.complete(r);
+                    });
+                } catch (IOException | RuntimeException e) {
+                    out.completeExceptionally(new IOException("the metadata log refused the request: " + e, e));
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            out.completeExceptionally(new IOException("the metadata log is stopping"));
+        }
+        return out;
+    }
+
     private static CairnException failure(Throwable e, boolean notLeader) {
         Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-        if (notLeader || c instanceof NotLeaderException || c instanceof LeaderNotReadyException) {
+        if (notLeader || c instanceof NotLeaderException || c instanceof LeaderNotReadyException || c instanceof GroupMismatchException) {
             // refused before it was appended: nothing was done
             return new CairnException(Status.NOT_LEADER, "this master is not the leader: " + Objects.toString(c));
         }
@@ -326,6 +444,8 @@ public final class RatisLog implements ReplicatedLog {
             if (server != null) server.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            if (submitter != null) submitter.shutdownNow(); // a call still queued fails: the server is closed
         }
     }
 

@@ -324,6 +324,17 @@ public final class SimRaft {
             catchUp();
         }
 
+        @Override public java.util.List<dev.cairn.core.env.Address> members() {
+            java.util.List<dev.cairn.core.env.Address> out = new ArrayList<>();
+            for (SimHost h : hosts.values()) out.add(h.address());
+            return out;
+        }
+
+        /** The simulated group's membership is fixed (its hosts); a change is refused, never half done. */
+        @Override public Promise<java.util.List<dev.cairn.core.env.Address>> changeMembers(dev.cairn.core.env.Address client, boolean add) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, "the simulated master group's membership is fixed"));
+        }
+
         @Override public Promise<Void> propose(byte[] entry) {
             if (gone() || !(host.equals(leader) || host.equals(staleLeader)) || members.get(host) != this) {
                 return Promise.failed(new CairnException(Status.NOT_LEADER, host + " does not lead"));

@@ -88,7 +88,9 @@ public final class Codec {
             MasterProtocol.SetAttr.class,
             MasterProtocol.ChangeReply.class,
             MasterProtocol.ReplicaStatus.class,
-            MasterProtocol.ReplicaStatusReply.class);
+            MasterProtocol.ReplicaStatusReply.class,
+            MasterProtocol.ChangeMasters.class,
+            MasterProtocol.MastersReply.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

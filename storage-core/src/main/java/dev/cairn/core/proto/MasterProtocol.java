@@ -275,10 +275,24 @@ public sealed interface MasterProtocol extends Message {
 
     /**
      * One master as it sees itself: whether it leads and serves, its term, the last log entry its store holds,
-     * and the leader it knows of (empty if none). A single master leads in term 0; its applied index is -1.
+     * the leader it knows of (empty if none), and the group's members as its latest configuration has them. A
+     * single master leads in term 0; its applied index is -1 and it is its only member.
      */
     record ReplicaStatusReply(long rid, Status status, String detail, boolean leads, boolean serving, long term, long appliedIndex,
-                              String leader) implements MasterProtocol {
+                              String leader, List<String> members) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
+    /**
+     * Adds the master at {@code address} (HOST:PORT, already running with the group's peers and its own) to the
+     * master group, or removes it ({@code add} false). Answered by the leader once the new membership is
+     * committed, an added master having caught up with the log first: {@link MastersReply}. Adding a member
+     * again or removing one that is not there changes nothing.
+     */
+    record ChangeMasters(long rid, String address, boolean add) implements MasterProtocol {}
+
+    /** The group's members (client addresses) after a {@link ChangeMasters}. */
+    record MastersReply(long rid, Status status, String detail, List<String> members) implements MasterProtocol {
         @Override public boolean isReply() { return true; }
     }
 
