@@ -44,9 +44,16 @@ public final class ChaosReport {
                     .append(" acknowledged, ").append(r.nfsWrites(History.Outcome.FAILED)).append(" failed; the rest through the native client.\n\nFaults:\n\n");
             for (ChaosRun.Fired f : r.faults()) {
                 long pause = pauseMillis(r, f.appliedMillis());
-                md.append("- ").append(f.fault()).append(f.error() == null ? "" : " (error: " + f.error() + ")")
-                        .append(pause < 0 ? "" : String.format(java.util.Locale.ROOT, "; clients paused %.1f s", pause / 1e3)).append('\n');
+                String wall = java.time.Instant.ofEpochMilli(r.startWallMillis() + f.appliedMillis()).atZone(java.time.ZoneId.systemDefault())
+                        .toLocalTime().toString();
+                md.append("- ").append(f.fault()).append(" (at ").append(wall).append(" in the node logs")
+                        .append(f.mastersInGroup() < 0 ? "" : "; " + f.mastersInGroup() + " of " + r.config().scenario().masters() + " masters in the group before it")
+                        .append(')')
+                        .append(f.error() == null ? "" : " (error: " + f.error() + ")")
+                        .append(pause < 0 ? "" : f.appliedMillis() + pause > r.config().durationMillis() ? "; the workload ended before clients resumed"
+                                : String.format(java.util.Locale.ROOT, "; clients paused %.1f s", pause / 1e3)).append('\n');
             }
+            md.append(failovers(r));
             md.append("\nHealth while coming up and converging (each change, on the run's clock):\n\n");
             for (String c : r.convergence()) md.append("- ").append(c).append('\n');
             md.append(r.violations().isEmpty() ? "\nNo violation.\n" : "\nViolations:\n\n");
@@ -69,6 +76,32 @@ public final class ChaosReport {
             else if (after < 0 || e.endMillis() < after) after = e.endMillis();
         }
         return before < 0 || after < 0 ? -1 : after - before;
+    }
+
+    /**
+     * For kills of the leader: the pauses clients felt, apart for kills that found every master in the group (a
+     * failover: a majority is left) and kills that found one still restarting (no majority until it is back; a
+     * kill waits a bounded time for the group to be whole, see {@code ChaosRun.awaitWholeGroup}).
+     */
+    static String failovers(ChaosRun.Result r) {
+        List<Long> whole = new ArrayList<>(), short_ = new ArrayList<>();
+        int masters = r.config().scenario().masters();
+        for (ChaosRun.Fired f : r.faults()) {
+            long pause = pauseMillis(r, f.appliedMillis());
+            // a kill near the end is followed by the end of the workload, not by a resumption
+            if (f.mastersInGroup() < 0 || pause < 0 || f.appliedMillis() + pause > r.config().durationMillis()) continue;
+            (f.mastersInGroup() >= masters ? whole : short_).add(pause);
+        }
+        if (whole.isEmpty() && short_.isEmpty()) return "";
+        return String.format(Locale.ROOT, "%nClient pauses after a kill of the leader: with every master in the group before it (a failover) %s;"
+                + " with one still rejoining (no majority left until it is back) %s.%n", stats(whole), stats(short_));
+    }
+
+    private static String stats(List<Long> pauses) {
+        if (pauses.isEmpty()) return "none";
+        List<Long> s = new ArrayList<>(pauses);
+        java.util.Collections.sort(s);
+        return String.format(Locale.ROOT, "%d kills, median %.1f s, max %.1f s", s.size(), s.get(s.size() / 2) / 1e3, s.get(s.size() - 1) / 1e3);
     }
 
     static final int WIDTH = 1200, LANE = 22, LEFT = 90;

@@ -56,14 +56,20 @@ public final class ChaosRun {
     }
 
     /** What a fault did: when it was applied and healed, on the run's clock, and any error doing so. */
-    public record Fired(Nemesis.Fault fault, long appliedMillis, long healedMillis, String error) {}
+    /**
+     * @param mastersInGroup for a fault on the leader: how many masters of the group were up and in touch with it
+     *                       just before (a master killed earlier may still be restarting: with it, killing the leader
+     *                       leaves no majority until it is back, which is an outage, not a failover); -1 otherwise
+     */
+    public record Fired(Nemesis.Fault fault, long appliedMillis, long healedMillis, String error, int mastersInGroup) {}
 
     /**
      * @param convergence the cluster's health, as {@code status} showed it, each time it changed while the run
      *                    waited for it to come up and to converge (for the report: what took the time)
+     * @param startWallMillis the wall clock at the run's time 0 (the report gives each fault's wall time, to find it in the node logs)
      */
     public record Result(Config config, List<History.Entry> history, List<Fired> faults, long ackBytesChecked, long lostBytes,
-                         long convergeMillis, List<String> violations, List<String> convergence) {
+                         long convergeMillis, List<String> violations, List<String> convergence, long startWallMillis) {
         public boolean passed() { return violations.isEmpty(); }
 
         public long count(History.Op op, History.Outcome outcome) {
@@ -130,7 +136,7 @@ public final class ChaosRun {
                 checkNewFiles(client);
             }
         }
-        return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations), List.copyOf(convergence));
+        return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations), List.copyOf(convergence), t0);
     }
 
     /** The masters' client addresses (one, or a Raft group's). */
@@ -176,6 +182,40 @@ public final class ChaosRun {
         throw new IllegalStateException("no master of " + masters + " leads");
     }
 
+    /** How long a kill of the leader waits for a master killed before it to be back in the group. */
+    static final long REJOIN_BOUND_MILLIS = 20_000;
+
+    /**
+     * Waits (up to {@link #REJOIN_BOUND_MILLIS}) until every master is back in the group, and returns how many are:
+     * a leader kill measures a failover, which needs the majority the others make; killed while one is still
+     * restarting (a master takes seconds from exec to rejoin on a loaded machine) it measures an outage instead.
+     */
+    private int awaitWholeGroup() throws InterruptedException {
+        long deadline = System.currentTimeMillis() + REJOIN_BOUND_MILLIS;
+        int n = mastersInGroup();
+        while (n < masters.size() && System.currentTimeMillis() < deadline) {
+            Thread.sleep(200);
+            n = mastersInGroup();
+        }
+        return n;
+    }
+
+    /** Masters that answer and know a leader (the leader included): up, and back in the group after a restart. */
+    private int mastersInGroup() {
+        int n = 0;
+        try (RealClient c = RealClient.connect(masters, 2)) {
+            for (dev.cairn.core.env.Address a : masters) {
+                try {
+                    var r = c.await(x -> x.replicaStatus(a));
+                    if (r.leads() || !r.leader().isEmpty()) n++;
+                } catch (RuntimeException e) {
+                    // down, or still starting
+                }
+            }
+        }
+        return n;
+    }
+
     // ---- the nemesis ----
 
     private void carryOut(List<Nemesis.Fault> schedule, NodeProcesses nodes) throws InterruptedException {
@@ -189,14 +229,17 @@ public final class ChaosRun {
         long[] applied = new long[schedule.size()];
         String[] errors = new String[schedule.size()];
         String[] targets = new String[schedule.size()];
+        int[] inGroup = new int[schedule.size()];
+        java.util.Arrays.fill(inGroup, -1);
         for (Step s : steps) {
             long wait = s.at - now();
             if (wait > 0) Thread.sleep(wait);
             int i = schedule.indexOf(s.fault);
             try {
                 if (!s.heal) {
-                    applied[i] = now();
+                    if (s.fault.target().equals(Nemesis.LEADER)) inGroup[i] = awaitWholeGroup();
                     targets[i] = s.fault.target().equals(Nemesis.LEADER) ? leaderNode() : s.fault.target();
+                    applied[i] = now(); // when it is carried out, after finding its target
                     switch (s.fault.kind()) {
                         case KILL -> nodes.kill(targets[i]);
                         case STALL -> nodes.pause(targets[i]);
@@ -208,13 +251,13 @@ public final class ChaosRun {
                         case STALL -> nodes.resume(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], 0);
                     }
-                    fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i]));
+                    fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i]));
                 } else {
-                    fired.add(new Fired(s.fault, applied[i], now(), errors[i]));
+                    fired.add(new Fired(s.fault, applied[i], now(), errors[i], inGroup[i]));
                 }
             } catch (IOException | RuntimeException e) {
                 errors[i] = e.toString();
-                if (s.heal) fired.add(new Fired(targets[i] == null ? s.fault : resolved(s.fault, targets[i]), applied[i], now(), errors[i]));
+                if (s.heal) fired.add(new Fired(targets[i] == null ? s.fault : resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i]));
             }
         }
         long rest = config.durationMillis() - now();

@@ -156,8 +156,12 @@ public final class ChunkServer implements Node, MessageHandler {
                     if (e != null || r.status() != Status.OK || !newest(r.term())) {
                         log.debug("registration with {} failed ({}); retrying", master(), e != null ? e.getMessage() : r.status() + " in term " + r.term());
                         nextMaster(); // that one is down or does not lead: try the group's next
+                        // a group's next master is asked soon, whether this one refused or is down (a killed leader: an
+                        // election takes a second or two, and every 200 ms here is up to 200 ms of writes waiting);
+                        // a single master that does not answer is given a second
                         boolean refused = e == null && r.status() == Status.NOT_LEADER;
-                        env.scheduler().schedule(refused ? NEXT_MASTER_NANOS : REGISTER_RETRY_NANOS, () -> {
+                        boolean group = config.masters().size() > 1;
+                        env.scheduler().schedule(refused || group ? NEXT_MASTER_NANOS : REGISTER_RETRY_NANOS, () -> {
                             if (attempt == registration) register();
                         });
                         return;

@@ -322,8 +322,9 @@ public final class CairnClient implements Node, MessageHandler {
         Address to = masters.get(asked);
         rpc.call(to, req, reply, callNanos).onComplete((r, e) -> {
             Status s = e != null ? CairnException.statusOf(e) : statusOf(r);
-            // a single master that does not answer is the caller's to judge (it may be restarting); one of a group is passed over
-            boolean elsewhere = s == Status.NOT_LEADER || (e != null && s == Status.UNAVAILABLE && masters.size() > 1);
+            // a single master that does not answer is the caller's to judge (it may be restarting); one of a group is passed
+            // over, and so is one that lost its leadership under the call and names the leader (a retry carries the same op id)
+            boolean elsewhere = s == Status.NOT_LEADER || (s == Status.UNAVAILABLE && (e != null ? masters.size() > 1 : detailOf(r).contains("leader=")));
             if (!elsewhere || env.clock().nanoTime() - deadline > 0) {
                 if (e != null) out.fail(e);
                 else out.complete(r);

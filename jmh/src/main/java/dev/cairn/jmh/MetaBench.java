@@ -116,11 +116,12 @@ public final class MetaBench {
                         label, heapBefore / 1024.0, heapAfter / 1024.0, growthPerMillion, rss);
                 if (masterCount > 1) {
                     // what the snapshots cost the group (RatisLog logs each one)
-                    long snaps = 0, slowest = 0;
+                    long snaps = 0, slowest = 0, elections = 0;
                     for (int i = 0; i < group.size(); i++) {
                         Path log = root.resolve("logs").resolve("master" + i + ".log");
                         if (!Files.exists(log)) continue;
                         for (String line : Files.readAllLines(log)) {
+                            if (line.contains("elected leader for term")) elections++;
                             var m = java.util.regex.Pattern.compile("snapshot of the metadata store at log entry \\d+: \\d+ MiB written in (\\d+) ms").matcher(line);
                             if (m.find()) {
                                 snaps++;
@@ -128,7 +129,9 @@ public final class MetaBench {
                             }
                         }
                     }
-                    System.out.printf(Locale.ROOT, "%-11s snapshots taken by the three masters: %d, the slowest written in %d ms%n", label, snaps, slowest);
+                    System.out.printf(Locale.ROOT, "%-11s snapshots taken by the three masters: %d, the slowest written in %d ms; leader elections %d"
+                            + " (1 without a spurious one: no master is killed here)%n", label, snaps, slowest, elections);
+                    r.put("elections", elections);
                     r.put("snapshots", snaps);
                     r.put("slowest_snapshot_ms", slowest);
                 }

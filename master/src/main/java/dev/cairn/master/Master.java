@@ -709,6 +709,14 @@ public final class Master implements Node, MessageHandler {
         return false;
     }
 
+    /** Whether the copies known make the chunk readable: one replica, or k distinct parts of an erasure-coded chunk. */
+    private static boolean readable(StorageClass cls, List<Holder> holders) {
+        if (!cls.isEc()) return !holders.isEmpty();
+        java.util.Set<Integer> parts = new java.util.HashSet<>();
+        for (Holder h : holders) parts.add(h.part());
+        return parts.size() >= cls.k();
+    }
+
     private ChunksReply chunks(GetChunks r) {
         InodeRecord f = namespace.inode(r.inode());
         if (f.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + r.inode());
@@ -730,11 +738,12 @@ public final class Master implements Node, MessageHandler {
                 refs.add(h.server().ref());
                 parts.add(h.part());
             }
-            if (holders.isEmpty() && grace && term > 0) {
+            if (grace && term > 0 && !readable(f.storageClass(), holders)) {
                 // a new leader of a group hears of copies only as chunkservers report: "ask again shortly" rather than
-                // "no copy" to a reader (the client retries it every 200 ms, as a leader change)
-                throw new CairnException(Status.NOT_LEADER, "the leader is starting: no chunkserver holding chunk " + c.chunkId()
-                        + " has reported yet; leader=" + config.listen());
+                // "no copy" to a reader (the client retries it every 200 ms, as a leader change); for an erasure-coded
+                // chunk, until k distinct parts have reported (chaos leader-kill seed 12: a read failed with 1 of 3 parts)
+                throw new CairnException(Status.NOT_LEADER, "the leader is starting: too few chunkservers holding chunk " + c.chunkId()
+                        + " have reported yet to read it; leader=" + config.listen());
             }
             out.add(new ChunkLocation(c.index(), c.chunkId(), holders.isEmpty() ? c.version() : newest, refs, parts));
         }

@@ -76,8 +76,8 @@ public final class RatisLog implements ReplicatedLog {
     /** Added to a master's client port to give its Raft port, unless the peer list says otherwise. */
     public static final int RAFT_PORT_OFFSET = 1000;
     /** Election timeout range: generous, since a loaded 2-core machine pauses for GC and fsync. */
-    static final TimeDuration ELECTION_MIN = TimeDuration.valueOf(1000, TimeUnit.MILLISECONDS);
-    static final TimeDuration ELECTION_MAX = TimeDuration.valueOf(2000, TimeUnit.MILLISECONDS);
+    static final TimeDuration ELECTION_MIN = TimeDuration.valueOf(500, TimeUnit.MILLISECONDS);
+    static final TimeDuration ELECTION_MAX = TimeDuration.valueOf(1000, TimeUnit.MILLISECONDS);
     /** How often the replica's role is compared with what it was last told (besides Ratis's own leader notices). */
     static final long ROLE_POLL_MILLIS = 100;
     /** One fixed group: a process serves one Cairn master group. */
