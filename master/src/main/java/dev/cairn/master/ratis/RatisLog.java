@@ -75,7 +75,11 @@ public final class RatisLog implements ReplicatedLog {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RatisLog.class);
     /** Added to a master's client port to give its Raft port, unless the peer list says otherwise. */
     public static final int RAFT_PORT_OFFSET = 1000;
-    /** Election timeout range: generous, since a loaded 2-core machine pauses for GC and fsync. */
+    /**
+     * Election timeout range. Ratis's default (150–300 ms) is too tight for a loaded 2-core machine that pauses
+     * for GC and fsync; 1–2 s made failovers take 2.4–5 s. At 0.5–1 s three CPU-bound masters held one leader
+     * through ./cairn bench meta, and a new leader serves 1.2–2.3 s after a kill -9 (docs/benchmarks.md).
+     */
     static final TimeDuration ELECTION_MIN = TimeDuration.valueOf(500, TimeUnit.MILLISECONDS);
     static final TimeDuration ELECTION_MAX = TimeDuration.valueOf(1000, TimeUnit.MILLISECONDS);
     /** How often the replica's role is compared with what it was last told (besides Ratis's own leader notices). */
