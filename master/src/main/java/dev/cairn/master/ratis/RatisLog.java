@@ -268,10 +268,9 @@ public final class RatisLog implements ReplicatedLog {
             DivisionInfo info = division.getInfo();
             RaftConfiguration conf = division.getRaftConf();
             seen = true;
-            List<Address> members = new ArrayList<>();
-            for (RaftPeer p : conf.getCurrentPeers()) members.add(clientOf(p));
-            lastMembers = List.copyOf(members);
-            boolean member = conf.getPreviousPeers().isEmpty() ? conf.getPeer(RaftPeerId.valueOf(self.id())) != null : true;
+            lastMembers = clientsOf(conf);
+            // in a joint configuration (a change under way) this master still counts
+            boolean member = !conf.getPreviousPeers().isEmpty() || conf.getPeer(RaftPeerId.valueOf(self.id())) != null;
             boolean leads = member && info.isLeader() && info.isLeaderReady();
             RaftPeerId leaderId = info.getLeaderId();
             Address leader = null;
@@ -307,12 +306,15 @@ public final class RatisLog implements ReplicatedLog {
 
     @Override public List<Address> members() {
         try {
-            List<Address> out = new ArrayList<>();
-            for (RaftPeer p : server.getDivision(GROUP).getRaftConf().getCurrentPeers()) out.add(clientOf(p));
-            return out;
+            return clientsOf(server.getDivision(GROUP).getRaftConf());
         } catch (IOException | RuntimeException e) {
             return seen ? lastMembers : clients(peers); // removed (the group it left), or not started (the group it was started with)
         }
+    }
+
+    /** The client addresses of a configuration's current members. */
+    private static List<Address> clientsOf(RaftConfiguration conf) {
+        return conf.getCurrentPeers().stream().map(RatisLog::clientOf).toList();
     }
 
     private static Address clientOf(RaftPeer p) {
