@@ -48,6 +48,7 @@ public final class NfsGateway implements Node {
         fs = new ClusterFs(client, env.clock());
         Nfs4Server server = new Nfs4Server(env.clock(), env.random(), log,
                 new Nfs4Server.ServerIdentity("cairn-" + env.hostId(), "cairn"), FSID, fs, exports, env.kv());
+        if (env.planted(dev.cairn.core.env.Plant.GATEWAY_VERIFIER_REUSED)) server.plantFixedWriteVerifier(env.hostId().hashCode());
         service = new NfsService(server);
         scheduleExpiry();
         log.info("NFS gateway ready (v4.0, v4.1 and v4.2)");

@@ -241,6 +241,7 @@ final class FaultInjector {
             case HOST_LOSS -> hostLoss();
             case NEW_HOST -> newHost();
             case MASTER_CRASH -> masterCrash();
+            case GATEWAY_CRASH -> gatewayCrash();
             case PAUSE -> pause();
             case DISK_STALL -> withDisk(f, (h, d) -> {
                 long nanos = between(1_000_000_000L, MAX_STALL_NANOS);
@@ -339,6 +340,7 @@ final class FaultInjector {
         clusterPowerLosses++;
         List<SimHost> hit = new ArrayList<>(cluster.masters());
         for (SimHost h : cluster.chunkservers()) if (h.isUp()) hit.add(h);
+        if (cluster.gateway() != null && cluster.gateway().isUp()) hit.add(cluster.gateway());
         for (SimHost h : hit) h.powerLoss();
         long downtime = between(MIN_DOWNTIME_NANOS, 5_000_000_000L);
         sim.at(downtime, null, Simulation.Kind.FAULT, 7, () -> {
@@ -368,6 +370,16 @@ final class FaultInjector {
         SimHost h = cluster.addChunkserver();
         if (mix.has(Fault.TORN_WRITES)) h.setTornWrites(true);
         history.record(sim.now(), Fault.NEW_HOST, h.name(), "joined empty");
+    }
+
+    /** The NFS gateway (if the run has one) is killed or loses power, and restarts after a downtime. */
+    private void gatewayCrash() {
+        SimHost g = cluster.gateway();
+        if (g == null || !g.isUp()) return;
+        boolean power = rnd.nextBoolean();
+        if (power) g.powerLoss(); else g.crash();
+        restartLater(g);
+        history.record(sim.now(), Fault.GATEWAY_CRASH, g.name(), power ? "power lost" : "process killed");
     }
 
     private void masterCrash() {
@@ -434,6 +446,7 @@ final class FaultInjector {
         List<SimHost> candidates = new ArrayList<>(upChunkservers());
         for (SimHost m : cluster.masters()) if (m.isUp()) candidates.add(m);
         candidates.add(cluster.clientHost());
+        if (cluster.gateway() != null) candidates.add(cluster.gateway());
         SimHost h = candidates.get(rnd.nextInt(candidates.size()));
         if (!h.isUp() || h.isPaused()) return;
         // over by the end of the faults, like every transient fault (the read-back after them must find it running)

@@ -20,6 +20,9 @@ import java.util.List;
 public final class SimCluster {
     public static final int MASTER_PORT = 7100;
     public static final int CHUNK_PORT = 7200;
+    public static final int NFS_PORT = 2049;
+    /** The simulated clients' network ({@code SimNfsChannel} gives each an address in it). */
+    public static final String NFS_EXPORTS = "10.0.0.0/8 rw no_root_squash";
     /** Wall clocks of hosts are spread over this much either side (skew must be harmless). */
     static final long MAX_WALL_SKEW_MILLIS = 2 * 3600_000L;
     static final long CAPACITY_BYTES = 1L << 40;
@@ -46,6 +49,8 @@ public final class SimCluster {
     private final CommittedState committed;
     private final List<SimHost> chunkservers = new ArrayList<>();
     private final SimHost client;
+    /** The NFS gateway host, once {@link #addGateway} made it (null before). */
+    private SimHost gateway;
 
     public SimCluster(SimWorld world, int chunkserverCount) {
         this(world, chunkserverCount, List.of("disk0"), CAPACITY_BYTES);
@@ -118,6 +123,23 @@ public final class SimCluster {
         return h;
     }
 
+    /**
+     * The NFS gateway on a host of its own (its disk holds only its record of clients, for the grace period),
+     * a client of the master(s) like the others; started with the cluster ({@link #startAll}) or at once if
+     * that has happened.
+     */
+    public SimHost addGateway() {
+        if (gateway != null) throw new IllegalStateException("the cluster has its gateway");
+        List<Address> group = List.copyOf(masterAddrs);
+        gateway = world.addHost("nfs", new Address("nfs", NFS_PORT), skew(),
+                env -> new dev.cairn.nfs.NfsGateway(env, group, dev.cairn.nfs.Exports.parse(NFS_EXPORTS)));
+        if (client.isUp()) gateway.start();
+        return gateway;
+    }
+
+    /** The NFS gateway host, or null if the cluster has none. */
+    public SimHost gateway() { return gateway; }
+
     private long skew() {
         long draw = world.sim().random().nextLong(-MAX_WALL_SKEW_MILLIS, MAX_WALL_SKEW_MILLIS + 1);
         return skewClocks ? draw : 0;
@@ -138,6 +160,7 @@ public final class SimCluster {
         for (SimHost m : masters) m.start();
         for (SimHost h : chunkservers) h.start();
         client.start();
+        if (gateway != null) gateway.start();
     }
 
     /**

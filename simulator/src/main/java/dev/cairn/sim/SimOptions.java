@@ -39,6 +39,8 @@ public record SimOptions(long seed, long durationNanos, int chunkservers, Set<Fa
         NEW_HOST(Group.HOST),
         /** The master crashes or loses power, and restarts. */
         MASTER_CRASH(Group.HOST),
+        /** The NFS gateway crashes or loses power, and restarts: its clients' uncommitted writes are gone (the write verifier changes). */
+        GATEWAY_CRASH(Group.HOST),
         /**
          * A process stops (as SIGSTOP, or a long GC or VM pause) for 1 to 45 s and continues: a chunkserver, the
          * master or the client; its timers fire late, messages to it wait, and it wakes to a clock that jumped.

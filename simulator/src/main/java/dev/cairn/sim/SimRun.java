@@ -1,9 +1,12 @@
 package dev.cairn.sim;
 
+import dev.cairn.nfs.client.Nfs4Client;
 import dev.cairn.sim.SimOptions.Fault;
 import dev.cairn.sim.runtime.SimHost;
+import dev.cairn.sim.runtime.SimNfsChannel;
 import dev.cairn.sim.runtime.SimWorld;
 import dev.cairn.sim.runtime.Simulation;
+import dev.cairn.sim.workload.NfsLane;
 import dev.cairn.sim.workload.Oracle;
 import dev.cairn.sim.workload.Workload;
 import java.util.List;
@@ -69,12 +72,15 @@ public final class SimRun {
         sim.onDelete(durable::deleting);
         sim.onWrite(durable::writing);
         long end = WORKLOAD_START_NANOS + o.durationNanos();
+        boolean nfs = o.workload() == Workload.Profile.SWEEP;
+        if (nfs) cluster.addGateway();
         FaultInjector faults = new FaultInjector(sim, cluster, mix, history, losses, end);
         cluster.startAll();
         faults.setUp();
         SimHost clientHost = cluster.clientHost();
         Workload[] workload = new Workload[1];
         AdminWorkload[] admin = new AdminWorkload[1];
+        NfsLane[] lane = new NfsLane[1];
         boolean[] verified = {false};
         Auditor.Report[] lastAudit = {null};
         sim.at(WORKLOAD_START_NANOS, clientHost, Simulation.Kind.CHECK, 0, () -> {
@@ -87,14 +93,20 @@ public final class SimRun {
                 admin[0] = new AdminWorkload(sim, cluster, cluster.client(), clientHost.env().scheduler(), oracle, sim.random().split(), end, workload[0].stats());
                 admin[0].start();
             }
+            if (nfs) {
+                Nfs4Client nfsClient = new Nfs4Client(new SimNfsChannel(clientHost, cluster.gateway()), 0, 0, "sweep-nfs-client");
+                lane[0] = new NfsLane(sim, nfsClient, clientHost.env().scheduler(), oracle, sim.random().split(), end, workload[0].stats(),
+                        witness::acknowledged, timeline != null ? timeline::operation : (s, e, op, path, err) -> { });
+                lane[0].start(cluster.client());
+            }
         });
         faults.start(FIRST_FAULT_NANOS);
         sim.at(end, null, Simulation.Kind.FAULT, 2, faults::healAll);
-        sim.at(end + SETTLE_NANOS, clientHost, Simulation.Kind.CHECK, 1, () -> finishAdmin(admin[0], () -> workload[0].verifyAll(() -> workload[0].probe(() -> {
+        sim.at(end + SETTLE_NANOS, clientHost, Simulation.Kind.CHECK, 1, () -> finishAdmin(admin[0], () -> finishLane(sim, lane[0], end, () -> workload[0].verifyAll(() -> workload[0].probe(() -> {
             verified[0] = true;
             awaitConvergence(sim, cluster, auditor, lastAudit, sim.now() + CONVERGENCE_LIMIT_NANOS);
-        }))));
-        sim.runUntil(end + SETTLE_NANOS + VERIFY_LIMIT_NANOS + CONVERGENCE_LIMIT_NANOS + REPLICA_CATCH_UP_NANOS);
+        })))));
+        sim.runUntil(end + SETTLE_NANOS + NFS_LANE_LIMIT_NANOS + VERIFY_LIMIT_NANOS + CONVERGENCE_LIMIT_NANOS + REPLICA_CATCH_UP_NANOS);
         if (!verified[0]) sim.violation("liveness", "the final read-back did not finish within " + VERIFY_LIMIT_NANOS / 1_000_000_000L + "s of virtual time");
         if (timeline != null) timeline.finish(sim, history, cluster);
         Auditor.Report a = lastAudit[0];
@@ -123,6 +135,24 @@ public final class SimRun {
         } else {
             cluster.clientHost().env().scheduler().schedule(100_000_000L, () -> awaitReplicas(sim, cluster, deadline));
         }
+    }
+
+    /**
+     * How long after the faults end the NFS lane may still be finishing its last operation: a hard mount retries
+     * until {@link NfsLane#HARD_MOUNT_NANOS} after them, so past that a call is unanswered with every host up.
+     */
+    static final long NFS_LANE_LIMIT_NANOS = NfsLane.HARD_MOUNT_NANOS + 30_000_000_000L;
+
+    /** Waits for the NFS lane's last operation (if the run has a lane); one that never ends is a liveness violation (a hung request). */
+    private static void finishLane(Simulation sim, NfsLane lane, long end, Runnable then) {
+        if (lane == null || lane.quiet()) { then.run(); return; }
+        if (sim.now() - (end + NFS_LANE_LIMIT_NANOS) >= 0) {
+            sim.violation("liveness", "the NFS lane's " + lane.current() + " is still unanswered " + (sim.now() - end) / 1_000_000_000L
+                    + " s after the faults ended, with every host up");
+            then.run();
+            return;
+        }
+        sim.at(1_000_000_000L, null, Simulation.Kind.CHECK, 3, () -> finishLane(sim, lane, end, then));
     }
 
     /** The operator's drains are taken back before the final checks (which expect every server in service). */

@@ -72,9 +72,15 @@ final class Witness {
             return;
         }
         Set<Integer> touched = new TreeSet<>();
-        for (FileModel.Op op : acked) {
-            if (op.truncate() || op.length() == 0) continue;
-            for (long i = op.offset() / chunkSize; i <= (op.end() - 1) / chunkSize; i++) touched.add((int) i);
+        // a write cut by a size change later in the same acknowledgement (an NFS client's writes, SETATTR, writes,
+        // then one COMMIT) left only what is below the cut: the chunks past it may be holes, with no record at all
+        long cut = Long.MAX_VALUE;
+        for (int k = acked.size() - 1; k >= 0; k--) {
+            FileModel.Op op = acked.get(k);
+            if (op.truncate()) { cut = Math.min(cut, op.offset()); continue; }
+            long end = Math.min(op.end(), cut);
+            if (op.length() == 0 || end <= op.offset()) continue;
+            for (long i = op.offset() / chunkSize; i <= (end - 1) / chunkSize; i++) touched.add((int) i);
         }
         for (int index : touched) {
             if ((long) index * chunkSize >= model.minLength()) continue; // truncated away since, or may have been

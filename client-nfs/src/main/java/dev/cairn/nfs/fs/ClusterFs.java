@@ -153,7 +153,7 @@ public final class ClusterFs {
 
     public Promise<FileAttr> getAttr(long inode) {
         OpenFile f = files.get(inode);
-        if (f != null && !f.idle()) return Promise.completed(f.attr());
+        if (f != null && !f.cacheOnly()) return Promise.completed(f.attr());
         return client.getAttr(inode).map(this::seen);
     }
 
@@ -192,7 +192,7 @@ public final class ClusterFs {
     public Promise<ChangeReply> link(long inode, long dir, String name) {
         return client.link(inode, dir, name).map(r -> {
             OpenFile f = files.get(inode);
-            if (f != null && f.idle()) f.rebase(r.attr());
+            if (f != null && f.cacheOnly()) f.rebase(r.attr());
             return shifted(r);
         });
     }
@@ -208,7 +208,11 @@ public final class ClusterFs {
             }));
         }
         if (change.size() < 0 || change.size() > MAX_FILE_SIZE) return Promise.failed(new CairnException(Status.BAD_REQUEST, "size " + change.size()));
-        return open(inode).flatMap(f -> {
+        // fresh attributes unless this gateway holds writes of the file: a size change works from the old size (zeros
+        // from the old end to its chunk's end when growing), and a stale one would write zeros over another writer's
+        // bytes before the master refused the change as STALE (sim seed 10 with the NFS lane: a native client's
+        // ClusterFs truncated a file the gateway had grown meanwhile, zeroing acknowledged bytes)
+        return openFresh(inode).flatMap(f -> {
             if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
             Promise<Void> done = new Promise<>();
             Promise<Void> before = f.barrier;
@@ -500,7 +504,7 @@ public final class ClusterFs {
     private FileAttr seen(FileAttr a) {
         OpenFile f = files.get(a.inode());
         if (f == null) return shifted(a);
-        if (!f.idle()) return f.attr();
+        if (!f.cacheOnly()) return f.attr();
         // changed elsewhere (another gateway, the CLI): what is cached of its chunks may be old
         if (a.change() != f.base.change()) {
             f.images.clear();
@@ -526,7 +530,7 @@ public final class ClusterFs {
     private Promise<OpenFile> openFresh(long inode) {
         OpenFile f = files.get(inode);
         if (f == null) return open(inode);
-        if (!f.idle()) return Promise.completed(f);
+        if (!f.cacheOnly()) return Promise.completed(f);
         return client.getAttr(f.inode).map(a -> {
             seen(a);
             return f;

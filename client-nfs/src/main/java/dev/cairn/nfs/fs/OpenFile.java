@@ -89,10 +89,17 @@ final class OpenFile {
     }
 
     /** Something written here is not yet committed at the master (or is on its way). */
-    boolean dirty() { return size != base.size() || imageBytes > 0 || writing > 0 || unstable > 0 || lost != null || heldBytes() > 0; }
+    boolean dirty() { return size != base.size() || imageBytes > 0 || writing > 0 || unstable > 0 || heldBytes() > 0; }
 
-    /** Nothing is held or under way: the state is only a cache of the master's. */
-    boolean idle() { return !dirty() && meta.idle(); }
+    /**
+     * Nothing is held or under way: the attributes are the master's to give (fetched again before use), though a
+     * loss may still be owed to the next COMMIT. A file whose lost writes no client committed would otherwise keep
+     * its old size for good (sim seed 154 with the NFS lane: READs stopped at it after another writer grew the file).
+     */
+    boolean cacheOnly() { return !dirty() && meta.idle(); }
+
+    /** ... and no loss is owed either: the state may be dropped. */
+    boolean idle() { return cacheOnly() && lost == null; }
 
     /** The attributes a client sees now. */
     FileAttr attr() {
@@ -103,9 +110,14 @@ final class OpenFile {
 
     /** The master's answer after a commit or attribute change: local changes are folded into its counter now. */
     void rebase(FileAttr fresh) {
+        // judged against the old base: against the new one an idle file whose size another writer changed looks
+        // dirty (its size differs from the fresh one), keeps its stale size, and the next commit of this gateway
+        // sets the file back to it, past what the copies hold (sim seed 13 with the NFS lane: a native client's
+        // ClusterFs committed a file's old length after the gateway had shrunk it; the tail became unreadable)
+        boolean dirty = dirty();
         base = fresh;
         localChanges = 0;
-        if (!dirty()) {
+        if (!dirty) {
             size = fresh.size();
             mtimeMillis = fresh.mtimeMillis(); // a SETATTR may set it back in time
         } else {

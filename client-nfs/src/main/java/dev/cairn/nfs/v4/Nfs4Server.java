@@ -162,6 +162,9 @@ public final class Nfs4Server {
 
     public byte[] writeVerifier() { return writeVerifier.clone(); }
 
+    /** Only for the simulator's planted bug ({@link dev.cairn.core.env.Plant#GATEWAY_VERIFIER_REUSED}): a verifier a restart does not change. */
+    public void plantFixedWriteVerifier(long v) { java.nio.ByteBuffer.wrap(writeVerifier).putLong(v); }
+
     /** What attribute encoding needs of this server for one file. */
     public Fattr.Context attrContext(FileHandle fh, int minorVersion) {
         return new Fattr.Context(root.fsid(), ClientTable.LEASE_SECONDS, fh.encode(), minorVersion, fs == null ? () -> ClusterFs.Space.UNKNOWN : fs::space);

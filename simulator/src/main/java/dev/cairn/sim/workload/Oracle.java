@@ -19,6 +19,8 @@ public final class Oracle {
         final String path;
         /** Its content as acknowledged so far; replaced when the path is made anew. */
         FileModel model = new FileModel();
+        /** The chunk size it was created with (the ack-time witness maps offsets to chunks with it). */
+        int chunkSize = Workload.CHUNK_SIZE;
         /** Removed (or its remove's outcome unknown): no longer checked either way. */
         boolean gone;
         /** Being written or removed: not picked until that is over. */
@@ -125,15 +127,22 @@ public final class Oracle {
 
     private static final VarHandle WORD = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-    /** The path is created anew (a fresh, empty file): its model starts over. */
-    public FileModel created(String path) {
+    /** The path is created anew (a fresh, empty file) with the workload's chunk size: its model starts over. */
+    public FileModel created(String path) { return created(path, Workload.CHUNK_SIZE); }
+
+    /** ... with chunks of {@code chunkSize} bytes. */
+    public FileModel created(String path, int chunkSize) {
         File f = file(path);
         f.model = new FileModel();
+        f.chunkSize = chunkSize;
         f.gone = false;
         removed.remove(path);
         refresh(f);
         return f.model;
     }
+
+    /** The chunk size the path was created with. */
+    public int chunkSize(String path) { return file(path).chunkSize; }
 
     /** The path's content model (null if the path was never created). */
     public FileModel model(String path) {

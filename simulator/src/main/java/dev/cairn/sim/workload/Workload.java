@@ -77,6 +77,12 @@ public final class Workload {
         public long probed;
         /** The operator's actions: drains and their reversals, class changes of files holding data, servers retired. */
         public long drains, undrains, classChanges, retired;
+        /**
+         * The NFS lane ({@link NfsLane}): files created, changes in place, writes and size changes sent, COMMITs that
+         * acknowledged, FILE_SYNC writes that did, changes resent after a verifier change, reads, removes, operations
+         * given up, calls retried, sessions made.
+         */
+        public long nfsCreates, nfsUpdates, nfsWrites, nfsCommits, nfsSyncWrites, nfsResends, nfsReads, nfsRemoves, nfsFailures, nfsRetries, nfsReconnects;
     }
 
     private final Profile profile;
@@ -311,7 +317,7 @@ public final class Workload {
         List<FileModel.Op> acked = model.pendingOps();
         model.acknowledgeAll();
         oracle.changed(path);
-        ackObserver.acknowledged(what, path, model, acked, issuedAt, cls, CHUNK_SIZE);
+        ackObserver.acknowledged(what, path, model, acked, issuedAt, cls, oracle.chunkSize(path));
     }
 
     private Promise<Void> readFile() {

@@ -46,7 +46,9 @@ public enum Plant {
     /** A master replica hands out a snapshot of its store without making the store durable first (the log behind it is purged). */
     SNAPSHOT_NOT_DURABLE,
     /** A master replica installs a snapshot over its store without emptying it first (keys the snapshot lacks stay). */
-    INSTALL_OVER_OLD_STATE;
+    INSTALL_OVER_OLD_STATE,
+    /** The NFS gateway's write verifier is the same at every start, so clients never resend the UNSTABLE writes a restart lost. */
+    GATEWAY_VERIFIER_REUSED;
 
     /** The command-line name, e.g. {@code ack-before-fsync}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }

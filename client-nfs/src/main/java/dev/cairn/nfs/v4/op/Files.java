@@ -34,7 +34,10 @@ final class Files {
         if (!(e instanceof CairnException c)) return Nfs4Status.SERVERFAULT;
         return switch (c.status()) {
             case OK -> Nfs4Status.NFS4_OK;
-            case NOT_FOUND -> c.getMessage() != null && c.getMessage().contains("inode ") ? Nfs4Status.STALE : Nfs4Status.NOENT;
+            // the master's "inode N": the file is gone (the handle is stale); a chunk a copy no longer holds while data
+            // is written or read is an I/O error of a file that still exists (STALE would make a client drop the file)
+            case NOT_FOUND -> CairnException.detailOf(c).startsWith("inode ") ? Nfs4Status.STALE
+                    : CairnException.detailOf(c).startsWith("chunk ") ? Nfs4Status.IO : Nfs4Status.NOENT;
             case EXISTS -> Nfs4Status.EXIST;
             case NOT_DIR -> Nfs4Status.NOTDIR;
             case IS_DIR -> Nfs4Status.ISDIR;
