@@ -140,7 +140,21 @@ class SimRunTest {
         SimResult r = SimRun.run(SimOptions.defaults(seed).withMasters(3)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();
         assertThat(r.masterElections()).as("leaders were lost and elected: " + r.summary()).isGreaterThan(1);
-        if (seed == 59) assertThat(r.snapshotInstalls()).as("snapshots installed: " + r.summary()).isPositive();
+    }
+
+    /**
+     * Masters behind the purged log catch up by installing a snapshot in such runs. Which seed does it moves with
+     * every change to the system (seed 59 did until the sweep gained its NFS lane), so the test counts over three.
+     */
+    @Test void aMasterGroupBehindThePurgedLogInstallsSnapshots() {
+        long installs = 0;
+        StringBuilder runs = new StringBuilder();
+        for (long seed : new long[] {21, 44, 474}) {
+            SimResult r = SimRun.run(SimOptions.defaults(seed).withMasters(3)).withoutLog();
+            installs += r.snapshotInstalls();
+            runs.append(r.summary());
+        }
+        assertThat(installs).as("snapshots installed: " + runs).isPositive();
     }
 
     @Test void sameSeedSameTraceInOneJvm() {
