@@ -360,7 +360,11 @@ public final class ChunkSession {
         syncing = false;
         inFlight = 0;
         sent = 0;
-        boolean retryable = status.retryable() || status == Status.NO_SPACE || status == Status.EXPIRED;
+        // a copy that no longer has the chunk (its host lost power before the chunk was ever synced there, or it was
+        // replaced there meanwhile) is a failed copy like any other: left out of the next lease, which the writes not
+        // yet durable are sent under again (ChainCopyLostSimTest); a NOT_FOUND naming no server is the master's
+        boolean lostCopy = status == Status.NOT_FOUND && !failedServer.isEmpty();
+        boolean retryable = status.retryable() || status == Status.NO_SPACE || status == Status.EXPIRED || lostCopy;
         if (!retryable || attempts >= MAX_ATTEMPTS) {
             fail(new CairnException(status, "chunk " + index + " of inode " + file.inode() + " not written after " + attempts + " leases: " + why));
             return;
