@@ -279,7 +279,7 @@ public final class ChunkServer implements Node, MessageHandler {
                     + ": a newer leader (term " + masterTerm + ") has spoken to this server"));
         } else if (m instanceof CreateChunk c) {
             long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
-            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), c.capacity(), until)));
+            ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), c.capacity(), c.nothingCommitted(), until)));
         } else if (m instanceof BumpVersion b) {
             long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
             ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion(), until)));

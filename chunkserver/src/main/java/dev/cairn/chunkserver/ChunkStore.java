@@ -571,23 +571,29 @@ final class ChunkStore {
     // ---------------------------------------------------------------- operations
 
     Promise<Void> create(long id, long version, int part, long writableUntilNanos) {
-        return create(id, version, part, ChunkFormat.MAX_BLOCKS, writableUntilNanos);
+        return create(id, version, part, ChunkFormat.MAX_BLOCKS, false, writableUntilNanos);
     }
 
-    /** A new, empty copy of {@code capacity} blocks at most (the file's chunk size, or an erasure-coded part of it). */
-    Promise<Void> create(long id, long version, int part, int capacity, long writableUntilNanos) {
+    /**
+     * A new, empty copy of {@code capacity} blocks at most (the file's chunk size, or an erasure-coded part of it).
+     * {@code nothingCommitted}: the master vouches that no write to the chunk was ever acknowledged, so an older
+     * copy here gives way even if it holds durable bytes.
+     */
+    Promise<Void> create(long id, long version, int part, int capacity, boolean nothingCommitted, long writableUntilNanos) {
         int off = writtenOffPart(id);
         if (off >= 0 && off != part) return Promise.failed(refusedPart(id, part, off));
-        return createChecked(id, version, part, capacity, writableUntilNanos);
+        return createChecked(id, version, part, capacity, nothingCommitted, writableUntilNanos);
     }
 
     /** As {@link #create}, the written-off parts already checked (by it, or by {@link #createCopy}). */
-    private Promise<Void> createChecked(long id, long version, int part, int capacity, long writableUntilNanos) {
+    private Promise<Void> createChecked(long id, long version, int part, int capacity, boolean nothingCommitted, long writableUntilNanos) {
         if (capacity < 1 || capacity > ChunkFormat.MAX_BLOCKS) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "chunk capacity " + capacity + " blocks"));
         }
         Promise<Void> pendingDelete = deleting.get(id);
-        if (pendingDelete != null) return pendingDelete.then((v, e) -> createChecked(id, version, part, capacity, writableUntilNanos));
+        if (pendingDelete != null) {
+            return pendingDelete.then((v, e) -> createChecked(id, version, part, capacity, nothingCommitted, writableUntilNanos));
+        }
         Chunk existing = chunks.get(id);
         if (existing != null) {
             // a retried create is fine
@@ -599,13 +605,17 @@ final class ChunkStore {
             // an older copy gives way to the new one if it holds nothing durable (an empty or never-synced leftover)
             // or is corrupt. One holding durable data may hold acknowledged bytes the master lost track of (its
             // server reconnected and has not re-registered yet): the simulator caught a lease's top-up creating a
-            // fresh copy over such a one and destroying it. The master hears of it at the next report.
+            // fresh copy over such a one and destroying it. The master hears of it at the next report. Unless the
+            // master vouches that nothing in the chunk was ever acknowledged: then durable bytes are a leftover of an
+            // upload that failed before its commit, and refusing would refuse every new placement that picks this
+            // server (sim seed 1159 with three masters: an erasure-coded chunk whose first upload left durable parts on
+            // two of five servers was re-leased for 150 s, every choice of three parts hitting one of them).
             if (existing.version < version) {
-                if (existing.durableSlot >= 0 && existing.durableLength > 0 && !existing.bad) {
+                if (!nothingCommitted && existing.durableSlot >= 0 && existing.durableLength > 0 && !existing.bad) {
                     return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " is here at v" + existing.version + " with "
                             + existing.durableLength + " durable bytes: not replaced by a new copy at v" + version));
                 }
-                return delete(id, existing.version).flatMap(v -> createChecked(id, version, part, capacity, writableUntilNanos));
+                return delete(id, existing.version).flatMap(v -> createChecked(id, version, part, capacity, nothingCommitted, writableUntilNanos));
             }
             return Promise.failed(new CairnException(Status.EXISTS, "chunk " + id + " already exists at v" + existing.version));
         }
@@ -674,7 +684,7 @@ final class ChunkStore {
             return c.ops.submit(() -> writeHeader(c));
         }
         Promise<Void> cleared = existing == null ? Promise.completed(null) : delete(id, existing.version);
-        return cleared.flatMap(v -> createChecked(id, version, part, capacity, 0));
+        return cleared.flatMap(v -> createChecked(id, version, part, capacity, false, 0));
     }
 
     /**

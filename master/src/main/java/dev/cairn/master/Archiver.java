@@ -210,7 +210,7 @@ final class Archiver {
             int part = to.isEc() ? p : 0;
             Server t = targets.get(p);
             refs.add(t.ref());
-            creates.add(rpc.call(t.address, rid -> new CreateChunk(rid, newId, NEW_VERSION, part, Master.capacity(f.chunkSize(), to), term), Ack.class, CALL_NANOS));
+            creates.add(rpc.call(t.address, rid -> new CreateChunk(rid, newId, NEW_VERSION, part, Master.capacity(f.chunkSize(), to), false, term), Ack.class, CALL_NANOS));
         }
         Server from = source.server();
         long fromVersion = source.version();

@@ -889,7 +889,7 @@ public final class Master implements Node, MessageHandler {
         }
         assert env.planted(Plant.TWO_ON_ONE_HOST) || distinctDomains(chosen, cls.domain()) : "two copies of one chunk in one failure domain";
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0, capacity, term)));
+        for (Server s : chosen) calls.add(call(s, rid -> new CreateChunk(rid, c.chunkId(), c.version(), 0, capacity, !c.committed(), term)));
         return settle(c, List.copyOf(chosen), calls);
     }
 
@@ -955,7 +955,7 @@ public final class Master implements Node, MessageHandler {
             List<Promise<Ack>> calls = new ArrayList<>();
             for (int p = 0; p < chosen.size(); p++) {
                 int part = p;
-                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part, capacity(f.chunkSize(), cls), term)));
+                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part, capacity(f.chunkSize(), cls), !next.committed(), term)));
             }
             return settleAll(c.chunkId(), next.version(), chosen, calls);
         });
@@ -1069,7 +1069,7 @@ public final class Master implements Node, MessageHandler {
         if (fresh.isEmpty()) return Promise.completed(lease);
         List<Promise<Ack>> calls = new ArrayList<>();
         if (lease.chain.isEmpty()) {
-            for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0, capacity, term)));
+            for (Server s : fresh) calls.add(call(s, rid -> new CreateChunk(rid, lease.chunkId, lease.version, 0, capacity, false, term)));
         } else {
             // filled from a holder first (which took the bump: no write lands before this lease is answered), with a
             // write window of its own: a writer may write any part of the chunk, not all of it, so a fresh empty

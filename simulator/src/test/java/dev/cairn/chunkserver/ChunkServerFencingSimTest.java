@@ -63,8 +63,8 @@ class ChunkServerFencingSimTest {
         sim.runUntil(sim.now() + 5_000_000_000L);
         assertThat(master[0].registered).isTrue();
         sim.at(0, mh, Simulation.Kind.TASK, 1, () -> {
-            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(1, 7, 1, 0, 16, TERM - 1));
-            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(2, 8, 1, 0, 16, TERM));
+            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(1, 7, 1, 0, 16, false, TERM - 1));
+            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(2, 8, 1, 0, 16, false, TERM));
             master[0].env.transport().send(cs, new MasterProtocol.DeleteChunk(3, 8, MasterProtocol.DeleteChunk.ANY_VERSION, TERM - 1));
         });
         sim.runUntil(sim.now() + 2_000_000_000L);

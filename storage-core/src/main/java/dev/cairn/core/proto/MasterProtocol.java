@@ -184,9 +184,15 @@ public sealed interface MasterProtocol extends Message {
         long term();
     }
 
-    /** Creates an empty chunk copy (or part {@code part} of an erasure-coded chunk) at {@code version}. Answered with Ack. */
-    record CreateChunk(long rid, long chunkId, long version, int part, int capacity, long term) implements MasterProtocol, Fenced {
-        public CreateChunk(long rid, long chunkId, long version, int part, int capacity) { this(rid, chunkId, version, part, capacity, 0); }
+    /**
+     * Creates an empty chunk copy (or part {@code part} of an erasure-coded chunk) at {@code version}. Answered with Ack.
+     * {@code nothingCommitted}: the master's record of the chunk says no write to it was ever acknowledged, so a copy
+     * here at an older version holds nothing anyone was promised and gives way even if it holds durable bytes
+     * (a leftover of an upload that failed before its commit). Without it such a copy refuses the new one.
+     */
+    record CreateChunk(long rid, long chunkId, long version, int part, int capacity, boolean nothingCommitted, long term)
+            implements MasterProtocol, Fenced {
+        public CreateChunk(long rid, long chunkId, long version, int part, int capacity) { this(rid, chunkId, version, part, capacity, false, 0); }
 
         /** A copy of the largest chunk (capacity {@link dev.cairn.core.chunk.ChunkFormat#MAX_BLOCKS} blocks). */
         public CreateChunk(long rid, long chunkId, long version, int part) { this(rid, chunkId, version, part, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS); }
