@@ -20,8 +20,13 @@ public final class Uncommitted {
     /** Chunk id -> where the chunk starts in the file (kept past a commit: a failed one restores its versions). */
     private final Map<Long, Long> starts = new java.util.HashMap<>();
 
-    /** {@code version} of chunk {@code chunkId} (starting at byte {@code start} of the file) is durable on every copy its lease named. */
+    /**
+     * {@code version} of chunk {@code chunkId} (starting at byte {@code start} of the file) is durable on every copy its
+     * lease named. Another chunk id at the same start is an earlier upload of an erasure-coded chunk written afresh
+     * (each rewrite gets an id of its own): this one holds everything it held, and supersedes it.
+     */
     public void written(long chunkId, long start, long version) {
+        versions.keySet().removeIf(id -> id != chunkId && starts.get(id) == start);
         versions.merge(chunkId, version, Math::max);
         starts.put(chunkId, start);
     }
@@ -46,7 +51,12 @@ public final class Uncommitted {
 
     /** A commit of {@code taken} failed: they go with the next one. */
     void restore(List<ChunkVersion> taken) {
-        for (ChunkVersion v : taken) versions.merge(v.chunkId(), v.version(), Math::max);
+        for (ChunkVersion v : taken) {
+            long start = starts.get(v.chunkId());
+            // superseded meanwhile by a newer upload of the same erasure-coded chunk
+            if (versions.keySet().stream().anyMatch(id -> id != v.chunkId() && starts.get(id) == start)) continue;
+            versions.merge(v.chunkId(), v.version(), Math::max);
+        }
     }
 
     public boolean isEmpty() { return versions.isEmpty(); }

@@ -391,7 +391,7 @@ public final class Master implements Node, MessageHandler {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
                 case GONE -> {
-                    if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !metaLog.freeing(c.chunkId())) {
+                    if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !replacing.containsKey(c.chunkId()) && !metaLog.freeing(c.chunkId())) {
                         delete.add(c.chunkId());
                         log.debug("chunk {}: {} holds v{} part {}, {} bytes: gone from the namespace, deleted", c.chunkId(), s.id, c.version(), c.part(), c.length());
                     }
@@ -526,13 +526,13 @@ public final class Master implements Node, MessageHandler {
      * The answer follows the sets as they change; no caller changes them while it asks.
      */
     private LongPredicate busyChunks() {
-        if (leasing.isEmpty()) return id -> moving.containsKey(id) || leaseUntil.containsKey(id);
+        if (leasing.isEmpty()) return id -> moving.containsKey(id) || leaseUntil.containsKey(id) || replacing.containsKey(id);
         Set<Long> settingUp = new HashSet<>();
         for (String slot : leasing) {
             long ino = Long.parseLong(slot.substring(0, slot.indexOf(':')));
             for (ChunkRecord c : namespace.chunks(ino, 0, Integer.MAX_VALUE)) settingUp.add(c.chunkId());
         }
-        return id -> moving.containsKey(id) || leaseUntil.containsKey(id) || settingUp.contains(id);
+        return id -> moving.containsKey(id) || leaseUntil.containsKey(id) || replacing.containsKey(id) || settingUp.contains(id);
     }
 
     /** {@link ChunkRecord#current}, or the planted bug {@link Plant#CURRENT_WITHOUT_LOWER_BOUND}'s version of it. */
@@ -661,7 +661,19 @@ public final class Master implements Node, MessageHandler {
         if (r.chunks().size() > CommitLength.MAX_CHUNKS) {
             throw new CairnException(Status.BAD_REQUEST, "a commit lists at most " + CommitLength.MAX_CHUNKS + " chunks, not " + r.chunks().size());
         }
-        return metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), env.clock().wallMillis(), List.copyOf(r.chunks()))).map(a -> {
+        List<MetaCommand.Rewritten> swaps = new ArrayList<>();
+        for (Types.ChunkVersion w : r.chunks()) {
+            Replacement x = replacing.get(w.chunkId());
+            if (x != null && x.inode() == r.inode()) swaps.add(x.chunk());
+        }
+        long now = env.clock().wallMillis();
+        Promise<?> applied = swaps.isEmpty() ? metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), now, List.copyOf(r.chunks())))
+                : metaLog.submit(new MetaCommand.CommitRewrite(r.inode(), r.length(), now, List.copyOf(r.chunks()), swaps)).map(old -> {
+                    for (MetaCommand.Rewritten x : swaps) replacing.remove(x.newChunkId());
+                    forgetChunks(old); // the replaced chunks' parts go; readers holding their locations ask again
+                    return old;
+                });
+        return applied.map(a -> {
             for (Types.ChunkVersion w : r.chunks()) {
                 ChunkRecord rec = namespace.chunk(w.chunkId());
                 LeaseChain chain = leaseChains.remove(w.chunkId());
@@ -767,14 +779,10 @@ public final class Master implements Node, MessageHandler {
         // acknowledged bytes in this chunk: a commit covered a write to it, and the file still reaches it (a chunk
         // in a hole the file grew over holds only zeros until a write to it is committed)
         boolean committedData = existed && found.get(0).committed() && f.size() > chunkStart;
-        if (f.storageClass().isEc() && committedData) {
-            // refused before a chunk record is made: a record without parts inside the file would make it unreadable
-            leasing.remove(slot);
-            throw new CairnException(Status.BAD_REQUEST, "chunk " + r.index() + " of an " + f.storageClass()
-                    + " file already holds acknowledged data; erasure-coded chunks are written once");
-        }
-        Promise<LeaseReply> out = metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
-            if (f.storageClass().isEc()) return ecLease(f, c, existed, committedData, exclude);
+        // an erasure-coded chunk holding acknowledged data is written afresh under a new id, swapped in at the commit
+        Promise<Lease> leased = f.storageClass().isEc() && committedData ? rewriteLease(f, found.get(0), exclude)
+                : metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
+            if (f.storageClass().isEc()) return ecLease(f, c, existed, exclude);
             StorageClass cls = f.storageClass();
             int capacity = capacity(f.chunkSize(), cls);
             if (!existed) return place(c, cls, exclude, capacity).flatMap(l -> topUp(l, cls, exclude, capacity));
@@ -792,7 +800,8 @@ public final class Master implements Node, MessageHandler {
             // nothing committed in this chunk: start over on fresh servers, above every version handed out
             return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude, capacity))
                     .flatMap(l -> topUp(l, cls, exclude, capacity));
-        }).map(lease -> {
+        });
+        Promise<LeaseReply> out = leased.map(lease -> {
             StorageClass cls = f.storageClass();
             if (!cls.isEc() && lease.chain.size() < cls.replicas()) {
                 refuseUnsatisfiable(cls);
@@ -936,28 +945,66 @@ public final class Master implements Node, MessageHandler {
      * a stripe), so a chunk holding acknowledged data is refused, and a retried upload is placed afresh
      * above every version handed out, which makes any earlier parts stale.
      */
-    private Promise<Lease> ecLease(InodeRecord f, ChunkRecord c, boolean existed, boolean committedData, Set<String> exclude) {
-        StorageClass cls = f.storageClass();
-        if (committedData) {
-            throw new CairnException(Status.BAD_REQUEST, "chunk " + c.index() + " of an " + cls + " file already holds acknowledged data; erasure-coded chunks are written once");
-        }
+    private Promise<Lease> ecLease(InodeRecord f, ChunkRecord c, boolean existed, Set<String> exclude) {
+        List<Server> chosen = chooseParts(f.storageClass(), exclude);
+        Promise<ChunkRecord> version = existed ? metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())) : Promise.completed(c);
+        return version.flatMap(next -> {
+            for (Holder h : registry.holders(c.chunkId())) registry.removeLocation(c.chunkId(), h.server().id);
+            return createParts(f, c.chunkId(), next.version(), !next.committed(), chosen);
+        });
+    }
+
+    /** Servers for the k+m parts of a new erasure-coded chunk, part i on server i; NO_SPACE if too few are usable. */
+    private List<Server> chooseParts(StorageClass cls, Set<String> exclude) {
         List<Server> candidates = choose(cls, exclude, cls.parts());
         if (candidates.size() < cls.parts()) {
             refuseUnsatisfiable(cls);
             throw new CairnException(Status.NO_SPACE, cls + " needs " + cls.parts() + " live chunkservers in distinct failure domains (one per "
                     + cls.domain() + (cls.disk().isEmpty() ? "" : ", disk label " + cls.disk()) + "); " + candidates.size() + " are usable");
         }
-        Promise<ChunkRecord> version = existed ? metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())) : Promise.completed(c);
-        return version.flatMap(next -> {
-            for (Holder h : registry.holders(c.chunkId())) registry.removeLocation(c.chunkId(), h.server().id);
-            List<Server> chosen = List.copyOf(candidates);
-            assert env.planted(Plant.TWO_ON_ONE_HOST) || distinctDomains(chosen, cls.domain()) : "two parts of one chunk in one failure domain";
-            List<Promise<Ack>> calls = new ArrayList<>();
-            for (int p = 0; p < chosen.size(); p++) {
-                int part = p;
-                calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, c.chunkId(), next.version(), part, capacity(f.chunkSize(), cls), !next.committed(), term)));
-            }
-            return settleAll(c.chunkId(), next.version(), chosen, calls);
+        List<Server> chosen = List.copyOf(candidates);
+        assert env.planted(Plant.TWO_ON_ONE_HOST) || distinctDomains(chosen, cls.domain()) : "two parts of one chunk in one failure domain";
+        return chosen;
+    }
+
+    private Promise<Lease> createParts(InodeRecord f, long chunkId, long version, boolean nothingCommitted, List<Server> chosen) {
+        StorageClass cls = f.storageClass();
+        List<Promise<Ack>> calls = new ArrayList<>();
+        for (int p = 0; p < chosen.size(); p++) {
+            int part = p;
+            calls.add(call(chosen.get(p), rid -> new CreateChunk(rid, chunkId, version, part, capacity(f.chunkSize(), cls), nothingCommitted, term)));
+        }
+        return settleAll(chunkId, version, chosen, calls);
+    }
+
+    /** The version an erasure-coded chunk written afresh under a new id is created at (as an archive rewrite's). */
+    static final long REWRITE_VERSION = Archiver.NEW_VERSION;
+
+    /** An erasure-coded chunk being written afresh: the file's chunk it replaces at the commit. */
+    private record Replacement(long inode, MetaCommand.Rewritten chunk) {}
+
+    /** New chunk id -> the chunk it is to replace; kept while its lease may see writes, taken by the commit. */
+    private final Map<Long, Replacement> replacing = new java.util.HashMap<>();
+
+    /**
+     * A lease to change an erasure-coded chunk that holds acknowledged data. Its parts are never written again in
+     * place (a degraded read could mix old and new cells of a stripe, and a write that fails halfway would leave
+     * neither version whole), so the writer uploads the whole chunk afresh under a new chunk id, and its commit
+     * swaps the new chunk in ({@link MetaCommand.CommitRewrite}), refused if the old one changed meanwhile. Readers
+     * read the old chunk until then; a rewrite never committed leaves parts that no file names, which the next
+     * inventories delete once its lease is over.
+     */
+    private Promise<Lease> rewriteLease(InodeRecord f, ChunkRecord old, Set<String> exclude) {
+        List<Server> chosen = chooseParts(f.storageClass(), exclude);
+        return metaLog.submit(new MetaCommand.ReserveChunkIds(1)).flatMap(newId -> {
+            // marked before any part exists: an inventory must not take a part for one of a removed file, nor the
+            // planner's pass forget the rewrite while its lease is being set up
+            replacing.put(newId, new Replacement(f.inode(), new MetaCommand.Rewritten(old.index(), old.chunkId(), old.version(), newId)));
+            leaseUntil.put(newId, leaseClock() + Leases.MASTER_HOLD_NANOS);
+            return createParts(f, newId, REWRITE_VERSION, true, chosen).onFailure(e -> {
+                replacing.remove(newId);
+                registry.forget(newId);
+            });
         });
     }
 
@@ -1196,6 +1243,12 @@ public final class Master implements Node, MessageHandler {
         long leaseNow = leaseClock();
         leaseUntil.values().removeIf(until -> until - leaseNow <= 0);
         leaseChains.keySet().removeIf(id -> !leaseUntil.containsKey(id)); // no commit came while writes could land
+        for (var it = replacing.keySet().iterator(); it.hasNext(); ) {
+            long id = it.next();
+            if (leaseUntil.containsKey(id)) continue;
+            it.remove(); // a rewrite never committed: its parts belong to no file, and go at the next inventories
+            registry.forget(id);
+        }
         openWindows.values().removeIf(until -> until - leaseNow <= 0);
         judgeDeferred(); // recording copies needs no grace: registrations do it all along
         if (grace) {

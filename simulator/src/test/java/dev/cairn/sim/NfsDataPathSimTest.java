@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.cairn.client.CairnClient;
 import dev.cairn.core.async.Promise;
+import dev.cairn.core.chunk.ChunkFormat;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.nfs.NfsGateway;
@@ -17,7 +18,9 @@ import dev.cairn.sim.workload.Oracle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -307,8 +310,13 @@ class NfsDataPathSimTest extends ClusterScenario {
         assertThat(read("/resend")).isEqualTo(data);
     }
 
-    /** An erasure-coded file written sequentially over NFS is durable at COMMIT; an overwrite of a committed chunk is refused, not lost silently. */
-    @Test void anErasureCodedFileIsWrittenWholeChunks() {
+    /**
+     * An erasure-coded file written sequentially over NFS is durable at COMMIT. Its committed chunks change in place
+     * too (writes into them, a truncate into a chunk, a FILE_SYNC write): each changed chunk is written afresh under
+     * a new id and swapped in at the COMMIT (it was refused: issue 25). Reads see the model before and after the
+     * COMMIT, and the replaced chunks' parts are deleted, none left behind.
+     */
+    @Test void anErasureCodedFileIsWrittenWholeChunksAndChangedInPlace() {
         start(4);
         OpenFile f = smallChunkFile("ec", StorageClass.ec(2, 1));
         byte[] data = Oracle.content(41, 2 * SMALL_CHUNK + 5000);
@@ -318,8 +326,27 @@ class NfsDataPathSimTest extends ClusterScenario {
         }
         nfs(() -> nfsClient.commit(f.fh()));
         assertThat(read("/ec")).isEqualTo(data);
-        nfs(() -> nfsClient.write(f, 100, new byte[] {1, 2, 3}, Nfs4Client.UNSTABLE));
-        assertThatThrownBy(() -> nfs(() -> nfsClient.commit(f.fh()))).isInstanceOf(RuntimeException.class);
-        assertThat(read("/ec")).as("the committed bytes are untouched").isEqualTo(data);
+
+        // into chunk 0, across chunks 0 and 1, and past the end in chunk 2
+        byte[] model = writeAll(f, List.of(new long[] {100, 3, 7}, new long[] {SMALL_CHUNK - 10, 20, 8},
+                new long[] {2L * SMALL_CHUNK + 4000, 3000, 9}), data);
+        assertThat(readAll(f, model.length)).as("before the COMMIT, over NFS").isEqualTo(model);
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(read("/ec")).isEqualTo(model);
+
+        nfs(() -> nfsClient.truncate(f, SMALL_CHUNK + 777));
+        model = Arrays.copyOf(model, SMALL_CHUNK + 777);
+        byte[] synced = Oracle.content(10, 2000);
+        nfs(() -> nfsClient.write(f, 50, synced, Nfs4Client.FILE_SYNC));
+        model = apply(model, 50, synced);
+        assertThat(read("/ec")).isEqualTo(model);
+
+        sim.runUntil(sim.now() + 90 * SECOND); // leases over, inventories taken
+        assertThat(read("/ec")).isEqualTo(model);
+        Set<Long> ids = new TreeSet<>();
+        for (SimHost h : c.chunkservers()) {
+            for (String name : h.diskOrNull("disk0").files()) if (ChunkFormat.chunkIdOf(name) >= 0) ids.add(ChunkFormat.chunkIdOf(name));
+        }
+        assertThat(ids).as("the chunks of the file, and no replaced or abandoned part").hasSize(2);
     }
 }

@@ -38,8 +38,9 @@ import java.util.Set;
  *
  * <p>An erasure-coded file's chunks are written whole (their parity covers every byte of a stripe), so its
  * changed chunks are held as images, bounded by {@link #MAX_IMAGE_BYTES} over the gateway, and uploaded at
- * COMMIT or when full; a chunk that already holds committed data is refused by the master
- * (erasure-coded chunks are written once: docs/architecture.md).
+ * COMMIT or when full. A chunk that already holds committed data is never written in place: the master leases
+ * a new chunk for the upload, and the commit swaps it in, refused if another writer changed the chunk since
+ * (docs/architecture.md, "Erasure-coded chunks").
  *
  * <p><b>Reads</b> of a chunk with writes not yet committed go to its session's chain (every copy there took
  * them); others go through a {@link dev.cairn.client.FileReader}, which spreads reads over the copies, hedges
@@ -719,8 +720,8 @@ public final class ClusterFs {
         long newSize = change.size();
         long oldSize = f.size;
         if (newSize > oldSize) {
-            // as for a replicated file: the old last chunk's zeros first (a committed chunk is refused: written once),
-            // then the size, which drops any chunk wholly past the old end
+            // as for a replicated file: the old last chunk's zeros first (the chunk written afresh and committed), then
+            // the size, which drops any chunk wholly past the old end
             long zerosTo = Math.min(newSize, (oldSize / f.chunkSize() + 1) * f.chunkSize());
             return flushImages(f)
                     .flatMap(v -> oldSize % f.chunkSize() == 0 ? Promise.<Void>completed(null) : extendImages(f, zerosTo).flatMap(x -> flushImages(f)))
@@ -735,13 +736,16 @@ public final class ClusterFs {
             f.rebase(a);
             int cs = f.chunkSize();
             if (newSize == oldSize || newSize % cs == 0) return Promise.completed(f.attr());
-            // shrink into a chunk: its bytes past the new end become zeros, so growing the file again shows zeros
+            // shrink into a chunk: its bytes past the new end become zeros, so growing the file again shows zeros (and
+            // its parity covers them as zeros): the chunk is written afresh and swapped in by a commit before the
+            // truncate is answered, as a replicated file's zeros are synced and committed
             int index = (int) (newSize / cs);
             int keep = (int) (newSize - (long) index * cs);
             int upTo = (int) (Math.min(oldSize, (long) (index + 1) * cs) - (long) index * cs);
             byte[] img = new byte[upTo];
             FileAttr shortFile = a;
-            return load(f, (long) index * cs, img, 0, keep).flatMap(v -> client.writeChunk(shortFile, index, img, f.versions)).map(v -> f.attr());
+            return load(f, (long) index * cs, img, 0, keep).flatMap(v -> client.writeChunk(shortFile, index, img, f.versions))
+                    .flatMap(v -> commitLength(f, newSize)).map(v -> f.attr());
         });
     }
 }

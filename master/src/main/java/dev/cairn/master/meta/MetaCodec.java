@@ -16,7 +16,8 @@ public final class MetaCodec {
             MetaCommand.AllocChunk.class, MetaCommand.BumpVersion.class, MetaCommand.ReserveVersion.class,
             MetaCommand.AdoptVersion.class, MetaCommand.SetLength.class, MetaCommand.SetClass.class,
             MetaCommand.ReserveChunkIds.class, MetaCommand.Archive.class, MetaCommand.Format.class,
-            MetaCommand.Barrier.class, MetaCommand.ServerKnown.class, MetaCommand.SetDraining.class);
+            MetaCommand.Barrier.class, MetaCommand.ServerKnown.class, MetaCommand.SetDraining.class,
+            MetaCommand.CommitRewrite.class);
 
     private MetaCodec() {}
 

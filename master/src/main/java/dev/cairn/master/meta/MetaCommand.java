@@ -107,6 +107,16 @@ public sealed interface MetaCommand<R> {
     record SetLength(long inode, long length, long mtimeMillis, List<ChunkVersion> chunks) implements MetaCommand<FileAttr> {}
 
     /**
+     * A writer committed {@code length} bytes, some of them in erasure-coded chunks it wrote afresh under new ids
+     * ({@code rewritten}; an erasure-coded chunk is never written twice in place). Each new chunk takes the place of
+     * its file's chunk at its index, refused ({@code STALE}) unless that is still the chunk the rewrite started from,
+     * at the same version (no other writer changed it meanwhile); then the rest as {@link SetLength}, in one step.
+     * Returns the ids of the chunks replaced, to be deleted.
+     */
+    record CommitRewrite(long inode, long length, long mtimeMillis, List<ChunkVersion> chunks, List<Rewritten> rewritten)
+            implements MetaCommand<List<Long>> {}
+
+    /**
      * Sets the storage class of a file, or the class a directory hands to files and directories created
      * under it. A file holding data may change its copy count, domain or disk label, not between
      * replicated and erasure-coded (that needs its data rewritten).

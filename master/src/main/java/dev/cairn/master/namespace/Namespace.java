@@ -21,7 +21,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The namespace and chunk records, kept in the key-value store (the heap does not grow with the number
@@ -423,6 +425,7 @@ public final class Namespace {
         if (command instanceof MetaCommand.AdoptVersion c) return (R) adoptVersion(c.chunkId(), c.version(), batch);
         if (command instanceof MetaCommand.ReserveVersion c) return (R) reserveVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.SetLength c) return (R) setLength(c, batch);
+        if (command instanceof MetaCommand.CommitRewrite c) return (R) commitRewrite(c, batch);
         if (command instanceof MetaCommand.SetClass c) return (R) setClass(c.path(), c.storageClass(), batch);
         if (command instanceof MetaCommand.ReserveChunkIds c) return (R) reserveChunkIds(c.count(), batch);
         if (command instanceof MetaCommand.Archive c) return (R) archive(c, batch);
@@ -800,6 +803,41 @@ public final class Namespace {
         InodeRecord next = rec.withSize(size, mtime);
         batch.put(inodeKey(ino), StoreFormat.encode(next));
         return next.attr();
+    }
+
+    private List<Long> commitRewrite(MetaCommand.CommitRewrite c, KvBatch batch) {
+        long ino = c.inode();
+        InodeRecord rec = inode(ino);
+        if (rec.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + ino);
+        Set<Integer> indexes = new HashSet<>();
+        Set<Long> fresh = new HashSet<>();
+        List<Long> old = new ArrayList<>();
+        for (MetaCommand.Rewritten r : c.rewritten()) {
+            if (!indexes.add(r.index())) throw new CairnException(Status.BAD_REQUEST, "chunk " + r.index() + " of inode " + ino + " rewritten twice in one commit");
+            List<ChunkRecord> now = chunks(ino, r.index(), 1);
+            ChunkRecord cur = now.isEmpty() ? null : now.get(0);
+            if (cur == null || cur.index() != r.index() || cur.chunkId() != r.oldChunkId() || cur.version() != r.oldVersion()) {
+                throw new CairnException(Status.STALE, "chunk " + r.index() + " of inode " + ino + " changed while it was rewritten (truncated, "
+                        + "or written by another writer); write it again");
+            }
+            if (r.newChunkId() >= counter(NEXT_CHUNK) || kv.get(chunkKey(r.newChunkId())) != null) {
+                throw new CairnException(Status.BAD_REQUEST, "chunk id " + r.newChunkId() + " was not reserved");
+            }
+            long version = -1;
+            for (ChunkVersion w : c.chunks()) if (w.chunkId() == r.newChunkId()) version = w.version();
+            if (version < 1) throw new CairnException(Status.BAD_REQUEST, "the commit does not name the version chunk " + r.newChunkId() + " was written at");
+            fresh.add(r.newChunkId());
+            old.add(r.oldChunkId());
+            batch.delete(chunkKey(r.oldChunkId()));
+            batch.delete(reservedKey(r.oldChunkId()));
+            // its data version is the one written: this commit vouches for the whole chunk, which was written whole
+            batch.put(chunkKey(r.newChunkId()), StoreFormat.encode(new ChunkRecord(r.newChunkId(), version, ino, r.index(), version)));
+            batch.put(fileChunkKey(ino, r.index()), longBytes(r.newChunkId()));
+        }
+        List<ChunkVersion> rest = new ArrayList<>();
+        for (ChunkVersion w : c.chunks()) if (!fresh.contains(w.chunkId())) rest.add(w);
+        setLength(new MetaCommand.SetLength(ino, c.length(), c.mtimeMillis(), rest), batch);
+        return old;
     }
 
     private FileAttr setClass(String path, StorageClass cls, KvBatch batch) {

@@ -78,6 +78,11 @@ class MetaCodecTest {
             for (int n = r.nextInt(4); n > 0; n--) rw.add(new MetaCommand.Rewritten(r.nextInt(), r.nextLong(), r.nextLong(), r.nextLong()));
             return new MetaCommand.Archive(l, r.nextLong(), r.nextLong(), cls, rw);
         }
+        if (kind == MetaCommand.CommitRewrite.class) {
+            List<MetaCommand.Rewritten> rw = new ArrayList<>();
+            for (int n = r.nextInt(4); n > 0; n--) rw.add(new MetaCommand.Rewritten(r.nextInt(), r.nextLong(), r.nextLong(), r.nextLong()));
+            return new MetaCommand.CommitRewrite(l, r.nextLong(), r.nextLong(), versions(r), rw);
+        }
         if (kind == MetaCommand.Format.class) return new MetaCommand.Format(l);
         if (kind == MetaCommand.Barrier.class) return new MetaCommand.Barrier(l);
         if (kind == MetaCommand.ServerKnown.class) return new MetaCommand.ServerKnown(s);

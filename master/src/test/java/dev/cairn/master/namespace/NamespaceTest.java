@@ -193,6 +193,37 @@ class NamespaceTest extends NamespaceFixture {
         assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(300);
     }
 
+    /**
+     * An erasure-coded chunk written afresh under a new id takes its old chunk's place at the commit, only if the old
+     * chunk is still the file's at the version the rewrite started from: a second rewrite from the same base would undo
+     * the first one's acknowledged change.
+     */
+    @Test void aRewrittenChunkIsSwappedInOnlyOverTheChunkItStartedFrom() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/e", 65536, StorageClass.ec(2, 1), 0));
+        ChunkRecord old = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        submit(new MetaCommand.SetLength(f.inode(), 1000, 1, List.of(new Types.ChunkVersion(old.chunkId(), 1))));
+        long first = submit(new MetaCommand.ReserveChunkIds(2));
+        MetaCommand.Rewritten mine = new MetaCommand.Rewritten(0, old.chunkId(), old.version(), first);
+        MetaCommand.Rewritten theirs = new MetaCommand.Rewritten(0, old.chunkId(), old.version(), first + 1);
+        assertThat(statusOf(() -> submit(new MetaCommand.CommitRewrite(f.inode(), 1000, 2, List.of(new Types.ChunkVersion(first, 2)),
+                List.of(new MetaCommand.Rewritten(0, old.chunkId(), old.version() + 1, first)))))).as("another version").isEqualTo(Status.STALE);
+        assertThat(statusOf(() -> submit(new MetaCommand.CommitRewrite(f.inode(), 1000, 2, List.of(new Types.ChunkVersion(first + 5, 2)),
+                List.of(new MetaCommand.Rewritten(0, old.chunkId(), old.version(), first + 5)))))).as("an id never reserved").isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.CommitRewrite(f.inode(), 1000, 2, List.of(), List.of(mine)))))
+                .as("no version named for the new chunk").isEqualTo(Status.BAD_REQUEST);
+        assertThat(new Namespace(kv, 3).chunks(f.inode(), 0, 1)).as("refusals change nothing").containsExactly(old.withDataVersion(1));
+
+        List<Long> replaced = submit(new MetaCommand.CommitRewrite(f.inode(), 1500, 3, List.of(new Types.ChunkVersion(first, 2)), List.of(mine)));
+        assertThat(replaced).containsExactly(old.chunkId());
+        Namespace after = new Namespace(kv, 3);
+        assertThat(after.chunks(f.inode(), 0, 1)).containsExactly(new ChunkRecord(first, 2, f.inode(), 0, 2));
+        assertThat(after.chunk(old.chunkId())).isNull();
+        assertThat(after.resolve("/e").size()).isEqualTo(1500);
+        assertThat(statusOf(() -> submit(new MetaCommand.CommitRewrite(f.inode(), 1500, 4, List.of(new Types.ChunkVersion(first + 1, 2)),
+                List.of(theirs))))).as("a second rewrite from the same base").isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).chunks(f.inode(), 0, 1)).containsExactly(new ChunkRecord(first, 2, f.inode(), 0, 2));
+    }
+
     @Test void theWatcherHearsOfEveryChunkAndInodeACommandWrites() {
         List<String> heard = new java.util.ArrayList<>();
         ns.watch(new Namespace.Watcher() {
