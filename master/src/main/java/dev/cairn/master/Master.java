@@ -387,11 +387,12 @@ public final class Master implements Node, MessageHandler {
             holdIfWritable(c);
             Set<String> deleting = deletesSent.get(c.chunkId());
             if (deleting != null && deleting.contains(s.id)) continue; // a delete is on its way: judged at the next inventory
+            if (recordRewritePart(s, c)) continue;
             switch (judge(c, rec, files)) {
                 // allocated once and since removed: safe to delete; a higher id is not ours to judge; one being
                 // written by an archive rewrite joins the namespace when the rewrite commits
                 case GONE -> {
-                    if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !replacing.containsKey(c.chunkId()) && !metaLog.freeing(c.chunkId())) {
+                    if (c.chunkId() < nextChunk && !archiver.isRewriting(c.chunkId()) && !metaLog.freeing(c.chunkId())) {
                         delete.add(c.chunkId());
                         log.debug("chunk {}: {} holds v{} part {}, {} bytes: gone from the namespace, deleted", c.chunkId(), s.id, c.version(), c.part(), c.length());
                     }
@@ -443,6 +444,7 @@ public final class Master implements Node, MessageHandler {
         for (ChunkReport c : r.chunks()) {
             reported[n++] = c.chunkId();
             holdIfWritable(c);
+            if (recordRewritePart(s, c)) continue;
             if (busy.test(c.chunkId()) || archiver.isRewriting(c.chunkId())) continue;
             ChunkRecord rec = namespace.chunk(c.chunkId());
             switch (judge(c, rec, files)) {
@@ -669,7 +671,10 @@ public final class Master implements Node, MessageHandler {
         long now = env.clock().wallMillis();
         Promise<?> applied = swaps.isEmpty() ? metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), now, List.copyOf(r.chunks())))
                 : metaLog.submit(new MetaCommand.CommitRewrite(r.inode(), r.length(), now, List.copyOf(r.chunks()), swaps)).map(old -> {
-                    for (MetaCommand.Rewritten x : swaps) replacing.remove(x.newChunkId());
+                    for (MetaCommand.Rewritten x : swaps) {
+                        replacing.remove(x.newChunkId());
+                        log.debug("inode {} chunk {}: chunk {} swapped in for chunk {}", r.inode(), x.index(), x.newChunkId(), x.oldChunkId());
+                    }
                     forgetChunks(old); // the replaced chunks' parts go; readers holding their locations ask again
                     return old;
                 });
@@ -780,27 +785,13 @@ public final class Master implements Node, MessageHandler {
         // in a hole the file grew over holds only zeros until a write to it is committed)
         boolean committedData = existed && found.get(0).committed() && f.size() > chunkStart;
         // an erasure-coded chunk holding acknowledged data is written afresh under a new id, swapped in at the commit
-        Promise<Lease> leased = f.storageClass().isEc() && committedData ? rewriteLease(f, found.get(0), exclude)
-                : metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
-            if (f.storageClass().isEc()) return ecLease(f, c, existed, exclude);
-            StorageClass cls = f.storageClass();
-            int capacity = capacity(f.chunkSize(), cls);
-            if (!existed) return place(c, cls, exclude, capacity).flatMap(l -> topUp(l, cls, exclude, capacity));
-            List<Holder> holders = new ArrayList<>();
-            for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h);
-            // a holder the bump leaves out (it refused: a copy found bad, or it went silent) still has its copy, which
-            // may hold acknowledged bytes: a top-up there would replace it before the new copy is filled (sim seed
-            // 5173: a copy marked bad after a misdirected header write, replaced while the chunk was below its goal)
-            Set<String> notAgain = new TreeSet<>(exclude);
-            for (Holder h : holders) notAgain.add(h.server().id);
-            if (!holders.isEmpty()) return bump(c, holders).flatMap(l -> topUp(l, cls, notAgain, capacity));
-            if (committedData) {
-                throw new CairnException(Status.UNAVAILABLE, "no live current copy of chunk " + c.chunkId() + " holding committed data");
-            }
-            // nothing committed in this chunk: start over on fresh servers, above every version handed out
-            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude, capacity))
-                    .flatMap(l -> topUp(l, cls, exclude, capacity));
-        });
+        Promise<Lease> leased;
+        try {
+            leased = f.storageClass().isEc() && committedData ? rewriteLease(f, found.get(0), exclude) : allocLease(r, f, existed, committedData, exclude);
+        } catch (RuntimeException e) {
+            leasing.remove(slot); // refused before anything was under way (too few servers): the slot is free again
+            throw e;
+        }
         Promise<LeaseReply> out = leased.map(lease -> {
             StorageClass cls = f.storageClass();
             if (!cls.isEc() && lease.chain.size() < cls.replicas()) {
@@ -886,6 +877,33 @@ public final class Master implements Node, MessageHandler {
         throw new CairnException(Status.BAD_REQUEST, cls + " needs " + cls.parts() + (cls.isEc() ? " parts" : " copies") + " on distinct "
                 + level + "s" + (cls.disk().isEmpty() || cls.overflow() ? "" : " with disk label " + cls.disk()) + ", and this cluster has "
                 + domains.size() + " such " + level + (domains.size() == 1 ? "" : "s") + " (not draining): add chunkservers or choose a class that fits");
+    }
+
+    /**
+     * A lease on a chunk written where it is: a new one placed, an existing one bumped on its live current copies
+     * (leaving out the ones the client saw fail), a never-committed one placed afresh above every version handed out.
+     */
+    private Promise<Lease> allocLease(WriteLease r, InodeRecord f, boolean existed, boolean committedData, Set<String> exclude) {
+        return metaLog.submit(new MetaCommand.AllocChunk(r.inode(), r.index())).flatMap(c -> {
+            if (f.storageClass().isEc()) return ecLease(f, c, existed, exclude);
+            StorageClass cls = f.storageClass();
+            int capacity = capacity(f.chunkSize(), cls);
+            if (!existed) return place(c, cls, exclude, capacity).flatMap(l -> topUp(l, cls, exclude, capacity));
+            List<Holder> holders = new ArrayList<>();
+            for (Holder h : registry.holders(c.chunkId())) if (!exclude.contains(h.server().id)) holders.add(h);
+            // a holder the bump leaves out (it refused: a copy found bad, or it went silent) still has its copy, which
+            // may hold acknowledged bytes: a top-up there would replace it before the new copy is filled (sim seed
+            // 5173: a copy marked bad after a misdirected header write, replaced while the chunk was below its goal)
+            Set<String> notAgain = new TreeSet<>(exclude);
+            for (Holder h : holders) notAgain.add(h.server().id);
+            if (!holders.isEmpty()) return bump(c, holders).flatMap(l -> topUp(l, cls, notAgain, capacity));
+            if (committedData) {
+                throw new CairnException(Status.UNAVAILABLE, "no live current copy of chunk " + c.chunkId() + " holding committed data");
+            }
+            // nothing committed in this chunk: start over on fresh servers, above every version handed out
+            return metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())).flatMap(next -> place(next, cls, exclude, capacity))
+                    .flatMap(l -> topUp(l, cls, exclude, capacity));
+        });
     }
 
     /** Places a new replicated chunk on up to its goal of servers in distinct failure domains (the planner adds any missing later). */
@@ -987,6 +1005,19 @@ public final class Master implements Node, MessageHandler {
     private final Map<Long, Replacement> replacing = new java.util.HashMap<>();
 
     /**
+     * A reported part of a chunk being rewritten ({@link #rewriteLease}) is recorded as it is, so that its commit finds
+     * it held even if its server restarted meanwhile (the commit vouches only for chain servers of the same epoch, or
+     * ones that reported it). Left unrecorded, the chunk swapped in was known on too few servers to be read until the
+     * next inventories (sim seed 47 at 10 s: two of four parts' servers restarted before the commit; a read 36 s
+     * later found one part). True if the report was such a part.
+     */
+    private boolean recordRewritePart(Server s, ChunkReport c) {
+        if (!replacing.containsKey(c.chunkId())) return false;
+        if (c.version() == REWRITE_VERSION && !c.bad()) registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length());
+        return true;
+    }
+
+    /**
      * A lease to change an erasure-coded chunk that holds acknowledged data. Its parts are never written again in
      * place (a degraded read could mix old and new cells of a stripe, and a write that fails halfway would leave
      * neither version whole), so the writer uploads the whole chunk afresh under a new chunk id, and its commit
@@ -1001,6 +1032,8 @@ public final class Master implements Node, MessageHandler {
             // planner's pass forget the rewrite while its lease is being set up
             replacing.put(newId, new Replacement(f.inode(), new MetaCommand.Rewritten(old.index(), old.chunkId(), old.version(), newId)));
             leaseUntil.put(newId, leaseClock() + Leases.MASTER_HOLD_NANOS);
+            log.debug("inode {} chunk {}: rewriting chunk {} v{} as chunk {} on {}", f.inode(), old.index(), old.chunkId(), old.version(), newId,
+                    chosen.stream().map(sv -> sv.id).toList());
             return createParts(f, newId, REWRITE_VERSION, true, chosen).onFailure(e -> {
                 replacing.remove(newId);
                 registry.forget(newId);
