@@ -21,9 +21,9 @@ import java.util.TreeMap;
  * write waits once they hold {@link #MAX_HELD_BYTES}. So a long file is committed as it goes, and the writer's
  * memory stays bounded however long the file.
  *
- * <p>An erasure-coded file buffers each chunk and writes it whole once full ({@link ChunkUpload}): its chunks
- * are written once, so a sync in the middle of such a file is refused (as HDFS refuses hflush on
- * erasure-coded files); it is durable at {@link #close()}.
+ * <p>An erasure-coded file buffers each chunk and writes it whole once full ({@link ChunkUpload}): a chunk is
+ * never written in place (a change is a whole new chunk swapped in), so a sync in the middle of such a file is
+ * refused (as HDFS refuses hflush on erasure-coded files); it is durable at {@link #close()}.
  *
  * <p>Calls must not overlap: issue the next one when the previous promise completes.
  */

@@ -959,9 +959,10 @@ public final class Master implements Node, MessageHandler {
 
     /**
      * A lease on an erasure-coded chunk: all k+m parts on k+m distinct live servers, part i on server i.
-     * EC chunks are written once (a rewrite in place could let a degraded read mix old and new cells of
-     * a stripe), so a chunk holding acknowledged data is refused, and a retried upload is placed afresh
-     * above every version handed out, which makes any earlier parts stale.
+     * EC parts are never written in place (a rewrite in place could let a degraded read mix old and new cells of
+     * a stripe): a chunk holding acknowledged data is rewritten under a new id ({@link #rewriteLease}), and a
+     * retried upload of one holding nothing is placed afresh above every version handed out, which makes any
+     * earlier parts stale (and lets the servers replace them: {@code CreateChunk.nothingCommitted}).
      */
     private Promise<Lease> ecLease(InodeRecord f, ChunkRecord c, boolean existed, Set<String> exclude) {
         List<Server> chosen = chooseParts(f.storageClass(), exclude);
