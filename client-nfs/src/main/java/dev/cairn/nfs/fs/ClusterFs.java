@@ -439,6 +439,22 @@ public final class ClusterFs {
         f.lost = new CairnException(Status.IO, "writes to inode " + f.inode + " were lost before a commit: " + CairnException.detailOf(e));
     }
 
+    /**
+     * An erasure-coded file's commit was refused for good: a chunk uploaded for it was replaced meanwhile (another
+     * writer's rewrite of the same chunk won), or the master lost the pending rewrite (a leader change). What its
+     * images held beyond the committed file can no longer be made durable by committing: kept, the next commit would
+     * cover a size the chunks do not hold (sim seed 130 at 10 s: after a master restart the refused rewrite's chunk
+     * was left out of the next commit, which grew the file past it; the chunk's parts then counted short, and the
+     * file could not be read). So the images go, the size is the master's again, and the next COMMIT fails too.
+     */
+    private void loseImages(OpenFile f, CairnException e) {
+        client.log().warn("inode {}: erasure-coded writes not yet committed are lost: {}", f.inode, e.getMessage());
+        while (!f.images.isEmpty()) drop(f, f.images.firstKey());
+        f.unstable = 0;
+        f.size = f.base.size();
+        f.lost = e;
+    }
+
     /** After a commit: sessions holding nothing are dropped once a file has many (each costs a lease to take again). */
     private void dropIdleSessions(OpenFile f) {
         if (f.sessions.size() > 16) f.sessions.values().removeIf(s -> s.heldBytes() == 0 && s.pendingBytes() == 0);
@@ -450,7 +466,11 @@ public final class ClusterFs {
             if (e == null) return Promise.completed(null);
             // another writer leased a chunk after this gateway wrote it: those WRITEs are not durable, and a
             // retried COMMIT must not acknowledge them (STALE would map to DELAY, and the retry would succeed)
-            if (CairnException.statusOf(e) == Status.STALE) return Promise.failed(new CairnException(Status.IO, CairnException.detailOf(e)));
+            if (CairnException.statusOf(e) == Status.STALE) {
+                CairnException lost = new CairnException(Status.IO, CairnException.detailOf(e));
+                if (f.ec()) loseImages(f, lost);
+                return Promise.failed(lost);
+            }
             return Promise.failed(e);
         }).flatMap(v -> client.getAttr(f.inode)).map(a -> {
             f.rebase(a);
@@ -683,6 +703,12 @@ public final class ClusterFs {
 
     /** Uploads every dirty chunk, then commits the length; the images are dropped (they were only the write's). */
     private Promise<Void> flushImages(OpenFile f) {
+        if (f.lost != null) {
+            // writes answered earlier can no longer be made durable: this commit says so, once
+            CairnException lost = f.lost;
+            f.lost = null;
+            return Promise.failed(lost);
+        }
         for (Map.Entry<Integer, OpenFile.Image> e : f.images.entrySet()) {
             if (e.getValue().dirty) return upload(f, e.getKey(), e.getValue()).flatMap(v -> flushImages(f));
         }
