@@ -232,13 +232,23 @@ public final class CairnClient implements Node, MessageHandler {
      * {@link #commitLength}). What the NFS gateway uses for writes at any offset: it rewrites whole chunks.
      */
     public Promise<Void> writeChunk(FileAttr file, int index, byte[] image, Uncommitted versions) {
-        return new ChunkUpload(this, file, index, image, dev.cairn.core.proto.Codec.MAX_DATA_BYTES, versions).run();
+        return writeChunk(file, index, image, versions, WriteLease.ANY_BASE);
+    }
+
+    /**
+     * As above, for an image of an erasure-coded chunk read from chunk {@code basedOn} ({@link WriteLease#basedOn}):
+     * refused ({@code STALE}) if another writer's change replaced that chunk since.
+     */
+    public Promise<Void> writeChunk(FileAttr file, int index, byte[] image, Uncommitted versions, long basedOn) {
+        return new ChunkUpload(this, file, index, image, dev.cairn.core.proto.Codec.MAX_DATA_BYTES, versions, basedOn).run();
     }
 
     // ---------------------------------------------------------------- calls used by writer and reader
 
-    Promise<LeaseReply> lease(long inode, int index, List<String> exclude) {
-        return master(rid -> new WriteLease(rid, inode, index, exclude), LeaseReply.class).map(r -> check(r.status(), r.detail(), r));
+    Promise<LeaseReply> lease(long inode, int index, List<String> exclude) { return lease(inode, index, exclude, WriteLease.ANY_BASE); }
+
+    Promise<LeaseReply> lease(long inode, int index, List<String> exclude, long basedOn) {
+        return master(rid -> new WriteLease(rid, inode, index, exclude, basedOn), LeaseReply.class).map(r -> check(r.status(), r.detail(), r));
     }
 
 

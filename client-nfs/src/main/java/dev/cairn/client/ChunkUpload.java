@@ -43,7 +43,15 @@ final class ChunkUpload {
     /** The writer's versions to commit: the upload adds its lease's once durable. */
     private final Uncommitted versions;
 
+    /** The chunk the data was read from, for a rewrite ({@link dev.cairn.core.proto.MasterProtocol.WriteLease#basedOn}). */
+    private final long basedOn;
+
     ChunkUpload(CairnClient client, FileAttr file, int index, byte[] data, int pieceSize, Uncommitted versions) {
+        this(client, file, index, data, pieceSize, versions, dev.cairn.core.proto.MasterProtocol.WriteLease.ANY_BASE);
+    }
+
+    ChunkUpload(CairnClient client, FileAttr file, int index, byte[] data, int pieceSize, Uncommitted versions, long basedOn) {
+        this.basedOn = basedOn;
         this.versions = versions;
         this.client = client;
         this.file = file;
@@ -59,7 +67,11 @@ final class ChunkUpload {
 
     private void tryOnce() {
         attempt++;
-        client.lease(file.inode(), index, List.copyOf(exclude)).onComplete((lease, e) -> {
+        client.lease(file.inode(), index, List.copyOf(exclude), basedOn).onComplete((lease, e) -> {
+            if (e != null && basedOn != dev.cairn.core.proto.MasterProtocol.WriteLease.ANY_BASE && CairnException.statusOf(e) == Status.STALE) {
+                done.fail(e); // the chunk the data was read from was replaced: no retry makes this upload right
+                return;
+            }
             if (e != null) {
                 retry(CairnException.statusOf(e), "", CairnException.detailOf(e));
                 return;

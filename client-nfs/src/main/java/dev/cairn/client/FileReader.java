@@ -205,6 +205,9 @@ public final class FileReader {
         return null;
     }
 
+    /** The id of the chunk at {@code index} as this reader last located it (0: a hole, never written). */
+    public Promise<Long> chunkId(int index) { return location(index, false).map(ChunkLocation::chunkId); }
+
     private Promise<ChunkLocation> location(int index, boolean refresh) {
         ChunkLocation cached = refresh ? null : cache.get(index);
         if (cached != null) return Promise.completed(cached);

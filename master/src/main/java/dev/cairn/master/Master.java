@@ -784,6 +784,16 @@ public final class Master implements Node, MessageHandler {
         // acknowledged bytes in this chunk: a commit covered a write to it, and the file still reaches it (a chunk
         // in a hole the file grew over holds only zeros until a write to it is committed)
         boolean committedData = existed && found.get(0).committed() && f.size() > chunkStart;
+        if (f.storageClass().isEc() && r.basedOn() != WriteLease.ANY_BASE) {
+            long now = committedData ? found.get(0).chunkId() : WriteLease.NOTHING_READ;
+            if (now != r.basedOn()) {
+                // the writer's image of the chunk was read from what is no longer the file's: uploaded whole, it would
+                // undo the change made since (another writer's committed rewrite, a truncate)
+                leasing.remove(slot);
+                throw new CairnException(Status.STALE, "chunk " + r.index() + " of inode " + r.inode() + " changed since it was read (chunk "
+                        + r.basedOn() + ", now " + now + "); read it again");
+            }
+        }
         // an erasure-coded chunk holding acknowledged data is written afresh under a new id, swapped in at the commit
         Promise<Lease> leased;
         try {

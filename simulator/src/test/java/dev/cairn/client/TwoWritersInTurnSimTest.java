@@ -131,4 +131,29 @@ class TwoWritersInTurnSimTest {
         assertThat(run(() -> c.lookup("/e")).size()).isEqualTo(model.length);
         assertThat(Arrays.equals(read(c, "/e"), model)).isTrue();
     }
+
+    /**
+     * Two file systems change one committed chunk of an erasure-coded file at once, each holding an image of it read
+     * before the other's commit. The second to upload must be refused, not swap in a chunk built on the old bytes:
+     * that would silently undo the first one's acknowledged change (a lost update of bytes neither wrote twice).
+     */
+    @Test void anErasureCodedImageReadBeforeAnotherWritersCommitIsNotUploadedOverIt() {
+        cluster.startAll();
+        sim.runUntil(2 * SECOND);
+        CairnClient c = cluster.client();
+        FileAttr file = run(() -> c.create("/e2", CHUNK, StorageClass.ec(2, 1)));
+        ClusterFs a = new ClusterFs(c, c.env().clock()), b = new ClusterFs(c, c.env().clock());
+        byte[] first = Oracle.content(11, CHUNK + 500);
+        run(() -> a.write(file.inode(), 0, first, false));
+        run(() -> a.commit(file.inode()));
+
+        run(() -> a.write(file.inode(), 10, Oracle.content(12, 10), false)); // a's image of chunk 0, read now
+        byte[] theirs = Oracle.content(13, 10);
+        run(() -> b.write(file.inode(), 5000, theirs, false));
+        run(() -> b.commit(file.inode()));
+        byte[] model = put(first, 5000, theirs);
+
+        assertThatThrownBy(() -> run(() -> a.commit(file.inode()))).isInstanceOf(CairnException.class);
+        assertThat(Arrays.equals(read(c, "/e2"), model)).as("the other writer's acknowledged change survives").isTrue();
+    }
 }

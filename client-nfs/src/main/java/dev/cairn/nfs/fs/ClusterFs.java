@@ -8,6 +8,7 @@ import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.Codec;
 import dev.cairn.core.proto.MasterProtocol.ChangeReply;
 import dev.cairn.core.proto.MasterProtocol.DirReply;
+import dev.cairn.core.proto.MasterProtocol.WriteLease;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.Types.DirCookieEntry;
@@ -605,12 +606,30 @@ public final class ClusterFs {
         long start = (long) index * cs;
         int existing = (int) Math.max(0, Math.min(f.base.size(), start + cs) - start);
         byte[] bytes = new byte[Math.min(cs, Math.max(existing, 64 << 10))];
-        Promise<Void> loaded = existing == 0 ? Promise.completed(null) : load(f, start, bytes, 0, existing);
-        return loaded.map(v -> {
-            OpenFile.Image fresh = new OpenFile.Image(bytes, existing);
+        return loadChunk(f, index, bytes, existing).map(base -> {
+            OpenFile.Image fresh = new OpenFile.Image(bytes, existing, base);
             f.images.put(index, fresh);
             return fresh;
         });
+    }
+
+    /**
+     * Reads the first {@code length} bytes of chunk {@code index} into {@code into}; answers the id of the chunk they
+     * came from (an upload of the image names it: refused if the chunk was replaced since), or
+     * {@link WriteLease#NOTHING_READ}. A read that crossed a replacement of the chunk (its bytes from two chunks) is
+     * refused as STALE, which the client retries.
+     */
+    private Promise<Long> loadChunk(OpenFile f, int index, byte[] into, int length) {
+        if (length == 0) return Promise.completed(WriteLease.NOTHING_READ);
+        if (f.reader == null) f.reader = client.reader(f.base);
+        dev.cairn.client.FileReader reader = f.reader;
+        long start = (long) index * f.chunkSize();
+        return reader.chunkId(index).flatMap(before -> load(f, start, into, 0, length).flatMap(v -> reader.chunkId(index)).map(after -> {
+            if (!after.equals(before)) {
+                throw new CairnException(Status.STALE, "chunk " + index + " of inode " + f.inode + " was replaced while it was read");
+            }
+            return before;
+        }));
     }
 
     private Promise<Void> load(OpenFile f, long start, byte[] into, int at, int length) {
@@ -734,11 +753,18 @@ public final class ClusterFs {
     private Promise<Void> upload(OpenFile f, int index, OpenFile.Image img) {
         byte[] bytes = Arrays.copyOf(img.bytes, img.length);
         int uploaded = img.length;
-        return client.writeChunk(f.base, index, bytes, f.versions).map(v -> {
+        return client.writeChunk(f.base, index, bytes, f.versions, img.base).<Void>then((v, e) -> {
+            if (e != null && CairnException.statusOf(e) == Status.STALE) {
+                // another writer replaced the chunk since the image was read: the image can never be uploaded
+                CairnException lost = new CairnException(Status.IO, CairnException.detailOf(e));
+                loseImages(f, lost);
+                return Promise.failed(lost);
+            }
+            if (e != null) return Promise.failed(e);
             // a WRITE may have grown the image meanwhile: then it stays dirty for the next flush
             if (img.length == uploaded) img.dirty = false;
             account(f, img);
-            return null;
+            return Promise.completed(null);
         });
     }
 
@@ -770,7 +796,7 @@ public final class ClusterFs {
             int upTo = (int) (Math.min(oldSize, (long) (index + 1) * cs) - (long) index * cs);
             byte[] img = new byte[upTo];
             FileAttr shortFile = a;
-            return load(f, (long) index * cs, img, 0, keep).flatMap(v -> client.writeChunk(shortFile, index, img, f.versions))
+            return loadChunk(f, index, img, keep).flatMap(base -> client.writeChunk(shortFile, index, img, f.versions, base))
                     .flatMap(v -> commitLength(f, newSize)).map(v -> f.attr());
         });
     }

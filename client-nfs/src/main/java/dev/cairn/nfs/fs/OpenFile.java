@@ -27,10 +27,13 @@ final class OpenFile {
         boolean dirty;
         /** Bytes of this image counted in the dirty totals (its length when last accounted, if dirty). */
         int counted;
+        /** The chunk its bytes were read from (an upload is refused if another writer's change replaced it since). */
+        final long base;
 
-        Image(byte[] bytes, int length) {
+        Image(byte[] bytes, int length, long base) {
             this.bytes = bytes;
             this.length = length;
+            this.base = base;
         }
 
         void ensure(int n, int chunkSize) {

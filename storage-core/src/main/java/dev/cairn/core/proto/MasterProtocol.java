@@ -148,7 +148,19 @@ public sealed interface MasterProtocol extends Message {
      * the live copies (leaving out {@code exclude}), and answers with the chain to stream to; for an
      * erasure-coded file the chain has k+m servers and server i takes part i.
      */
-    record WriteLease(long rid, long inode, int index, List<String> exclude) implements MasterProtocol {}
+    /**
+     * A write lease on chunk {@code index} of a file, leaving out the servers in {@code exclude}. {@code basedOn}
+     * matters only for an erasure-coded chunk holding committed data, which the writer uploads whole: the chunk id
+     * its image of the chunk was read from ({@link #NOTHING_READ}: it read none, the chunk held nothing then), and
+     * the lease is refused ({@code STALE}) if the file's chunk is another one now, since the upload would undo the
+     * change that replaced it; {@link #ANY_BASE}: no such condition.
+     */
+    record WriteLease(long rid, long inode, int index, List<String> exclude, long basedOn) implements MasterProtocol {
+        public static final long ANY_BASE = -1;
+        public static final long NOTHING_READ = 0;
+
+        public WriteLease(long rid, long inode, int index, List<String> exclude) { this(rid, inode, index, exclude, ANY_BASE); }
+    }
 
     record LeaseReply(long rid, Status status, String detail, long chunkId, long version, List<ServerRef> chain, StorageClass storageClass)
             implements MasterProtocol {
