@@ -46,7 +46,7 @@ class SimRunTest {
         }
         List<String> failures = new ArrayList<>();
         Map<SimOptions.Fault, Integer> coverage = new EnumMap<>(SimOptions.Fault.class);
-        long commits = 0, verified = 0, nfsCommits = 0, nfsResends = 0;
+        long commits = 0, verified = 0, nfsCommits = 0, nfsResends = 0, nfsEcUpdates = 0;
         for (Future<SimResult> f : runs) {
             SimResult r = f.get();
             r.faultCounts().forEach((k, c) -> coverage.merge(k, c, Integer::sum));
@@ -54,6 +54,7 @@ class SimRunTest {
             verified += r.stats().verified;
             nfsCommits += r.stats().nfsCommits;
             nfsResends += r.stats().nfsResends;
+            nfsEcUpdates += r.stats().nfsEcUpdates;
             if (KNOWN_FAILING.contains(r.seed())) {
                 assertThat(r.passed()).as("seed %d is listed as finding an open bug but passes: take it off the list", r.seed()).isFalse();
             } else if (!r.passed()) {
@@ -66,6 +67,7 @@ class SimRunTest {
         assertThat(verified).as("acknowledged files were read back").isGreaterThan(CI_SEEDS * 10L);
         assertThat(nfsCommits).as("the NFS lane's COMMITs acknowledged writes").isGreaterThan(CI_SEEDS * 5L);
         assertThat(nfsResends).as("a gateway restart made NFS clients resend what it lost").isPositive();
+        assertThat(nfsEcUpdates).as("changes in place of erasure-coded files were acknowledged (their chunks rewritten)").isGreaterThan(CI_SEEDS / 4);
         for (SimOptions.Fault kind : SimOptions.Fault.values()) {
             assertThat(coverage.getOrDefault(kind, 0)).as("fault " + kind.cliName() + " fired in the sweep").isPositive();
         }

@@ -34,7 +34,12 @@ import java.util.SplittableRandom;
 public final class NfsLane {
     /** The lane's directories and the class each gives the files created in it. */
     static final String[] DIRS = {"/n0", "/n1", "/n2"};
+    /** The index of the erasure-coded one of {@link #DIR_CLASSES}. */
+    static final int EC_DIR = 2;
     static final StorageClass[] DIR_CLASSES = {StorageClass.DEFAULT, StorageClass.replicated(2), StorageClass.ec(2, 1)};
+    static {
+        assert DIR_CLASSES[EC_DIR].isEc() : "the directory counted as erasure-coded is not";
+    }
     /** Files created over NFS get the master's chunk size. */
     static final int NFS_CHUNK_SIZE = dev.cairn.master.namespace.Namespace.DEFAULT_CHUNK_SIZE;
     /** A client's largest WRITE (a common wsize), and writes in flight at once at most. */
@@ -362,6 +367,11 @@ public final class NfsLane {
         int chunk = oracle.chunkSize(path);
         return updateSteps(h, model, chunk, 1 + rnd.nextInt(MAX_UPDATE_STEPS), since)
                 .flatMap(v -> commit(h, model, since, 0))
+                .map(v -> {
+                    // a change of a file its erasure-coded directory made: its chunks were rewritten under new ids
+                    if (path.startsWith(DIRS[EC_DIR] + "/")) stats.nfsEcUpdates++;
+                    return v;
+                })
                 .then((v, e) -> finish(h, model, start, "nfs-update", e));
     }
 
