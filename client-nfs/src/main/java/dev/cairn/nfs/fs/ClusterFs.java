@@ -604,12 +604,19 @@ public final class ClusterFs {
         if (img != null) return Promise.completed(img);
         int cs = f.chunkSize();
         long start = (long) index * cs;
-        int existing = (int) Math.max(0, Math.min(f.base.size(), start + cs) - start);
-        byte[] bytes = new byte[Math.min(cs, Math.max(existing, 64 << 10))];
-        return loadChunk(f, index, bytes, existing).map(base -> {
-            OpenFile.Image fresh = new OpenFile.Image(bytes, existing, base);
-            f.images.put(index, fresh);
-            return fresh;
+        // the chunk's bytes as the master's committed size has them now, not as this file's state last heard it: an
+        // image short of them (a commit whose answer was lost left the state's size behind) would be uploaded with
+        // zeros over committed bytes
+        return client.getAttr(f.inode).flatMap(now -> {
+            OpenFile.Image loaded = f.images.get(index);
+            if (loaded != null) return Promise.completed(loaded);
+            int existing = (int) Math.max(0, Math.min(now.size(), start + cs) - start);
+            byte[] bytes = new byte[Math.min(cs, Math.max(existing, 64 << 10))];
+            return loadChunk(f, existing == 0 ? null : client.reader(now), index, bytes, existing).map(base -> {
+                OpenFile.Image fresh = new OpenFile.Image(bytes, existing, base);
+                f.images.put(index, fresh);
+                return fresh;
+            });
         });
     }
 
@@ -619,12 +626,10 @@ public final class ClusterFs {
      * {@link WriteLease#NOTHING_READ}. A read that crossed a replacement of the chunk (its bytes from two chunks) is
      * refused as STALE, which the client retries.
      */
-    private Promise<Long> loadChunk(OpenFile f, int index, byte[] into, int length) {
+    private Promise<Long> loadChunk(OpenFile f, dev.cairn.client.FileReader reader, int index, byte[] into, int length) {
         if (length == 0) return Promise.completed(WriteLease.NOTHING_READ);
-        if (f.reader == null) f.reader = client.reader(f.base);
-        dev.cairn.client.FileReader reader = f.reader;
         long start = (long) index * f.chunkSize();
-        return reader.chunkId(index).flatMap(before -> load(f, start, into, 0, length).flatMap(v -> reader.chunkId(index)).map(after -> {
+        return reader.chunkId(index).flatMap(before -> load(reader, f.inode, start, into, 0, length).flatMap(v -> reader.chunkId(index)).map(after -> {
             if (!after.equals(before)) {
                 throw new CairnException(Status.STALE, "chunk " + index + " of inode " + f.inode + " was replaced while it was read");
             }
@@ -632,13 +637,12 @@ public final class ClusterFs {
         }));
     }
 
-    private Promise<Void> load(OpenFile f, long start, byte[] into, int at, int length) {
+    private Promise<Void> load(dev.cairn.client.FileReader reader, long inode, long start, byte[] into, int at, int length) {
         if (at >= length) return Promise.completed(null);
-        if (f.reader == null) f.reader = client.reader(f.base);
-        return f.reader.read(start + at, length - at).flatMap(b -> {
-            if (b.length == 0) return Promise.failed(new CairnException(Status.IO, "short read of inode " + f.inode + " at " + (start + at)));
+        return reader.read(start + at, length - at).flatMap(b -> {
+            if (b.length == 0) return Promise.failed(new CairnException(Status.IO, "short read of inode " + inode + " at " + (start + at)));
             System.arraycopy(b, 0, into, at, b.length);
-            return load(f, start, into, at + b.length, length);
+            return load(reader, inode, start, into, at + b.length, length);
         });
     }
 
@@ -751,7 +755,13 @@ public final class ClusterFs {
     }
 
     private Promise<Void> upload(OpenFile f, int index, OpenFile.Image img) {
-        byte[] bytes = Arrays.copyOf(img.bytes, img.length);
+        // the chunk as far as the file reaches into it: past what the image holds, zeros (a hole the file grew over,
+        // never written). An image shorter than that, uploaded as it is, left the chunk short of the committed size
+        // and unreadable (sim seed 5001: writes at the head of a chunk the file had already grown past)
+        long start = (long) index * f.chunkSize();
+        int reach = (int) Math.min(f.chunkSize(), Math.max(0, f.size - start));
+        byte[] bytes = Arrays.copyOf(img.bytes, Math.max(img.length, reach));
+        if (bytes.length > img.length) Arrays.fill(bytes, img.length, bytes.length, (byte) 0);
         int uploaded = img.length;
         return client.writeChunk(f.base, index, bytes, f.versions, img.base).<Void>then((v, e) -> {
             if (e != null && CairnException.statusOf(e) == Status.STALE) {
@@ -796,7 +806,7 @@ public final class ClusterFs {
             int upTo = (int) (Math.min(oldSize, (long) (index + 1) * cs) - (long) index * cs);
             byte[] img = new byte[upTo];
             FileAttr shortFile = a;
-            return loadChunk(f, index, img, keep).flatMap(base -> client.writeChunk(shortFile, index, img, f.versions, base))
+            return loadChunk(f, client.reader(a), index, img, keep).flatMap(base -> client.writeChunk(shortFile, index, img, f.versions, base))
                     .flatMap(v -> commitLength(f, newSize)).map(v -> f.attr());
         });
     }
