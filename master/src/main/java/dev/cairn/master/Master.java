@@ -668,6 +668,22 @@ public final class Master implements Node, MessageHandler {
             Replacement x = replacing.get(w.chunkId());
             if (x != null && x.inode() == r.inode()) swaps.add(x.chunk());
         }
+        for (MetaCommand.Rewritten x : swaps) {
+            // the swap replaces a whole readable chunk: only with one whose every part is still held (the writer's sync
+            // found them all durable, but a server may have died since). Swapped in short, the chunk could be below k
+            // parts, and the old chunk's bytes this writer never touched would go with it (sim seed 1240 with three
+            // masters: two of four parts' servers were lost between the upload and a commit 16 s later)
+            LeaseChain chain = leaseChains.get(x.newChunkId());
+            int held = 0;
+            for (int i = 0; chain != null && i < chain.servers().size(); i++) {
+                Server s = chain.servers().get(i);
+                if (s.alive && (holdsAt(x.newChunkId(), s, chain.version()) || s.epoch == chain.epochs()[i])) held++;
+            }
+            if (chain == null || held < chain.servers().size()) {
+                throw new CairnException(Status.STALE, "chunk " + x.index() + " of inode " + r.inode() + ": " + held + " parts of its rewrite (chunk "
+                        + x.newChunkId() + ") are still held, of " + (chain == null ? "?" : chain.servers().size()) + "; write it again");
+            }
+        }
         long now = env.clock().wallMillis();
         Promise<?> applied = swaps.isEmpty() ? metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), now, List.copyOf(r.chunks())))
                 : metaLog.submit(new MetaCommand.CommitRewrite(r.inode(), r.length(), now, List.copyOf(r.chunks()), swaps)).map(old -> {
