@@ -123,4 +123,28 @@ class ErasureCodedUploadSimTest {
         run(() -> c.commitLength(file.inode(), CHUNK, mine));
         assertThat(run(() -> c.reader(run(() -> c.lookup("/e"))).readAll())).isEqualTo(changed);
     }
+
+    /**
+     * Servers holding parts of a rewrite die between the upload and its commit, for good: the commit must be refused,
+     * not swap a chunk missing parts in for the readable one. With ec(2,2) and two of four parts gone the swapped-in
+     * chunk would still be readable; with three masters in the sweep two of four parts of an ec(3,1) rewrite were lost
+     * and the old chunk's bytes went with the swap (sim seed 1240). Refused, the file keeps its committed bytes.
+     */
+    @Test void aRewriteMissingPartsAtItsCommitIsRefusedAndTheOldChunkStays() {
+        CairnClient c = start(4);
+        FileAttr file = run(() -> c.create("/e", CHUNK, StorageClass.ec(3, 1)));
+        byte[] base = Oracle.content(1, CHUNK);
+        Uncommitted first = new Uncommitted();
+        run(() -> new ChunkUpload(c, file, 0, base, Codec.MAX_DATA_BYTES, first).run());
+        run(() -> c.commitLength(file.inode(), CHUNK, first));
+        FileAttr committed = run(() -> c.lookup("/e"));
+
+        Uncommitted mine = new Uncommitted();
+        run(() -> new ChunkUpload(c, committed, 0, Oracle.content(2, CHUNK), Codec.MAX_DATA_BYTES, mine).run());
+        cluster.chunkservers().get(0).crash(); // down for good: its parts of both chunks are out of reach
+        sim.runUntil(sim.now() + 30 * SECOND); // the master notices
+        assertThatThrownBy(() -> run(() -> c.commitLength(file.inode(), CHUNK, mine)))
+                .isInstanceOfSatisfying(CairnException.class, e -> assertThat(e.status()).isEqualTo(Status.STALE));
+        assertThat(run(() -> c.reader(run(() -> c.lookup("/e"))).readAll())).isEqualTo(base);
+    }
 }
