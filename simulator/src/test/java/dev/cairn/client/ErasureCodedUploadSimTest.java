@@ -45,6 +45,15 @@ class ErasureCodedUploadSimTest {
 
     <T> T run(Supplier<Promise<T>> op) { return sim.await(cluster.clientHost(), op, 120 * SECOND); }
 
+    /** {@code /e} of class {@code cls}, its chunk 0 uploaded with {@code data} and committed; its attributes after. */
+    FileAttr committedFile(CairnClient c, StorageClass cls, byte[] data) {
+        FileAttr file = run(() -> c.create("/e", CHUNK, cls));
+        Uncommitted first = new Uncommitted();
+        run(() -> new ChunkUpload(c, file, 0, data, Codec.MAX_DATA_BYTES, first).run());
+        run(() -> c.commitLength(file.inode(), data.length, first));
+        return run(() -> c.lookup("/e"));
+    }
+
     @Test void aSecondUploadReplacesDurableLeftoverPartsOfAChunkNothingWasAcknowledgedIn() {
         CairnClient c = start(3);
         FileAttr file = run(() -> c.create("/e", CHUNK, StorageClass.ec(2, 1)));
@@ -70,12 +79,8 @@ class ErasureCodedUploadSimTest {
      */
     @Test void ofTwoRewritesOfOneChunkFromTheSameBaseOnlyTheFirstCommitted() {
         CairnClient c = start(3);
-        FileAttr file = run(() -> c.create("/e", CHUNK, StorageClass.ec(2, 1)));
         byte[] base = Oracle.content(1, CHUNK);
-        Uncommitted first = new Uncommitted();
-        run(() -> new ChunkUpload(c, file, 0, base, Codec.MAX_DATA_BYTES, first).run());
-        run(() -> c.commitLength(file.inode(), CHUNK, first));
-        FileAttr committed = run(() -> c.lookup("/e"));
+        FileAttr committed = committedFile(c, StorageClass.ec(2, 1), base);
 
         byte[] mine = base.clone(), theirs = base.clone();
         mine[10] ^= 1;
@@ -83,8 +88,8 @@ class ErasureCodedUploadSimTest {
         Uncommitted a = new Uncommitted(), b = new Uncommitted();
         run(() -> new ChunkUpload(c, committed, 0, mine, Codec.MAX_DATA_BYTES, a).run());
         run(() -> new ChunkUpload(c, committed, 0, theirs, Codec.MAX_DATA_BYTES, b).run());
-        run(() -> c.commitLength(file.inode(), CHUNK, a));
-        assertThatThrownBy(() -> run(() -> c.commitLength(file.inode(), CHUNK, b)))
+        run(() -> c.commitLength(committed.inode(), CHUNK, a));
+        assertThatThrownBy(() -> run(() -> c.commitLength(committed.inode(), CHUNK, b)))
                 .isInstanceOfSatisfying(CairnException.class, e -> assertThat(e.status()).isEqualTo(Status.STALE));
         assertThat(run(() -> c.reader(run(() -> c.lookup("/e"))).readAll())).isEqualTo(mine);
 
@@ -105,11 +110,7 @@ class ErasureCodedUploadSimTest {
      */
     @Test void aRewriteWhosePartServersRestartedBeforeTheCommitIsReadableAtOnce() {
         CairnClient c = start(4);
-        FileAttr file = run(() -> c.create("/e", CHUNK, StorageClass.ec(2, 2)));
-        Uncommitted first = new Uncommitted();
-        run(() -> new ChunkUpload(c, file, 0, Oracle.content(1, CHUNK), Codec.MAX_DATA_BYTES, first).run());
-        run(() -> c.commitLength(file.inode(), CHUNK, first));
-        FileAttr committed = run(() -> c.lookup("/e"));
+        FileAttr committed = committedFile(c, StorageClass.ec(2, 2), Oracle.content(1, CHUNK));
 
         byte[] changed = Oracle.content(2, CHUNK);
         Uncommitted mine = new Uncommitted();
@@ -120,7 +121,7 @@ class ErasureCodedUploadSimTest {
             h.start();
         }
         sim.runUntil(sim.now() + 3 * SECOND); // registered again, inventories far off
-        run(() -> c.commitLength(file.inode(), CHUNK, mine));
+        run(() -> c.commitLength(committed.inode(), CHUNK, mine));
         assertThat(run(() -> c.reader(run(() -> c.lookup("/e"))).readAll())).isEqualTo(changed);
     }
 
@@ -132,18 +133,14 @@ class ErasureCodedUploadSimTest {
      */
     @Test void aRewriteMissingPartsAtItsCommitIsRefusedAndTheOldChunkStays() {
         CairnClient c = start(4);
-        FileAttr file = run(() -> c.create("/e", CHUNK, StorageClass.ec(3, 1)));
         byte[] base = Oracle.content(1, CHUNK);
-        Uncommitted first = new Uncommitted();
-        run(() -> new ChunkUpload(c, file, 0, base, Codec.MAX_DATA_BYTES, first).run());
-        run(() -> c.commitLength(file.inode(), CHUNK, first));
-        FileAttr committed = run(() -> c.lookup("/e"));
+        FileAttr committed = committedFile(c, StorageClass.ec(3, 1), base);
 
         Uncommitted mine = new Uncommitted();
         run(() -> new ChunkUpload(c, committed, 0, Oracle.content(2, CHUNK), Codec.MAX_DATA_BYTES, mine).run());
         cluster.chunkservers().get(0).crash(); // down for good: its parts of both chunks are out of reach
         sim.runUntil(sim.now() + 30 * SECOND); // the master notices
-        assertThatThrownBy(() -> run(() -> c.commitLength(file.inode(), CHUNK, mine)))
+        assertThatThrownBy(() -> run(() -> c.commitLength(committed.inode(), CHUNK, mine)))
                 .isInstanceOfSatisfying(CairnException.class, e -> assertThat(e.status()).isEqualTo(Status.STALE));
         assertThat(run(() -> c.reader(run(() -> c.lookup("/e"))).readAll())).isEqualTo(base);
     }

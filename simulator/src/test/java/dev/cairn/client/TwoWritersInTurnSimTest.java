@@ -35,6 +35,20 @@ class TwoWritersInTurnSimTest {
 
     byte[] read(CairnClient c, String path) { return run(() -> c.reader(run(() -> c.lookup(path))).readAll()); }
 
+    CairnClient start() {
+        cluster.startAll();
+        sim.runUntil(2 * SECOND);
+        return cluster.client();
+    }
+
+    /** An {@code ec(2,1)} file at {@code path} written whole with {@code data} through {@code a}, and committed. */
+    FileAttr committedBy(ClusterFs a, CairnClient c, String path, byte[] data) {
+        FileAttr file = run(() -> c.create(path, CHUNK, StorageClass.ec(2, 1)));
+        run(() -> a.write(file.inode(), 0, data, false));
+        run(() -> a.commit(file.inode()));
+        return file;
+    }
+
     static byte[] put(byte[] file, long at, byte[] data) {
         byte[] out = Arrays.copyOf(file, Math.max(file.length, (int) at + data.length));
         System.arraycopy(data, 0, out, (int) at, data.length);
@@ -105,14 +119,10 @@ class TwoWritersInTurnSimTest {
      * 130 at 10 s). Its later writes then commit as usual.
      */
     @Test void anErasureCodedRewriteOutrunByAnotherIsReportedLostAndTheFileStaysWhole() {
-        cluster.startAll();
-        sim.runUntil(2 * SECOND);
-        CairnClient c = cluster.client();
-        FileAttr file = run(() -> c.create("/e", CHUNK, StorageClass.ec(2, 1)));
+        CairnClient c = start();
         ClusterFs a = new ClusterFs(c, c.env().clock()), b = new ClusterFs(c, c.env().clock());
         byte[] first = Oracle.content(6, 2 * CHUNK);
-        run(() -> a.write(file.inode(), 0, first, false));
-        run(() -> a.commit(file.inode()));
+        FileAttr file = committedBy(a, c, "/e", first);
 
         run(() -> a.write(file.inode(), 10, Oracle.content(7, 10), false));
         run(() -> a.write(file.inode(), CHUNK + 10, Oracle.content(8, 10), false)); // moves past chunk 0: uploaded, not committed
@@ -138,14 +148,10 @@ class TwoWritersInTurnSimTest {
      * that would silently undo the first one's acknowledged change (a lost update of bytes neither wrote twice).
      */
     @Test void anErasureCodedImageReadBeforeAnotherWritersCommitIsNotUploadedOverIt() {
-        cluster.startAll();
-        sim.runUntil(2 * SECOND);
-        CairnClient c = cluster.client();
-        FileAttr file = run(() -> c.create("/e2", CHUNK, StorageClass.ec(2, 1)));
+        CairnClient c = start();
         ClusterFs a = new ClusterFs(c, c.env().clock()), b = new ClusterFs(c, c.env().clock());
         byte[] first = Oracle.content(11, CHUNK + 500);
-        run(() -> a.write(file.inode(), 0, first, false));
-        run(() -> a.commit(file.inode()));
+        FileAttr file = committedBy(a, c, "/e2", first);
 
         run(() -> a.write(file.inode(), 10, Oracle.content(12, 10), false)); // a's image of chunk 0, read now
         byte[] theirs = Oracle.content(13, 10);

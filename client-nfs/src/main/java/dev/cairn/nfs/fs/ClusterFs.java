@@ -398,12 +398,7 @@ public final class ClusterFs {
      * chain, so it covers every WRITE taken before this flush began), commits the size, and lets go of the bytes.
      */
     private Promise<Void> flushSessions(OpenFile f) {
-        if (f.lost != null) {
-            // writes answered earlier can no longer be made durable: this commit says so, once
-            CairnException lost = f.lost;
-            f.lost = null;
-            return Promise.failed(lost);
-        }
+        if (f.lost != null) return owedLoss(f);
         List<Promise<Void>> syncs = new ArrayList<>();
         for (ChunkSession s : f.sessions.values()) if (s.pendingBytes() > 0) syncs.add(s.sync());
         long size = f.size;
@@ -419,6 +414,13 @@ public final class ClusterFs {
             dropIdleSessions(f);
             return Promise.completed(null);
         });
+    }
+
+    /** Writes answered earlier can no longer be made durable: this commit says so, once. */
+    private static Promise<Void> owedLoss(OpenFile f) {
+        CairnException lost = f.lost;
+        f.lost = null;
+        return Promise.failed(lost);
     }
 
     private static boolean failedSession(OpenFile f) {
@@ -730,12 +732,7 @@ public final class ClusterFs {
 
     /** Uploads every dirty chunk, then commits the length; the images are dropped (they were only the write's). */
     private Promise<Void> flushImages(OpenFile f) {
-        if (f.lost != null) {
-            // writes answered earlier can no longer be made durable: this commit says so, once
-            CairnException lost = f.lost;
-            f.lost = null;
-            return Promise.failed(lost);
-        }
+        if (f.lost != null) return owedLoss(f);
         for (Map.Entry<Integer, OpenFile.Image> e : f.images.entrySet()) {
             if (e.getValue().dirty) return upload(f, e.getKey(), e.getValue()).flatMap(v -> flushImages(f));
         }
