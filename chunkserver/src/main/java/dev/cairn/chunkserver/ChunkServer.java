@@ -370,7 +370,7 @@ public final class ChunkServer implements Node, MessageHandler {
     }
 
     private void read(Address from, ReadData r) {
-        guard(() -> store.read(r.chunkId(), r.version(), r.offset(), Math.min(r.length(), Codec.MAX_DATA_BYTES))).onComplete((data, e) -> {
+        guard(() -> store.read(r.chunkId(), r.version(), r.part(), r.offset(), Math.min(r.length(), Codec.MAX_DATA_BYTES))).onComplete((data, e) -> {
             if (e == null) {
                 env.transport().send(from, new DataReply(r.rid(), Status.OK, "", data));
                 return;
@@ -464,7 +464,7 @@ public final class ChunkServer implements Node, MessageHandler {
     /** Copies from {@code offset} to the end of the source; returns how far the copy got. */
     private Promise<Long> copyPieces(ReplicateChunk r, boolean rebuild, long offset) {
         if (stopped) return Promise.failed(new CairnException(Status.UNAVAILABLE, "chunkserver stopping"));
-        Promise<byte[]> piece = rebuild ? rebuildPiece(r, offset) : readPiece(r.sources().get(0), r.chunkId(), r.version(), offset);
+        Promise<byte[]> piece = rebuild ? rebuildPiece(r, offset) : readPiece(r.sources().get(0), r.chunkId(), r.version(), r.k() > 0 ? r.sourceParts().get(0) : ReadData.ANY_PART, offset);
         return piece.flatMap(data -> {
             if (data.length == 0) return Promise.completed(offset);
             long end = offset + data.length;
@@ -473,8 +473,8 @@ public final class ChunkServer implements Node, MessageHandler {
         });
     }
 
-    private Promise<byte[]> readPiece(ServerRef source, long chunkId, long version, long offset) {
-        return rpc.call(source.address(), rid -> new ReadData(rid, chunkId, version, offset, COPY_PIECE), DataReply.class, COPY_READ_NANOS)
+    private Promise<byte[]> readPiece(ServerRef source, long chunkId, long version, int part, long offset) {
+        return rpc.call(source.address(), rid -> new ReadData(rid, chunkId, version, offset, COPY_PIECE, part), DataReply.class, COPY_READ_NANOS)
                 .map(d -> {
                     if (d.status() != Status.OK) throw new CairnException(d.status(), "reading from " + source.id() + ": " + d.detail());
                     return d.data();
@@ -494,7 +494,7 @@ public final class ChunkServer implements Node, MessageHandler {
     private Promise<byte[]> rebuildPiece(ReplicateChunk r, long offset) {
         int total = r.k() + r.m();
         List<Promise<byte[]>> reads = new ArrayList<>();
-        for (ServerRef s : r.sources()) reads.add(readPiece(s, r.chunkId(), r.version(), offset));
+        for (int i = 0; i < r.sources().size(); i++) reads.add(readPiece(r.sources().get(i), r.chunkId(), r.version(), r.sourceParts().get(i), offset));
         return Promise.all(reads).map(pieces -> {
             // the first data part, and every parity part, is the longest: as committed, or as coded if longer;
             // the chunk was coded over at least as many bytes as the committed ones and every source's length says

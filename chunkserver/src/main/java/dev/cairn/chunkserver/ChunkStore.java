@@ -16,6 +16,7 @@ import dev.cairn.core.env.Plant;
 import dev.cairn.core.env.Log;
 import dev.cairn.core.env.Volume;
 import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.ChunkProtocol.ReadData;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types.ChunkReport;
@@ -949,10 +950,16 @@ final class ChunkStore {
     }
 
     /** Reads and verifies every block the range touches; CORRUPT if any checksum fails. */
-    Promise<byte[]> read(long id, long version, long offset, int length) {
+    Promise<byte[]> read(long id, long version, long offset, int length) { return read(id, version, ReadData.ANY_PART, offset, length); }
+
+    /** As above, of a copy the reader takes for erasure-coded part {@code part}: STALE if it is another part ({@link ReadData#part}). */
+    Promise<byte[]> read(long id, long version, int part, long offset, int length) {
         Chunk c = find(id);
         // reads of a chunk overlap each other (a random reader keeps many in flight on one chunk); a write waits for them
         return c.ops.submitShared(() -> {
+            if (part != ReadData.ANY_PART && c.part != part) {
+                throw new CairnException(Status.STALE, "chunk " + id + ": the copy here is part " + c.part + ", not part " + part);
+            }
             Span span = span(c, version, offset, length);
             if (span == null) return Promise.completed(new byte[0]);
             long from = span.from, to = span.to, end = span.end;

@@ -303,7 +303,12 @@ public final class CairnClient implements Node, MessageHandler {
     dev.cairn.core.env.Scheduler scheduler() { return env.scheduler(); }
 
     Promise<DataReply> readData(ServerRef server, long chunkId, long version, long offset, int length) {
-        return rpc.call(server.address(), rid -> new ReadData(rid, chunkId, version, offset, length), DataReply.class, READ_CALL_NANOS);
+        return readData(server, chunkId, version, ReadData.ANY_PART, offset, length);
+    }
+
+    /** Reads a copy taken for erasure-coded part {@code part} ({@link ReadData#part}). */
+    Promise<DataReply> readData(ServerRef server, long chunkId, long version, int part, long offset, int length) {
+        return rpc.call(server.address(), rid -> new ReadData(rid, chunkId, version, offset, length, part), DataReply.class, READ_CALL_NANOS);
     }
 
     private Promise<ChainReply> chainCall(List<ServerRef> chain, LongFunction<Message> req) {

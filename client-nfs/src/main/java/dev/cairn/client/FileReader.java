@@ -135,7 +135,7 @@ public final class FileReader {
         return HedgedRead.run(client.scheduler(), HEDGE_NANOS, 2, i -> {
             if (i == 1) return degraded(loc, cls, stripe, dataPart, within, n, mayRefresh);
             if (holder == null) return Promise.failed(new CairnException(Status.UNAVAILABLE, "no holder of part " + dataPart));
-            return client.readData(holder, loc.chunkId(), loc.version(), stripe * cell + within, n).map(r -> {
+            return client.readData(holder, loc.chunkId(), loc.version(), dataPart, stripe * cell + within, n).map(r -> {
                 if (r.status() != Status.OK || r.data().length != n) throw new CairnException(Status.IO, "part " + dataPart + " unreadable");
                 return r.data();
             });
@@ -181,7 +181,7 @@ public final class FileReader {
                                     ByteBuffer[] parts, boolean[] present, int have, int need) {
         if (have == need || i == candidates.size()) return Promise.completed(have);
         int p = candidates.get(i);
-        return client.readData(holderOf(loc, p), loc.chunkId(), loc.version(), partOffset, ChunkUpload.EC_CELL).then((r, e) -> {
+        return client.readData(holderOf(loc, p), loc.chunkId(), loc.version(), p, partOffset, ChunkUpload.EC_CELL).then((r, e) -> {
             boolean ok = e == null && r.status() == Status.OK && r.data().length >= holds[p] && r.data().length <= ChunkUpload.EC_CELL;
             if (ok) {
                 parts[p].put(0, r.data());

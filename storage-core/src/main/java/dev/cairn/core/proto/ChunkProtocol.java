@@ -25,7 +25,17 @@ public sealed interface ChunkProtocol extends Message {
         @Override public boolean isReply() { return true; }
     }
 
-    record ReadData(long rid, long chunkId, long version, long offset, int length) implements ChunkProtocol {}
+    /**
+     * Reads {@code length} bytes at {@code offset} of a copy at {@code version}. {@code part}: the erasure-coded part
+     * the reader takes the copy for, refused ({@code STALE}) if the copy here is another part of the chunk (a
+     * location learnt before the planner moved parts around: decoded as the part it is not, its cells would turn into
+     * garbage that no checksum catches); {@link #ANY_PART} for a replica.
+     */
+    record ReadData(long rid, long chunkId, long version, long offset, int length, int part) implements ChunkProtocol {
+        public static final int ANY_PART = -1;
+
+        public ReadData(long rid, long chunkId, long version, long offset, int length) { this(rid, chunkId, version, offset, length, ANY_PART); }
+    }
 
     record DataReply(long rid, Status status, String detail, byte[] data) implements ChunkProtocol {
         @Override public boolean isReply() { return true; }
