@@ -684,6 +684,7 @@ public final class Master implements Node, MessageHandler {
                         + x.newChunkId() + ") are still held, of " + (chain == null ? "?" : chain.servers().size()) + "; write it again");
             }
         }
+        for (Types.ChunkVersion w : r.chunks()) requireCopies(w, r.inode());
         long now = env.clock().wallMillis();
         Promise<?> applied = swaps.isEmpty() ? metaLog.submit(new MetaCommand.SetLength(r.inode(), r.length(), now, List.copyOf(r.chunks())))
                 : metaLog.submit(new MetaCommand.CommitRewrite(r.inode(), r.length(), now, List.copyOf(r.chunks()), swaps)).map(old -> {
@@ -716,8 +717,7 @@ public final class Master implements Node, MessageHandler {
                         Server s = chain.servers().get(i);
                         // a recorded holder at this version, or one not recorded (a top-up copy) if the master has not
                         // forgotten the server's holdings since (its copy may have gone with a disk) nor heard it is bad
-                        if (s.alive && (holdsAt(w.chunkId(), s, w.version())
-                                || (s.epoch == chain.epochs()[i] && !s.staleChunks.containsKey(w.chunkId())))) {
+                        if (chain.vouches(i, w.chunkId(), holdsAt(w.chunkId(), s, w.version()))) {
                             registry.addLocation(w.chunkId(), s, ec ? i : 0, w.version());
                             vouched.add(s.id);
                         }
@@ -734,6 +734,38 @@ public final class Master implements Node, MessageHandler {
             }
             return Ack.ok(r.rid());
         });
+    }
+
+    /**
+     * Refuses a commit that would make a version current that fewer copies hold than the class requires. The writer
+     * synced it on every copy of its chain, but a copy may have gone since: the planner deletes copies by the data
+     * version committed before, which the writer's pending version is not yet (sim seed 363: a drain deleted a synced
+     * copy of a lease's version 4 while the writer was held up elsewhere for 19 s, as copies at the committed
+     * version 2 were enough; the commit of version 4 then made the one copy left the only current one). STALE, so the
+     * writer writes it again under a new lease, whose chain is whole again; while a starting leader has not heard
+     * from every chunkserver, NOT_LEADER (asked again shortly) rather than a refusal its registry cannot justify. A
+     * copy on a server that is down counts (a crash keeps what was synced; the planner repairs a host lost for good).
+     */
+    private void requireCopies(Types.ChunkVersion w, long inode) {
+        ChunkRecord rec = namespace.chunk(w.chunkId());
+        if (rec == null || rec.inode() != inode || w.version() <= rec.dataVersion() || w.version() != rec.version()) return; // judged by the log
+        if (replacing.containsKey(w.chunkId())) return; // a rewrite: its parts are judged with its swap
+        StorageClass cls = namespace.inode(inode).storageClass();
+        // what counts: a server per replica, a distinct part per erasure-coded part
+        Set<Object> held = new HashSet<>();
+        for (Holder h : registry.holders(w.chunkId())) {
+            if (h.version() == w.version()) held.add(cls.isEc() ? (Object) h.part() : h.server().id);
+        }
+        LeaseChain chain = leaseChains.get(w.chunkId());
+        for (int i = 0; chain != null && chain.version() == w.version() && i < chain.servers().size(); i++) {
+            if (chain.mayHold(i, w.chunkId())) held.add(cls.isEc() ? (Object) i : chain.servers().get(i).id);
+        }
+        int needed = cls.isEc() ? cls.parts() : cls.replicas();
+        if (held.size() >= needed) return;
+        String why = "chunk " + w.chunkId() + " v" + w.version() + " is held by " + held.size() + " of the " + needed
+                + (cls.isEc() ? " parts " : " copies ") + cls + " requires";
+        if (grace) throw new CairnException(Status.NOT_LEADER, "the leader is starting: " + why + " as far as it knows yet; leader=" + config.listen());
+        throw new CairnException(Status.STALE, why + " (a copy went since the write); write it again");
     }
 
     /** Whether the registry records {@code s} holding a current copy of the chunk at {@code version}. */
@@ -862,7 +894,34 @@ public final class Master implements Node, MessageHandler {
      * The servers of the replicated chain a lease at {@code version} handed out (top-up copies included), each
      * with its {@code epoch} then, kept while its hold lasts.
      */
-    private record LeaseChain(long version, List<Server> servers, long[] epochs) {}
+    private record LeaseChain(long version, List<Server> servers, long[] epochs) {
+        /** Epoch of a chain position the master no longer vouches for (its copy was deleted since). */
+        static final long DELETED = -1;
+
+        /** The same chain without a vouch for {@code s}'s copy: the planner deleted it. */
+        LeaseChain without(Server s) {
+            long[] e = epochs.clone();
+            for (int i = 0; i < e.length; i++) if (servers.get(i) == s) e[i] = DELETED;
+            return new LeaseChain(version, servers, e);
+        }
+
+        /**
+         * Whether the commit of this chain's version may vouch for position {@code i}'s copy: its server is up, and either
+         * reported a copy at this version or has not restarted since the lease (a top-up copy not yet reported), nor been
+         * heard to hold the chunk bad, nor had it deleted.
+         */
+        boolean vouches(int i, long chunkId, boolean recorded) { return servers.get(i).alive && (recorded || mayHold(i, chunkId)); }
+
+        /**
+         * Whether position {@code i}'s synced copy may still be there, as far as the master knows: its server has not
+         * registered again since the lease (it would have reported the copy), the copy was not reported bad, nor deleted.
+         * A server down meanwhile still has it (a crash keeps what was synced).
+         */
+        boolean mayHold(int i, long chunkId) {
+            Server s = servers.get(i);
+            return s.epoch == epochs[i] && !s.staleChunks.containsKey(chunkId);
+        }
+    }
 
     /** Chunk id -> its current lease's chain: a commit of that version vouches for every copy in it ({@link #commit}). */
     private final java.util.Map<Long, LeaseChain> leaseChains = new java.util.HashMap<>();
@@ -995,6 +1054,8 @@ public final class Master implements Node, MessageHandler {
         Promise<ChunkRecord> version = existed ? metaLog.submit(new MetaCommand.BumpVersion(c.chunkId())) : Promise.completed(c);
         return version.flatMap(next -> {
             for (Holder h : registry.holders(c.chunkId())) registry.removeLocation(c.chunkId(), h.server().id);
+            log.debug("inode {} chunk {}: chunk {} v{} {} on {}", f.inode(), c.index(), c.chunkId(), next.version(), existed ? "placed afresh" : "new",
+                    chosen.stream().map(sv -> sv.id).toList());
             return createParts(f, c.chunkId(), next.version(), !next.committed(), chosen);
         });
     }
@@ -1536,6 +1597,8 @@ public final class Master implements Node, MessageHandler {
         Server s = d.server();
         if (d.reason() == Planner.Reason.STALE) registry.removeStale(d.chunkId(), s);
         else registry.removeLocation(d.chunkId(), s.id); // no longer handed out, before it goes
+        // nor vouched for by a commit of the chunk's lease: the copy the writer synced there is going
+        leaseChains.computeIfPresent(d.chunkId(), (k, chain) -> chain.without(s));
         // one count per action: two drops of one chunk at once (two extra copies) keep it busy until both answer
         moving.merge(d.chunkId(), 1, Integer::sum);
         deletesSent.computeIfAbsent(d.chunkId(), k -> new HashSet<>()).add(s.id);

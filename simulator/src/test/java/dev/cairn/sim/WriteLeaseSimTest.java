@@ -3,9 +3,16 @@ package dev.cairn.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cairn.client.CairnClient;
+import dev.cairn.client.ChunkSession;
 import dev.cairn.client.FileWriter;
+import dev.cairn.client.Uncommitted;
+import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.MasterProtocol.ChunkInfo;
+import dev.cairn.core.proto.MasterProtocol.CopyInfo;
+import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
+import dev.cairn.core.proto.Types.FileAttr;
+import dev.cairn.sim.runtime.SimHost;
 import dev.cairn.sim.workload.Oracle;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,5 +49,53 @@ class WriteLeaseSimTest extends ClusterScenario {
 
         host(first.get(1)).crash(); // the copy the lease bumped: only the fresh one is left
         assertThat(Arrays.equals(read("/f"), data)).as("read from the fresh copy alone").isTrue();
+    }
+
+    /**
+     * A writer synced its writes on both copies of its lease and is held up before it commits. Meanwhile the planner,
+     * which judges copies by the data version committed before, drains one of them: a copy the lease left out still
+     * holds every committed byte, and no fourth server can take a copy of the newer version first
+     * ({@code Planner.copyNewestBeforeDropping}), so the drained copy goes. Committed now, the writer's version would
+     * be current on one copy of the two its class requires: the commit is refused (STALE: write it again) and the file
+     * stays as it was (60 s sweep seed 363 acknowledged such a commit: a class with a disk label had no server to copy to).
+     */
+    @Test void aCommitIsRefusedOnceACopyItsWritesWereSyncedOnIsGone() {
+        cluster(3);
+        CairnClient client = c.client();
+        FileAttr file = run(() -> client.create("/f", CHUNK, StorageClass.replicated(2)));
+        Uncommitted mine = new Uncommitted();
+        ChunkSession s = client.session(file, 0, mine);
+        byte[] first = Oracle.content(1, 5000);
+        run(() -> s.write(0, first).flatMap(v -> s.sync()));
+        run(() -> client.commitLength(file.inode(), first.length, mine));
+        List<String> committed = current(info("/f").chunks().get(0));
+        assertThat(committed).hasSize(2);
+
+        // the next lease leaves the crashed holder out: the other is bumped, a third server topped up
+        SimHost leftOut = host(committed.get(0));
+        leftOut.crash();
+        byte[] second = Oracle.content(2, 3000);
+        run(() -> s.write(first.length, second).flatMap(v -> s.sync()));
+        leftOut.start();
+        // the master knows the top-up copy from its server's next inventory (the commit would have recorded it)
+        awaitChunks("/f", 120, chunks -> atVersion(chunks.get(0), 2).size() == 2 && current(chunks.get(0)).contains(committed.get(0)),
+                "both copies of the lease reported, and the left-out copy back, current at the committed version");
+        List<String> chain = atVersion(info("/f").chunks().get(0), 2);
+        assertThat(chain).doesNotContain(committed.get(0));
+
+        String drained = chain.get(0);
+        run(() -> client.drain(drained, true));
+        awaitChunks("/f", 120, chunks -> chunks.get(0).copies().stream().noneMatch(k -> k.serverId().equals(drained)), "the drained copy deleted");
+
+        CairnException refused = org.junit.jupiter.api.Assertions.assertThrows(CairnException.class,
+                () -> run(() -> client.commitLength(file.inode(), first.length + second.length, mine)));
+        assertThat(refused.status()).isEqualTo(Status.STALE);
+        assertThat(read("/f")).as("the file as last committed").isEqualTo(first);
+    }
+
+    private static List<String> atVersion(ChunkInfo chunk, long version) {
+        List<String> out = new ArrayList<>();
+        for (CopyInfo copy : chunk.copies()) if (copy.version() == version) out.add(copy.serverId());
+        return out;
     }
 }

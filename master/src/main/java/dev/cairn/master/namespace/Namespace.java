@@ -763,13 +763,33 @@ public final class Namespace {
         return next;
     }
 
-    private FileAttr setLength(MetaCommand.SetLength c, KvBatch batch) {
+    private FileAttr setLength(MetaCommand.SetLength c, KvBatch batch) { return setLength(c, Set.of(), batch); }
+
+    /**
+     * Commits a writer's length and the chunk versions it wrote ({@code rewritten}: the indexes of chunks a
+     * {@link MetaCommand.CommitRewrite} swaps in with it). Every committed chunk's copies must hold the file as far as
+     * it reaches into the chunk (the master counts a shorter copy short, and no reader may use it), so a commit is
+     * refused (STALE: the writer's view of the file is old) where it would leave one that does not:
+     * <ul>
+     * <li>a chunk that holds only what this writer wrote (erasure-coded, uploaded whole; replicated and never committed
+     * before, its copies made fresh by this writer's lease) reaches only as far as the writer's own length: not past
+     * it, where another writer has grown the file meanwhile (sim seed 5268 at 60 s: a gateway's commit retried 33 s
+     * after it failed named a chunk uploaded for its old size, below the file's size now, and the chunk's parts
+     * all counted short);</li>
+     * <li>a commit that grows the file past a partly filled last chunk names that chunk too (its copies extended to
+     * the new end): one that does not was made by a writer that never saw that end, and would leave the chunk
+     * short of the new size.</li>
+     * </ul>
+     */
+    private FileAttr setLength(MetaCommand.SetLength c, Set<Integer> rewritten, KvBatch batch) {
         long ino = c.inode(), length = c.length(), mtime = c.mtimeMillis();
         InodeRecord rec = inode(ino);
         if (rec.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, "inode " + ino);
         if (length < 0) throw new CairnException(Status.BAD_REQUEST, "length " + length);
         List<ChunkRecord> raised = new ArrayList<>();
         long size = Math.max(rec.size(), length);
+        for (int index : rewritten) requireReach(rec, size, length, index);
+        Set<Integer> named = new HashSet<>(rewritten);
         for (ChunkVersion w : c.chunks()) {
             ChunkRecord chunk = chunk(w.chunkId());
             // a chunk wholly past the committed size holds nothing this commit vouches for: its data version stays
@@ -795,7 +815,17 @@ public final class Namespace {
                 throw new CairnException(Status.STALE, "chunk " + w.chunkId() + " was leased again (v" + chunk.version() + ") after this write at v"
                         + w.version() + "; write it again");
             }
+            if (rec.storageClass().isEc() || !chunk.committed()) requireReach(rec, size, length, chunk.index());
+            named.add(chunk.index());
             if (w.version() > chunk.dataVersion()) raised.add(chunk.withDataVersion(w.version()));
+        }
+        int cs = rec.chunkSize();
+        if (size > rec.size() && rec.size() % cs != 0 && !named.contains((int) (rec.size() / cs))) {
+            List<ChunkRecord> last = chunks(ino, (int) (rec.size() / cs), 1);
+            if (!last.isEmpty() && last.get(0).index() == rec.size() / cs && last.get(0).committed()) {
+                throw new CairnException(Status.STALE, "inode " + ino + " ends at " + rec.size() + ", inside chunk " + rec.size() / cs
+                        + ", which this commit of " + length + " bytes does not extend (the file changed since this writer saw its size); write it again");
+            }
         }
         for (ChunkRecord r : raised) batch.put(chunkKey(r.chunkId()), StoreFormat.encode(r));
         // a commit says "at least this much is durable": a late or repeated one must never shrink the file
@@ -803,6 +833,18 @@ public final class Namespace {
         InodeRecord next = rec.withSize(size, mtime);
         batch.put(inodeKey(ino), StoreFormat.encode(next));
         return next.attr();
+    }
+
+    /** Refuses a commit naming chunk {@code index} written only as far as {@code length} if the file reaches further into it. */
+    private static void requireReach(InodeRecord rec, long size, long length, int index) {
+        int cs = rec.chunkSize();
+        long start = (long) index * cs;
+        long inFile = Math.max(0, Math.min(cs, size - start));
+        long written = Math.max(0, Math.min(cs, length - start));
+        if (written < inFile) {
+            throw new CairnException(Status.STALE, "chunk " + index + " of inode " + rec.inode() + " was written for a file of " + length
+                    + " bytes, and the file has " + size + " now (another writer grew it); write it again");
+        }
     }
 
     private List<Long> commitRewrite(MetaCommand.CommitRewrite c, KvBatch batch) {
@@ -836,7 +878,7 @@ public final class Namespace {
         }
         List<ChunkVersion> rest = new ArrayList<>();
         for (ChunkVersion w : c.chunks()) if (!fresh.contains(w.chunkId())) rest.add(w);
-        setLength(new MetaCommand.SetLength(ino, c.length(), c.mtimeMillis(), rest), batch);
+        setLength(new MetaCommand.SetLength(ino, c.length(), c.mtimeMillis(), rest), indexes, batch);
         return old;
     }
 

@@ -224,6 +224,51 @@ class NamespaceTest extends NamespaceFixture {
         assertThat(new Namespace(kv, 3).chunks(f.inode(), 0, 1)).containsExactly(new ChunkRecord(first, 2, f.inode(), 0, 2));
     }
 
+    /**
+     * A commit is refused where it would leave a committed chunk whose copies hold less of the file than the file has
+     * in it: a chunk holding only the writer's bytes (made fresh by its lease, or erasure-coded) committed under a size
+     * another writer grew the file to past the writer's own length; a commit growing the file past a partly filled
+     * last chunk that it does not name (its copies end at the old end).
+     */
+    @Test void aCommitMayNotLeaveAChunkShortOfTheFile() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
+        ChunkRecord c0 = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        ChunkRecord c2 = submit(new MetaCommand.AllocChunk(f.inode(), 2));
+        // another writer grows the file into chunk 2 (over chunk 1, a hole)
+        submit(new MetaCommand.SetLength(f.inode(), 2 * 65536 + 10, 1, List.of(new Types.ChunkVersion(c2.chunkId(), 1))));
+        // this writer made chunk 0 fresh and wrote 100 bytes of it, for a file it saw 100 bytes long
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(f.inode(), 100, 2, List.of(new Types.ChunkVersion(c0.chunkId(), 1))))))
+                .as("a fresh chunk written for a shorter file").isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).chunk(c0.chunkId()).committed()).as("a refused commit changes nothing").isFalse();
+        // written for the whole chunk, it holds what the file has there
+        submit(new MetaCommand.SetLength(f.inode(), 65536, 2, List.of(new Types.ChunkVersion(c0.chunkId(), 1))));
+        assertThat(new Namespace(kv, 3).chunk(c0.chunkId()).committed()).isTrue();
+        // a chunk already committed holds its bytes from before the bump (a replica is bumped in place): any length will do
+        submit(new MetaCommand.BumpVersion(c0.chunkId()));
+        submit(new MetaCommand.SetLength(f.inode(), 100, 3, List.of(new Types.ChunkVersion(c0.chunkId(), 2))));
+
+        // growing past the partly filled chunk 2 needs chunk 2 extended in the same commit
+        ChunkRecord c4 = submit(new MetaCommand.AllocChunk(f.inode(), 4));
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(f.inode(), 4 * 65536 + 5, 4, List.of(new Types.ChunkVersion(c4.chunkId(), 1))))))
+                .as("grown past the old end's chunk without it").isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(2 * 65536 + 10);
+        submit(new MetaCommand.BumpVersion(c2.chunkId()));
+        submit(new MetaCommand.SetLength(f.inode(), 4 * 65536 + 5, 4, List.of(new Types.ChunkVersion(c2.chunkId(), 2), new Types.ChunkVersion(c4.chunkId(), 1))));
+        assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(4 * 65536 + 5);
+
+        // erasure-coded: every chunk is uploaded whole, so only as far as the writer's length
+        FileAttr e = submit(new MetaCommand.CreateFile("/e", 65536, StorageClass.ec(2, 1), 0));
+        ChunkRecord e0 = submit(new MetaCommand.AllocChunk(e.inode(), 0));
+        submit(new MetaCommand.SetLength(e.inode(), 65536, 1, List.of(new Types.ChunkVersion(e0.chunkId(), 1))));
+        long fresh = submit(new MetaCommand.ReserveChunkIds(1));
+        MetaCommand.Rewritten rewrite = new MetaCommand.Rewritten(0, e0.chunkId(), e0.version(), fresh);
+        assertThat(statusOf(() -> submit(new MetaCommand.CommitRewrite(e.inode(), 500, 2, List.of(new Types.ChunkVersion(fresh, 2)), List.of(rewrite)))))
+                .as("a rewrite of 500 bytes swapped into a chunk the file fills").isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).chunks(e.inode(), 0, 1)).extracting(ChunkRecord::chunkId).containsExactly(e0.chunkId());
+        submit(new MetaCommand.CommitRewrite(e.inode(), 65536, 2, List.of(new Types.ChunkVersion(fresh, 2)), List.of(rewrite)));
+        assertThat(new Namespace(kv, 3).chunks(e.inode(), 0, 1)).extracting(ChunkRecord::chunkId).containsExactly(fresh);
+    }
+
     @Test void theWatcherHearsOfEveryChunkAndInodeACommandWrites() {
         List<String> heard = new java.util.ArrayList<>();
         ns.watch(new Namespace.Watcher() {
