@@ -382,7 +382,8 @@ public final class Master implements Node, MessageHandler {
         long nextChunk = namespace.nextChunkId();
         int current = 0, stale = 0;
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
-        for (ChunkReport c : r.chunks()) {
+        for (ChunkReport reportedCopy : r.chunks()) {
+            ChunkReport c = badCopies.judge(s.id, reportedCopy);
             ChunkRecord rec = namespace.chunk(c.chunkId());
             holdIfWritable(c);
             Set<String> deleting = deletesSent.get(c.chunkId());
@@ -441,7 +442,8 @@ public final class Master implements Node, MessageHandler {
         int n = 0;
         int found = 0, outdated = 0;
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
-        for (ChunkReport c : r.chunks()) {
+        for (ChunkReport reportedCopy : r.chunks()) {
+            ChunkReport c = badCopies.judge(s.id, reportedCopy);
             reported[n++] = c.chunkId();
             holdIfWritable(c);
             if (recordRewritePart(s, c)) continue;
@@ -509,7 +511,7 @@ public final class Master implements Node, MessageHandler {
         deferred.removeIf(d -> {
             Server s = registry.server(d.serverId());
             if (s == null || !s.alive || s.incarnation != d.incarnation()) return true;
-            ChunkReport c = d.report();
+            ChunkReport c = badCopies.judge(s.id, d.report());
             if (busy.test(c.chunkId())) return false;
             switch (judge(c, namespace.chunk(c.chunkId()), files)) {
                 case GONE -> { } // the next inventory has it deleted
@@ -608,6 +610,7 @@ public final class Master implements Node, MessageHandler {
     private Ack reportBad(ReportBad r) {
         log.warn("chunkserver {} reports chunk {} v{} bad: {}", r.serverId(), r.chunkId(), r.version(), r.reason());
         Server s = registry.server(r.serverId());
+        badCopies.add(r.serverId(), r.chunkId(), r.version());
         if (s != null && s.alive) registry.addStale(r.chunkId(), s, r.version()); // repaired, then deleted, by the planner
         else registry.removeLocation(r.chunkId(), r.serverId());
         return Ack.ok(r.rid());
@@ -922,6 +925,9 @@ public final class Master implements Node, MessageHandler {
             return s.epoch == epochs[i] && !s.staleChunks.containsKey(chunkId);
         }
     }
+
+    /** Copies reported corrupt, kept bad across their servers' restarts. */
+    private final BadCopies badCopies = new BadCopies();
 
     /** Chunk id -> its current lease's chain: a commit of that version vouches for every copy in it ({@link #commit}). */
     private final java.util.Map<Long, LeaseChain> leaseChains = new java.util.HashMap<>();
@@ -1610,7 +1616,10 @@ public final class Master implements Node, MessageHandler {
             if (to != null && to.remove(s.id) && to.isEmpty()) deletesSent.remove(d.chunkId());
             busy.computeIfPresent(s.id, (k, v) -> v > 1 ? v - 1 : null);
             kickPlanner();
-            if (e == null && ack.status() == Status.OK) copiesDeleted++;
+            if (e == null && ack.status() == Status.OK) {
+                copiesDeleted++;
+                badCopies.forget(s.id, d.chunkId());
+            }
             // on failure the copy is still there: the server reports it when it registers again, and it is judged then
         });
     }

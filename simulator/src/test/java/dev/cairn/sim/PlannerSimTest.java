@@ -110,6 +110,31 @@ class PlannerSimTest extends ClusterScenario {
         assertThat(Arrays.equals(read("/s"), data)).isTrue();
     }
 
+    /**
+     * A chunkserver's mark on a corrupt copy lives in its memory: restarted, it reports the copy whole again. The master
+     * remembers the report and keeps the copy out of the count, so the chunk stays one copy short (to be repaired) and
+     * the corrupt copy is never handed to a reader or kept in place of a good one (sim: a restart between the scrubber's
+     * report and the repair made the master count three copies of which one was corrupt).
+     */
+    @Test void aCopyReportedCorruptStaysBadAcrossItsServersRestart() {
+        cluster(3); // no fourth server: the repair waits, and the corrupt copy stays meanwhile
+        write("/s", StorageClass.replicated(3), CHUNK, 4);
+        ChunkInfo chunk = info("/s").chunks().get(0);
+        String bad = current(chunk).get(1);
+        host(bad).flipBit("disk0", ChunkFormat.fileName(chunk.chunkId()), ChunkFormat.DATA_OFFSET + 1000, 3);
+        awaitChunks("/s", 200, chunks -> !current(chunks.get(0)).contains(bad), "the scrubber's report of the copy on " + bad);
+        host(bad).crash();
+        host(bad).start();
+        // judged at its registration, before its scrubber could find the copy corrupt again
+        for (int i = 0; i < 600 && info("/s").chunks().get(0).copies().stream().noneMatch(k -> k.serverId().equals(bad)); i++) {
+            sim.runUntil(sim.now() + SECOND / 20);
+        }
+        assertThat(info("/s").chunks().get(0).copies()).as(bad + " registered again").anyMatch(k -> k.serverId().equals(bad));
+        assertThat(current(info("/s").chunks().get(0))).as("copies counted after %s restarted", bad).hasSize(2).doesNotContain(bad);
+        sim.runUntil(sim.now() + 5 * SECOND);
+        assertThat(current(info("/s").chunks().get(0))).hasSize(2).doesNotContain(bad);
+    }
+
     @Test void aDrainedServerIsEmptied() {
         cluster(5);
         byte[] data = write("/d", StorageClass.replicated(2), 4 * CHUNK, 4);
