@@ -769,17 +769,14 @@ public final class Namespace {
      * Commits a writer's length and the chunk versions it wrote ({@code rewritten}: the indexes of chunks a
      * {@link MetaCommand.CommitRewrite} swaps in with it). Every committed chunk's copies must hold the file as far as
      * it reaches into the chunk (the master counts a shorter copy short, and no reader may use it), so a commit is
-     * refused (STALE: the writer's view of the file is old) where it would leave one that does not:
-     * <ul>
-     * <li>a chunk that holds only what this writer wrote (erasure-coded, uploaded whole; replicated and never committed
-     * before, its copies made fresh by this writer's lease) reaches only as far as the writer's own length: not past
-     * it, where another writer has grown the file meanwhile (sim seed 5268 at 60 s: a gateway's commit retried 33 s
-     * after it failed named a chunk uploaded for its old size, below the file's size now, and the chunk's parts
-     * all counted short);</li>
-     * <li>a commit that grows the file past a partly filled last chunk names that chunk too (its copies extended to
-     * the new end): one that does not was made by a writer that never saw that end, and would leave the chunk
-     * short of the new size.</li>
-     * </ul>
+     * refused (STALE: the writer's view of the file is old) where it would leave one that does not: a chunk that holds
+     * only what this writer wrote (erasure-coded, uploaded whole; replicated and never committed before, its copies
+     * made fresh by this writer's lease) reaches only as far as the writer's own length, not past it, where another
+     * writer has grown the file meanwhile (sim seed 5268 at 60 s: a gateway's commit retried 33 s after it failed
+     * named a chunk uploaded for its old size, below the file's size now, and the chunk's parts all counted short).
+     * (A commit growing the file past a partly filled last chunk it does not name is not refused: a writer extends a
+     * chunk it committed once under the same lease version without naming it again, and the master cannot tell
+     * that from a writer that never saw the old end.)
      */
     private FileAttr setLength(MetaCommand.SetLength c, Set<Integer> rewritten, KvBatch batch) {
         long ino = c.inode(), length = c.length(), mtime = c.mtimeMillis();
@@ -789,7 +786,6 @@ public final class Namespace {
         List<ChunkRecord> raised = new ArrayList<>();
         long size = Math.max(rec.size(), length);
         for (int index : rewritten) requireReach(rec, size, length, index);
-        Set<Integer> named = new HashSet<>(rewritten);
         for (ChunkVersion w : c.chunks()) {
             ChunkRecord chunk = chunk(w.chunkId());
             // a chunk wholly past the committed size holds nothing this commit vouches for: its data version stays
@@ -816,16 +812,7 @@ public final class Namespace {
                         + w.version() + "; write it again");
             }
             if (rec.storageClass().isEc() || !chunk.committed()) requireReach(rec, size, length, chunk.index());
-            named.add(chunk.index());
             if (w.version() > chunk.dataVersion()) raised.add(chunk.withDataVersion(w.version()));
-        }
-        int cs = rec.chunkSize();
-        if (size > rec.size() && rec.size() % cs != 0 && !named.contains((int) (rec.size() / cs))) {
-            List<ChunkRecord> last = chunks(ino, (int) (rec.size() / cs), 1);
-            if (!last.isEmpty() && last.get(0).index() == rec.size() / cs && last.get(0).committed()) {
-                throw new CairnException(Status.STALE, "inode " + ino + " ends at " + rec.size() + ", inside chunk " + rec.size() / cs
-                        + ", which this commit of " + length + " bytes does not extend (the file changed since this writer saw its size); write it again");
-            }
         }
         for (ChunkRecord r : raised) batch.put(chunkKey(r.chunkId()), StoreFormat.encode(r));
         // a commit says "at least this much is durable": a late or repeated one must never shrink the file

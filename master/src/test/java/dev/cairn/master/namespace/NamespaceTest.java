@@ -227,8 +227,7 @@ class NamespaceTest extends NamespaceFixture {
     /**
      * A commit is refused where it would leave a committed chunk whose copies hold less of the file than the file has
      * in it: a chunk holding only the writer's bytes (made fresh by its lease, or erasure-coded) committed under a size
-     * another writer grew the file to past the writer's own length; a commit growing the file past a partly filled
-     * last chunk that it does not name (its copies end at the old end).
+     * another writer grew the file to past the writer's own length.
      */
     @Test void aCommitMayNotLeaveAChunkShortOfTheFile() {
         FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
@@ -246,15 +245,6 @@ class NamespaceTest extends NamespaceFixture {
         // a chunk already committed holds its bytes from before the bump (a replica is bumped in place): any length will do
         submit(new MetaCommand.BumpVersion(c0.chunkId()));
         submit(new MetaCommand.SetLength(f.inode(), 100, 3, List.of(new Types.ChunkVersion(c0.chunkId(), 2))));
-
-        // growing past the partly filled chunk 2 needs chunk 2 extended in the same commit
-        ChunkRecord c4 = submit(new MetaCommand.AllocChunk(f.inode(), 4));
-        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(f.inode(), 4 * 65536 + 5, 4, List.of(new Types.ChunkVersion(c4.chunkId(), 1))))))
-                .as("grown past the old end's chunk without it").isEqualTo(Status.STALE);
-        assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(2 * 65536 + 10);
-        submit(new MetaCommand.BumpVersion(c2.chunkId()));
-        submit(new MetaCommand.SetLength(f.inode(), 4 * 65536 + 5, 4, List.of(new Types.ChunkVersion(c2.chunkId(), 2), new Types.ChunkVersion(c4.chunkId(), 1))));
-        assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(4 * 65536 + 5);
 
         // erasure-coded: every chunk is uploaded whole, so only as far as the writer's length
         FileAttr e = submit(new MetaCommand.CreateFile("/e", 65536, StorageClass.ec(2, 1), 0));
