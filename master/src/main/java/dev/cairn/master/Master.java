@@ -913,16 +913,20 @@ public final class Master implements Node, MessageHandler {
          * reported a copy at this version or has not restarted since the lease (a top-up copy not yet reported), nor been
          * heard to hold the chunk bad, nor had it deleted.
          */
-        boolean vouches(int i, long chunkId, boolean recorded) { return servers.get(i).alive && (recorded || mayHold(i, chunkId)); }
+        boolean vouches(int i, long chunkId, boolean recorded) {
+            Server s = servers.get(i);
+            return s.alive && (recorded || (s.epoch == epochs[i] && !s.staleChunks.containsKey(chunkId)));
+        }
 
         /**
-         * Whether position {@code i}'s synced copy may still be there, as far as the master knows: its server has not
-         * registered again since the lease (it would have reported the copy), the copy was not reported bad, nor deleted.
-         * A server down meanwhile still has it (a crash keeps what was synced).
+         * Whether position {@code i}'s synced copy may still be there, as far as the master knows: the copy was not
+         * deleted nor reported bad, and its server has not registered again since the lease (it would have reported
+         * the copy): either it is up in the same epoch, or it is down now (a crash or a partition keeps what was synced;
+         * going down moves its epoch on).
          */
         boolean mayHold(int i, long chunkId) {
             Server s = servers.get(i);
-            return s.epoch == epochs[i] && !s.staleChunks.containsKey(chunkId);
+            return epochs[i] != DELETED && !s.staleChunks.containsKey(chunkId) && (s.epoch == epochs[i] || !s.alive);
         }
     }
 
