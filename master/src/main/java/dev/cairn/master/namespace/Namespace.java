@@ -722,15 +722,21 @@ public final class Namespace {
         }
         if (!same) throw new CairnException(Status.STALE, "inode " + c.inode() + " changed while it was being rewritten");
         List<Long> old = new ArrayList<>();
-        for (MetaCommand.Rewritten r : c.chunks()) {
+        for (int i = 0; i < c.chunks().size(); i++) {
+            MetaCommand.Rewritten r = c.chunks().get(i);
             if (r.newChunkId() >= counter(NEXT_CHUNK) || kv.get(chunkKey(r.newChunkId())) != null) {
                 throw new CairnException(Status.BAD_REQUEST, "chunk id " + r.newChunkId() + " was not reserved");
             }
             old.add(r.oldChunkId());
             batch.delete(chunkKey(r.oldChunkId()));
             batch.delete(reservedKey(r.oldChunkId()));
-            // version 2: a written chunk (version 1 means allocated and never written)
-            batch.put(chunkKey(r.newChunkId()), StoreFormat.encode(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index(), 2)));
+            // version 2: a written chunk (version 1 means allocated and never written). Its data version says what it
+            // holds, as the old one's did: a chunk no commit named, or one wholly past the file's size, was rewritten from
+            // nothing acknowledged (as 0 bytes, past the size) and stays a hole to readers. Counted as committed, it was
+            // required to reach the file's end once a writer grew the file over it, which its empty parts never did (sim
+            // seed 5359 at 60 s: an archived file grown past such a chunk could not be read)
+            boolean holdsData = now.get(i).committed() && (long) r.index() * rec.chunkSize() < rec.size();
+            batch.put(chunkKey(r.newChunkId()), StoreFormat.encode(new ChunkRecord(r.newChunkId(), 2, c.inode(), r.index(), holdsData ? 2 : 0)));
             batch.put(fileChunkKey(c.inode(), r.index()), longBytes(r.newChunkId()));
         }
         batch.put(inodeKey(rec.inode()), StoreFormat.encode(rec.withClass(c.storageClass(), rec.ctimeMillis())));

@@ -259,6 +259,25 @@ class NamespaceTest extends NamespaceFixture {
         assertThat(new Namespace(kv, 3).chunks(e.inode(), 0, 1)).extracting(ChunkRecord::chunkId).containsExactly(fresh);
     }
 
+    /**
+     * An archive rewrite keeps what each chunk holds: a chunk committed within the file's size is committed in its new
+     * class; one wholly past the size (written, never committed) is rewritten empty and stays a hole, so a writer may
+     * grow the file over it without its empty parts counting short.
+     */
+    @Test void anArchivedChunkPastTheSizeStaysAHole() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/a", 65536, StorageClass.replicated(2), 0));
+        ChunkRecord c0 = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        ChunkRecord c1 = submit(new MetaCommand.AllocChunk(f.inode(), 1));
+        submit(new MetaCommand.SetLength(f.inode(), 1000, 5, List.of(new Types.ChunkVersion(c0.chunkId(), 1))));
+        long first = submit(new MetaCommand.ReserveChunkIds(2));
+        submit(new MetaCommand.Archive(f.inode(), 5, 1000, StorageClass.ec(2, 1), List.of(
+                new MetaCommand.Rewritten(0, c0.chunkId(), c0.version(), first), new MetaCommand.Rewritten(1, c1.chunkId(), c1.version(), first + 1))));
+        Namespace after = new Namespace(kv, 3);
+        assertThat(after.chunk(first).committed()).isTrue();
+        assertThat(after.chunk(first + 1).committed()).as("rewritten from nothing acknowledged").isFalse();
+        assertThat(after.resolve("/a").storageClass()).isEqualTo(StorageClass.ec(2, 1));
+    }
+
     @Test void theWatcherHearsOfEveryChunkAndInodeACommandWrites() {
         List<String> heard = new java.util.ArrayList<>();
         ns.watch(new Namespace.Watcher() {
