@@ -26,8 +26,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * without anyone noticing.
  */
 class PlantedBugTest {
-    /** Seeds searched for one that catches a bug (the slowest today is caught within about 140). */
-    static final int MAX_SEEDS = 400;
+    /**
+     * Seeds searched for one that catches a bug. The slowest today, {@code COPY_LENGTH_UNJUDGED}, is first caught at seed
+     * 418 (it was 366 before the commit rules of the sixth stop of 2026-11-26 moved every trace, and about 140 before
+     * that): its edge is thin, since the short copies it lets count are rare in a 10 s run. Raised from 400 then.
+     */
+    static final int MAX_SEEDS = 600;
     /** Seeds run at once while searching (a batch; the lowest catching seed of the first batch with one wins). */
     static final int BATCH = 8;
 
