@@ -282,7 +282,7 @@ public final class ChunkServer implements Node, MessageHandler {
             ack(from, c.rid(), guard(() -> store.create(c.chunkId(), c.version(), c.part(), c.capacity(), c.nothingCommitted(), until)));
         } else if (m instanceof BumpVersion b) {
             long until = leaseClock() + dev.cairn.core.proto.Leases.WINDOW_NANOS;
-            ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion(), until)));
+            ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion(), until, b.cutTo())));
         } else if (m instanceof DeleteChunk d) {
             ack(from, d.rid(), guard(() -> store.delete(d.chunkId(), d.version())));
         } else if (m instanceof ReplicateChunk r) {

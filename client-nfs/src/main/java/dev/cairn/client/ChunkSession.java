@@ -119,6 +119,9 @@ public final class ChunkSession {
     /** Bytes written and not yet durable. */
     public long pendingBytes() { return pendingBytes; }
 
+    /** Whether writes were taken since the last sync: an empty write extending the copies counts, though it holds no bytes. */
+    public boolean unsynced() { return synced < pending.size(); }
+
     /** Bytes held in memory: written since the last commit the owner told of (synced or not). */
     public long heldBytes() { return heldBytes; }
 

@@ -1174,13 +1174,25 @@ public final class Master implements Node, MessageHandler {
         return metaLog.submit(new MetaCommand.ReserveVersion(c.chunkId())).flatMap(to -> bumpTo(c, holders, to));
     }
 
+    /**
+     * The chunk's share of its file's committed length: what a bump cuts its copies to ({@link MasterProtocol.BumpVersion#cutTo}).
+     * Read once the bump's version is reserved: every commit applied before counts, and one naming an older version
+     * applied after is refused ({@link Namespace#commit}), so no committed byte lies past the cut.
+     */
+    private long committedExtent(ChunkRecord c) {
+        InodeRecord f = namespace.inodeOrNull(c.inode());
+        if (f == null || f.storageClass().isEc()) return MasterProtocol.BumpVersion.NO_CUT;
+        return committedLength(c, f, 0);
+    }
+
     private Promise<Lease> bumpTo(ChunkRecord c, List<Holder> holders, long to) {
         assert to > c.version() : "bump of chunk " + c.chunkId() + " to v" + to + " not above its record v" + c.version();
         long[] lengths = new long[holders.size()];
         for (int i = 0; i < holders.size(); i++) lengths[i] = registry.reportedLength(c.chunkId(), holders.get(i).server().id);
         for (Holder h : holders) registry.removeLocation(c.chunkId(), h.server().id);
+        long cutTo = committedExtent(c);
         List<Promise<Ack>> calls = new ArrayList<>();
-        for (Holder h : holders) calls.add(call(h.server(), rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), h.version(), to, term)));
+        for (Holder h : holders) calls.add(call(h.server(), rid -> new MasterProtocol.BumpVersion(rid, c.chunkId(), h.version(), to, cutTo, term)));
         return Promise.all(calls).then((acks, e) -> {
             List<Server> ok = new ArrayList<>();
             for (int i = 0; i < holders.size(); i++) {

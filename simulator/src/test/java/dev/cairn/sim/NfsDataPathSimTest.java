@@ -245,10 +245,10 @@ class NfsDataPathSimTest extends ClusterScenario {
         }
     }
 
-    /** Two gateways write the same chunk in turn: each commit holds what its writer wrote, over what the other committed. */
-    @Test void twoWritersOfOneChunkInTurn() {
-        start(3);
-        OpenFile f = smallChunkFile("shared", StorageClass.replicated(2));
+    /** A second gateway, and an NFS client of it that has {@code name} open. */
+    record Second(SimHost host, Nfs4Client client, OpenFile file) {}
+
+    Second secondGatewayWith(String name) {
         SimHost second = world.addHost("nfs2", new Address("nfs2", 2049), 0, env -> new NfsGateway(env, new Address("master", SimCluster.MASTER_PORT)));
         second.start();
         sim.runUntil(sim.now() + SECOND);
@@ -256,7 +256,17 @@ class NfsDataPathSimTest extends ClusterScenario {
         Nfs4Client other = new Nfs4Client(record -> ((NfsGateway) second.node()).service().handle(record, conn), 0, 0, "other");
         sim.await(second, other::connect, 60 * SECOND);
         byte[] otherRoot = sim.await(second, () -> other.lookup("/"), 60 * SECOND);
-        OpenFile g = sim.await(second, () -> other.open(otherRoot, "shared", false), 60 * SECOND);
+        return new Second(second, other, sim.await(second, () -> other.open(otherRoot, name, false), 60 * SECOND));
+    }
+
+    /** Two gateways write the same chunk in turn: each commit holds what its writer wrote, over what the other committed. */
+    @Test void twoWritersOfOneChunkInTurn() {
+        start(3);
+        OpenFile f = smallChunkFile("shared", StorageClass.replicated(2));
+        Second two = secondGatewayWith("shared");
+        SimHost second = two.host();
+        Nfs4Client other = two.client();
+        OpenFile g = two.file();
 
         byte[] model = new byte[0];
         for (int round = 0; round < 6; round++) {
@@ -272,6 +282,48 @@ class NfsDataPathSimTest extends ClusterScenario {
             model = apply(model, off, data);
             assertThat(read("/shared")).as("after round %d", round).isEqualTo(model);
         }
+    }
+
+    /**
+     * Sim seeds 5386 and 5474: a gateway holding uncommitted writes (so its idea of the file's end is not refreshed)
+     * writes past the end it knows, after another gateway grew the file and committed: the gap between the two ends
+     * holds the other writer's committed bytes, which a write of zeros over it (sent, then sent again under the
+     * lease the other writer's bump forced) used to replace.
+     */
+    @Test void aWriteBeyondAnOutdatedEndKeepsTheBytesAnotherWriterCommittedThere() {
+        start(3);
+        OpenFile f = smallChunkFile("grown", StorageClass.replicated(2));
+        byte[] base = Oracle.content(1, 10_000);
+        nfs(() -> nfsClient.write(f, 0, base, Nfs4Client.FILE_SYNC));
+        Second two = secondGatewayWith("grown");
+        byte[] inPlace = Oracle.content(2, 1000);
+        sim.await(two.host(), () -> two.client().write(two.file(), 5000, inPlace, Nfs4Client.UNSTABLE), 60 * SECOND); // held, uncommitted
+        byte[] grown = Oracle.content(3, 30_000);
+        nfs(() -> nfsClient.write(f, 10_000, grown, Nfs4Client.UNSTABLE));
+        nfs(() -> nfsClient.commit(f.fh()));
+        byte[] past = Oracle.content(4, 1000);
+        sim.await(two.host(), () -> two.client().write(two.file(), 60_000, past, Nfs4Client.UNSTABLE), 60 * SECOND);
+        sim.await(two.host(), () -> two.client().commit(two.file().fh()), 60 * SECOND);
+        byte[] model = apply(apply(apply(base, 5000, inPlace), 10_000, grown), 60_000, past);
+        assertThat(read("/grown")).isEqualTo(model);
+    }
+
+    /**
+     * Bytes a writer sent past the file's end and never committed (its lease was taken over) are not the file's:
+     * when another writer grows the file over them, the gap reads zeros (the takeover's bump cut the copies to the
+     * committed length), not the lost writer's bytes.
+     */
+    @Test void bytesNeverCommittedPastTheEndReadAsZerosWhenAnotherWriterGrowsTheFile() {
+        start(3);
+        OpenFile f = smallChunkFile("lost", StorageClass.replicated(2));
+        byte[] base = Oracle.content(5, 10_000);
+        nfs(() -> nfsClient.write(f, 0, base, Nfs4Client.FILE_SYNC));
+        Second two = secondGatewayWith("lost");
+        sim.await(two.host(), () -> two.client().write(two.file(), 10_000, Oracle.content(6, 20_000), Nfs4Client.UNSTABLE), 60 * SECOND);
+        two.host().crash(); // its writes reached the copies and are never committed
+        byte[] past = Oracle.content(7, 1000);
+        nfs(() -> nfsClient.write(f, 50_000, past, Nfs4Client.FILE_SYNC));
+        assertThat(read("/lost")).isEqualTo(apply(base, 50_000, past));
     }
 
     /**

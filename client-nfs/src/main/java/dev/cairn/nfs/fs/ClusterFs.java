@@ -296,7 +296,7 @@ public final class ClusterFs {
         long end = offset + data.length;
         List<Promise<Void>> taken = new ArrayList<>();
         if (end > f.size) {
-            if (offset > f.size) zeroFill(f, f.size, offset, taken);
+            if (offset > f.size) extendOver(f, f.size, offset, taken);
             f.size = end;
         }
         int cs = f.chunkSize();
@@ -325,10 +325,25 @@ public final class ClusterFs {
     }
 
     /**
+     * Extends the copies of the chunk holding {@code from} (if it is partly written) to cover {@code [from, to)}:
+     * a copy shorter than that grows with zeros, a longer one is left as it is. Not a write of zeros: this
+     * gateway's idea of the file's end may be behind the master's (another writer grew the file since), and zeros
+     * sent (or resent under a later lease) over the gap would land on that writer's committed bytes (sim seeds 5386,
+     * 5474). Bytes past the committed end from writes never committed are cut by the next lease's bump (the master
+     * names the committed length), so a copy longer than the gap holds committed bytes or this writer's own.
+     */
+    private void extendOver(OpenFile f, long from, long to, List<Promise<Void>> taken) {
+        int cs = f.chunkSize();
+        if (from % cs == 0) return;
+        int index = (int) (from / cs);
+        long chunkStart = (long) index * cs;
+        taken.add(session(f, index).write(Math.min(to, chunkStart + cs) - chunkStart, EMPTY));
+    }
+
+    /**
      * Zeros over {@code [from, to)} where they land in the chunk holding {@code from}, if that chunk is partly
-     * written: a copy holds its chunk up to the file's end, and a file grown past it must read zeros there
-     * (not a copy shorter than the file, nor bytes a shrink left past the end). Chunks wholly past the old end
-     * hold nothing, and read as holes.
+     * written: after a shrink into a chunk, the bytes past the new end are zeros at once (the SETATTR answers after
+     * they are durable), so a file grown again reads zeros there. Chunks wholly past the end hold nothing.
      */
     private void zeroFill(OpenFile f, long from, long to, List<Promise<Void>> taken) {
         int cs = f.chunkSize();
@@ -400,7 +415,8 @@ public final class ClusterFs {
     private Promise<Void> flushSessions(OpenFile f) {
         if (f.lost != null) return owedLoss(f);
         List<Promise<Void>> syncs = new ArrayList<>();
-        for (ChunkSession s : f.sessions.values()) if (s.pendingBytes() > 0) syncs.add(s.sync());
+        // an extension (an empty write: sim seed 5386) must be durable before the commit too
+        for (ChunkSession s : f.sessions.values()) if (s.unsynced()) syncs.add(s.sync());
         long size = f.size;
         long changes = f.unstable;
         if (syncs.isEmpty() && size == f.base.size() && changes == 0 && f.heldBytes() == 0) return Promise.completed(null);
@@ -460,7 +476,7 @@ public final class ClusterFs {
 
     /** After a commit: sessions holding nothing are dropped once a file has many (each costs a lease to take again). */
     private void dropIdleSessions(OpenFile f) {
-        if (f.sessions.size() > 16) f.sessions.values().removeIf(s -> s.heldBytes() == 0 && s.pendingBytes() == 0);
+        if (f.sessions.size() > 16) f.sessions.values().removeIf(s -> s.heldBytes() == 0 && !s.unsynced());
         if (f.heldBytes() == 0) holding.remove(f);
     }
 
@@ -491,7 +507,7 @@ public final class ClusterFs {
             // grow: zeros over the rest of the old last chunk, made durable (and its version committed) with every
             // write before, then the size at the master, which drops any chunk wholly past the old end
             List<Promise<Void>> taken = new ArrayList<>();
-            zeroFill(f, oldSize, newSize, taken);
+            extendOver(f, oldSize, newSize, taken);
             holding.add(f);
             return Promise.all(taken).flatMap(v -> flushSessions(f)).flatMap(v -> client.setAttr(f.inode, change.fromSize(oldSize))).map(a -> {
                 f.size = newSize;

@@ -811,10 +811,12 @@ public final class Namespace {
             if (w.version() > chunk.version()) {
                 throw new CairnException(Status.BAD_REQUEST, "chunk " + w.chunkId() + " is at v" + chunk.version() + "; v" + w.version() + " was never leased");
             }
-            if (w.version() < chunk.version()) {
+            long leased = handedOut(w.chunkId());
+            if (w.version() < leased) {
                 // a later lease may have moved copies on that never received this write: it is not durable
-                // everywhere a reader may look, so it cannot be acknowledged
-                throw new CairnException(Status.STALE, "chunk " + w.chunkId() + " was leased again (v" + chunk.version() + ") after this write at v"
+                // everywhere a reader may look, so it cannot be acknowledged. A bump under way counts as soon as its
+                // version is reserved: it cuts the copies to the length committed before it (BumpVersion.cutTo)
+                throw new CairnException(Status.STALE, "chunk " + w.chunkId() + " was leased again (v" + leased + ") after this write at v"
                         + w.version() + "; write it again");
             }
             if (rec.storageClass().isEc() || !chunk.committed()) requireReach(rec, size, length, chunk.index());

@@ -229,6 +229,20 @@ class NamespaceTest extends NamespaceFixture {
      * in it: a chunk holding only the writer's bytes (made fresh by its lease, or erasure-coded) committed under a size
      * another writer grew the file to past the writer's own length.
      */
+    /**
+     * A bump cuts the copies to the length committed when its version was reserved (BumpVersion.cutTo): a commit of a
+     * write under the version before, arriving after the reservation, would acknowledge bytes the cut removes.
+     */
+    @Test void aCommitOfAnOlderVersionIsRefusedOnceABumpReservedANewOne() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
+        ChunkRecord c = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        submit(new MetaCommand.SetLength(f.inode(), 100, 1, List.of(new Types.ChunkVersion(c.chunkId(), 1))));
+        submit(new MetaCommand.ReserveVersion(c.chunkId())); // another writer's lease: its bump is on its way
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(f.inode(), 5000, 2, List.of(new Types.ChunkVersion(c.chunkId(), 1))))))
+                .isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).resolve("/f").size()).isEqualTo(100);
+    }
+
     @Test void aCommitMayNotLeaveAChunkShortOfTheFile() {
         FileAttr f = submit(new MetaCommand.CreateFile("/f", 65536, StorageClass.replicated(2), 0));
         ChunkRecord c0 = submit(new MetaCommand.AllocChunk(f.inode(), 0));

@@ -210,9 +210,17 @@ public sealed interface MasterProtocol extends Message {
         public CreateChunk(long rid, long chunkId, long version, int part) { this(rid, chunkId, version, part, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS); }
     }
 
-    /** Moves a copy from {@code fromVersion} to {@code toVersion}; STALE if the copy is not at fromVersion. */
-    record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion, long term) implements MasterProtocol, Fenced {
-        public BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) { this(rid, chunkId, fromVersion, toVersion, 0); }
+    /**
+     * Moves a copy from {@code fromVersion} to {@code toVersion}; STALE if the copy is not at fromVersion. A copy
+     * longer than {@code cutTo} bytes is cut to it first ({@link #NO_CUT}: left as it is): the master names the
+     * chunk's share of the file's committed length, so bytes past it (writes never committed, or left by a
+     * shrink) are gone before the new lease's writer writes, and a writer growing the file past a partly written
+     * chunk needs to send no zeros over the gap, which could land on another writer's committed bytes.
+     */
+    record BumpVersion(long rid, long chunkId, long fromVersion, long toVersion, long cutTo, long term) implements MasterProtocol, Fenced {
+        public static final long NO_CUT = -1;
+
+        public BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) { this(rid, chunkId, fromVersion, toVersion, NO_CUT, 0); }
     }
 
     /** Deletes the copy of a chunk if it is at {@code version} ({@link #ANY_VERSION}: whatever its version). Answered with Ack. */

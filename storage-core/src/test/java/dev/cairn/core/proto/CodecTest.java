@@ -57,6 +57,7 @@ class CodecTest {
                 new ChunksReply(18, Status.OK, "", ATTR, List.of(new ChunkLocation(0, 100, 2, List.of(CS), List.of(0)))),
                 new CreateChunk(19, 100, 1, 7),
                 new MasterProtocol.BumpVersion(20, 100, 1, 2),
+                new MasterProtocol.BumpVersion(21, 100, 2, 3, 70_000, 4),
                 new DeleteChunk(21, 100, DeleteChunk.ANY_VERSION),
                 new WriteData(22, 100, 2, 65536, new byte[] {1, 2, 3}, List.of(CS)),
                 new SyncChunk(23, 100, 2, 65536, List.of()),
