@@ -281,7 +281,8 @@ public final class CairnClient implements Node, MessageHandler {
         return last ? sent : sent.flatMap(v -> commitFrom(inode, length, chunks, to));
     }
 
-    Promise<ChunksReply> chunks(long inode, int from, int count) {
+    /** The committed chunks of a file among indexes {@code [from, from + count)} (at most 4096): any index missing is a hole. */
+    public Promise<ChunksReply> chunks(long inode, int from, int count) {
         return master(rid -> new GetChunks(rid, inode, from, count), ChunksReply.class).map(r -> check(r.status(), r.detail(), r));
     }
 

@@ -46,6 +46,16 @@ final class ChunkRegistry {
         /** Its disks the master judges slow ({@link DiskJudge}), and the streaks behind the verdicts. */
         Set<String> slowDisks = Set.of();
         final Map<String, Integer> diskStreaks = new TreeMap<>();
+        /** Heartbeats since it last (re)registered. */
+        int beatsSinceRegistration;
+
+        /**
+         * Its disks have been judged since it (re)registered ({@link DiskJudge#BEATS} heartbeats) and none is slow: a
+         * copy here may stand in for one the planner deletes as extra. A server just back may hold its copies on a
+         * disk that stalled, or died, while it was away (sim group seed 48: a server re-registered with copies on a disk
+         * stalled for 20 s and then dead, and half a second later the planner deleted a good copy as the extra one).
+         */
+        boolean vouched() { return beatsSinceRegistration >= DiskJudge.BEATS && slowDisks.isEmpty(); }
 
         Server(String id) {
             this.id = id;
@@ -180,6 +190,7 @@ final class ChunkRegistry {
         s.incarnation = incarnation;
         s.lastHeardNanos = nowNanos;
         s.alive = true;
+        s.beatsSinceRegistration = 0;
         return s;
     }
 

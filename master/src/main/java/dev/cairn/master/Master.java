@@ -596,6 +596,7 @@ public final class Master implements Node, MessageHandler {
         if (s == null || !s.alive || s.incarnation != h.incarnation()) return new HeartbeatReply(h.rid(), false, List.of(), term);
         s.controlAddress = from;
         s.lastHeardNanos = env.clock().nanoTime();
+        s.beatsSinceRegistration++;
         s.capacityBytes = h.capacityBytes();
         s.usedBytes = h.usedBytes();
         s.disks = List.copyOf(h.disks());

@@ -332,7 +332,9 @@ final class Planner {
         if (c.stale().isEmpty() && c.current().size() == cls.parts()) return;
         List<Holder> good = new ArrayList<>();
         for (Holder h : c.current()) if (!leaving(h, cls)) good.add(h);
-        good.sort(Comparator.comparingLong((Holder h) -> -h.version()).thenComparingDouble(h -> h.server().usedFraction()).thenComparing(h -> h.server().id));
+        // the newest versions first, then copies on vouched servers (Server.vouched), then the least full
+        good.sort(Comparator.comparingLong((Holder h) -> -h.version()).thenComparing(h -> !h.server().vouched())
+                .thenComparingDouble(h -> h.server().usedFraction()).thenComparing(h -> h.server().id));
         Set<String> keep = new HashSet<>();
         Set<Object> covered = new HashSet<>();
         for (Holder h : good) {
@@ -340,11 +342,15 @@ final class Planner {
             if (keep.size() < cls.parts() && covered.add(key)) keep.add(h.server().id);
         }
         assert keep.size() == cls.parts() : "tidying a chunk below its goal";
+        // a copy kept in place of one dropped must be on a server whose disks are judged sound since it came back;
+        // until then nothing current goes (stale copies still do: they hold nothing a reader is sent to)
+        boolean keepersVouched = true;
+        for (Holder h : good) if (keep.contains(h.server().id) && !h.server().vouched()) keepersVouched = false;
         long oldestKept = Long.MAX_VALUE;
         for (Holder h : good) if (keep.contains(h.server().id)) oldestKept = Math.min(oldestKept, h.version());
         boolean copying = false;
         for (Holder h : c.current()) {
-            if (keep.contains(h.server().id) || !free(h.server(), load, limits)) continue;
+            if (!keepersVouched || keep.contains(h.server().id) || !free(h.server(), load, limits)) continue;
             if (!cls.isEc() && h.version() > oldestKept) {
                 // a leaving copy newer than one kept: the kept one is current only by the committed data's version,
                 // and may lack writes synced under the newer one's lease and not yet committed (sim seed 13090: a

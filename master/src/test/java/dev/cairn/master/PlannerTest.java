@@ -60,6 +60,7 @@ class PlannerTest {
                 }
                 default -> s.disks = List.of(new DiskReport("disk0", DiskState.OK, 0, 0, 0));
             }
+            if (r.nextInt(6) == 0) s.beatsSinceRegistration = r.nextInt(DiskJudge.BEATS); // just (re)registered
         }
         for (int i = 0; i < extraEmptyServers; i++) servers.add(server("new" + i, "nh" + i, "nr" + i, "", 0, false));
         List<ChunkState> chunks = new ArrayList<>();
@@ -104,6 +105,7 @@ class PlannerTest {
         s.usedBytes = (long) (used * s.capacityBytes);
         s.draining = draining;
         s.alive = true;
+        s.beatsSinceRegistration = DiskJudge.BEATS; // its disks judged sound
         return s;
     }
 
@@ -131,6 +133,13 @@ class PlannerTest {
                         assertThat(false).as("deleting from an under-goal chunk %s", chunk).isTrue();
                     } else {
                         assertThat(Planner.missing(after)).as("deletions leave chunk %s at goal", chunk).isZero();
+                    }
+                    if (droppedCurrent) {
+                        // what stands in for a dropped copy is on servers whose disks are judged sound since they came back
+                        List<Holder> vouched = new ArrayList<>();
+                        for (Holder h : left) if (h.server().vouched()) vouched.add(h);
+                        ChunkState sound = new ChunkState(chunk.chunkId(), chunk.version(), chunk.cls(), vouched, List.of());
+                        assertThat(Planner.missing(sound)).as("copies of %s dropped for ones on servers not vouched for", chunk).isZero();
                     }
                     assertThat(left).as("last current copy of %s", chunk).isNotEmpty();
                 }
@@ -263,6 +272,16 @@ class PlannerTest {
         // copied to cs3, then cs2 comes back with its copy: four copies, the one on the fullest server goes
         ChunkState over = new ChunkState(7, 3, three, List.of(new Holder(s.get(0), 0, 3), new Holder(s.get(1), 0, 3), new Holder(s.get(2), 0, 3),
                 new Holder(s.get(3), 0, 3)), List.of());
+        // while two of the four servers have just re-registered (their disks not yet judged), one of them must be kept,
+        // and nothing is dropped: its copy may be on a disk that stalled or died while it was away (sim group seed 48)
+        s.get(2).beatsSinceRegistration = 0;
+        s.get(3).beatsSinceRegistration = DiskJudge.BEATS - 1;
+        assertThat(Planner.plan(s, List.of(over), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).isEmpty();
+        // one judged sound: the copy of the other (not vouched for) is the extra that goes
+        s.get(3).beatsSinceRegistration = DiskJudge.BEATS;
+        assertThat(Planner.plan(s, List.of(over), Map.of(), Set.of(), Limits.DEFAULT, true).actions())
+                .singleElement().isInstanceOfSatisfying(Drop.class, d -> assertThat(d.server()).isSameAs(s.get(2)));
+        s.get(2).beatsSinceRegistration = DiskJudge.BEATS;
         p = Planner.plan(s, List.of(over), Map.of(), Set.of(), Limits.DEFAULT, true);
         assertThat(p.actions()).singleElement().isInstanceOfSatisfying(Drop.class, d -> assertThat(d.server()).isSameAs(s.get(3)));
         assertThat(p.counts().overGoal()).isEqualTo(1);

@@ -13,6 +13,7 @@ import dev.cairn.nfs.client.Nfs4Client;
 import dev.cairn.nfs.client.Nfs4Client.OpenFile;
 import dev.cairn.nfs.fs.ClusterFs;
 import dev.cairn.nfs.v4.CompoundState;
+import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.sim.runtime.SimHost;
 import dev.cairn.sim.workload.Oracle;
 import java.util.ArrayList;
@@ -324,6 +325,50 @@ class NfsDataPathSimTest extends ClusterScenario {
         byte[] past = Oracle.content(7, 1000);
         nfs(() -> nfsClient.write(f, 50_000, past, Nfs4Client.FILE_SYNC));
         assertThat(read("/lost")).isEqualTo(apply(base, 50_000, past));
+    }
+
+    /**
+     * SEEK (RFC 7862 §15.11) over a sparse file of small chunks: data in chunks 0 and 2, chunk 1 a hole the file grew
+     * over, chunk 3 a hole a SETATTR grew the file into. A chunk holding writes not yet committed is data; the end of
+     * the file is a hole; past the end, or data asked for where only a hole follows, is NXIO.
+     */
+    @Test void seekFindsDataAndHolesAtChunkGranularity() {
+        start(3);
+        long cs = SMALL_CHUNK;
+        OpenFile f = smallChunkFile("sparse", StorageClass.replicated(2));
+        nfs(() -> nfsClient.write(f, 0, Oracle.content(1, 1000), Nfs4Client.FILE_SYNC));
+        nfs(() -> nfsClient.write(f, 2 * cs + 10, Oracle.content(2, 1000), Nfs4Client.FILE_SYNC));
+        long size = 4 * cs - 5;
+        nfs(() -> nfsClient.truncate(f, size));
+        assertThat(seek(f, 0, true)).isEqualTo(new Nfs4Client.SeekResult(0, false));
+        assertThat(seek(f, 0, false)).isEqualTo(new Nfs4Client.SeekResult(cs, false));
+        assertThat(seek(f, cs + 5, true)).isEqualTo(new Nfs4Client.SeekResult(2 * cs, false));
+        assertThat(seek(f, cs + 5, false)).isEqualTo(new Nfs4Client.SeekResult(cs + 5, false));
+        assertThat(seek(f, 2 * cs + 100, false)).isEqualTo(new Nfs4Client.SeekResult(3 * cs, false));
+        assertThat(seek(f, 3 * cs + 7, false)).isEqualTo(new Nfs4Client.SeekResult(3 * cs + 7, false));
+        assertThat(seekStatus(f, 3 * cs, true)).as("only a hole follows").isEqualTo(Nfs4Status.NXIO);
+        assertThat(seekStatus(f, size, false)).as("at the end").isEqualTo(Nfs4Status.NXIO);
+        assertThat(seekStatus(f, size + 100, true)).isEqualTo(Nfs4Status.NXIO);
+        // a write into the hole of chunk 1, not yet committed: data already, to this gateway
+        nfs(() -> nfsClient.write(f, cs + 3, Oracle.content(3, 100), Nfs4Client.UNSTABLE));
+        assertThat(seek(f, 0, false)).isEqualTo(new Nfs4Client.SeekResult(3 * cs, false));
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(seek(f, cs, true)).isEqualTo(new Nfs4Client.SeekResult(cs, false));
+        // a file with no hole before its end: the hole is the end itself
+        OpenFile whole = smallChunkFile("whole", StorageClass.replicated(2));
+        nfs(() -> nfsClient.write(whole, 0, Oracle.content(4, 5000), Nfs4Client.FILE_SYNC));
+        assertThat(seek(whole, 10, false)).isEqualTo(new Nfs4Client.SeekResult(5000, true));
+    }
+
+    Nfs4Client.SeekResult seek(OpenFile f, long offset, boolean data) { return nfs(() -> nfsClient.seek(f, offset, data)); }
+
+    int seekStatus(OpenFile f, long offset, boolean data) {
+        try {
+            seek(f, offset, data);
+            return Nfs4Status.NFS4_OK;
+        } catch (RuntimeException e) {
+            return NfsGatewaySimTest.status(e);
+        }
     }
 
     /**

@@ -278,6 +278,45 @@ public final class ClusterFs {
         })).onFailure(e -> client.log().debug("WRITE of inode {} at {}: {}", inode, offset, e.toString()));
     }
 
+    /** Where SEEK found what it looked for ({@code offset}, with {@code eof} when that is the file's end), or nothing ({@link #NOTHING}). */
+    public record SeekResult(long offset, boolean eof) {
+        /** No data at or after the offset, or the offset is at or past the end: NFS4ERR_NXIO, as lseek's ENXIO. */
+        public static final SeekResult NOTHING = new SeekResult(-1, true);
+    }
+
+    /** Chunk indexes asked of the master at a time while seeking (its cap on one GetChunks). */
+    static final int SEEK_PAGE = 4096;
+
+    /**
+     * SEEK (NFSv4.2): the first offset at or after {@code offset} in data ({@code data}) or in a hole. Holes are known
+     * at chunk granularity: a chunk no commit reached (the master lists none there) for which this gateway holds no
+     * write is a hole; any other chunk is data throughout, zeros inside it included (a server may report a hole as
+     * data, never data as a hole: a reader skipping a "hole" would lose bytes). The file's end is a hole.
+     */
+    public Promise<SeekResult> seek(long inode, long offset, boolean data) {
+        return openFresh(inode).flatMap(f -> f.barrier.flatMap(v -> {
+            if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
+            if (offset < 0 || offset >= f.size) return Promise.completed(SeekResult.NOTHING);
+            return seekFrom(f, offset, data, f.size, (int) (offset / f.chunkSize()));
+        }));
+    }
+
+    private Promise<SeekResult> seekFrom(OpenFile f, long offset, boolean data, long size, int from) {
+        int cs = f.chunkSize();
+        int last = (int) ((size - 1) / cs);
+        int to = (int) Math.min(last, (long) from + SEEK_PAGE - 1);
+        return client.chunks(f.inode, from, to - from + 1).flatMap(r -> {
+            java.util.BitSet committed = new java.util.BitSet();
+            for (var c : r.chunks()) if (c.index() >= from && c.index() <= to) committed.set(c.index() - from);
+            for (int i = from; i <= to; i++) {
+                boolean isData = committed.get(i - from) || f.sessions.containsKey(i) || f.images.containsKey(i);
+                if (isData == data) return Promise.completed(new SeekResult(Math.max(offset, (long) i * cs), false));
+            }
+            if (to < last) return seekFrom(f, offset, data, size, to + 1);
+            return Promise.completed(data ? SeekResult.NOTHING : new SeekResult(size, true));
+        });
+    }
+
     /** Makes every WRITE this gateway answered for the file durable on every copy, and its length committed. */
     public Promise<FileAttr> commit(long inode) {
         OpenFile f = files.get(inode);

@@ -80,6 +80,7 @@ public final class Nfs4Status {
     public static final int NOT_ONLY_OP = 10081;
     public static final int WRONG_CRED = 10082;
     public static final int WRONG_TYPE = 10083;
+    public static final int UNION_NOTSUPP = 10090;
 
     private Nfs4Status() {}
 }
