@@ -413,6 +413,49 @@ class NfsDataPathSimTest extends ClusterScenario {
      * a new id and swapped in at the COMMIT (it was refused: issue 25). Reads see the model before and after the
      * COMMIT, and the replaced chunks' parts are deleted, none left behind.
      */
+    /**
+     * A master restart between an erasure-coded rewrite's upload and its commit: the restarted master no longer knows
+     * the rewrite (pending rewrites live in the leader's memory) and refuses the commit STALE. The gateway still holds
+     * the images: it answers the COMMIT DELAY, uploads them again, and the client's retry commits every WRITE. The
+     * master is crashed every half millisecond into a COMMIT in turn, so some crash lands between upload and commit.
+     */
+    @Test void anErasureCodedRewriteForgottenByARestartedMasterIsUploadedAgain() {
+        start(4);
+        OpenFile f = smallChunkFile("ecr", StorageClass.ec(2, 1));
+        byte[] first = Oracle.content(51, SMALL_CHUNK);
+        nfs(() -> nfsClient.write(f, 0, first, Nfs4Client.FILE_SYNC));
+        byte[] model = first;
+        for (int step = 0; step < 60 && fs().uploadsAgain() == 0; step++) {
+            double ms = step / 2.0;
+            long at = 10 + 1000L * step;
+            byte[] change = Oracle.content(100 + step, 100);
+            nfs(() -> nfsClient.write(f, at, change, Nfs4Client.UNSTABLE));
+            model = apply(model, at, change);
+            @SuppressWarnings("unchecked") Promise<Long>[] commit = new Promise[1];
+            // started without running the clock on (as await does, 10 ms at a time): the crash lands ms into the COMMIT
+            sim.at(0, gateway, dev.cairn.sim.runtime.Simulation.Kind.TASK, 0, () -> commit[0] = nfsClient.commit(f.fh()));
+            sim.runUntil(sim.now() + step * 500_000L);
+            c.master().crash();
+            sim.runUntil(sim.now() + SECOND);
+            c.master().start();
+            int delays = 0;
+            for (Promise<Long> p = commit[0]; ; p = null) {
+                Promise<Long> attempt = p;
+                try {
+                    nfs(() -> attempt != null ? attempt : nfsClient.commit(f.fh()));
+                    break;
+                } catch (RuntimeException e) {
+                    assertThat(NfsGatewaySimTest.status(e)).as("a COMMIT after a master restart, %.1f ms in", ms).isEqualTo(Nfs4Status.DELAY);
+                    assertThat(++delays).isLessThan(50);
+                    sim.runUntil(sim.now() + SECOND / 5);
+                }
+            }
+            sim.runUntil(sim.now() + 3 * SECOND); // every chunkserver has registered with the restarted master
+            assertThat(read("/ecr")).as("%.1f ms in", ms).isEqualTo(model);
+        }
+        assertThat(fs().uploadsAgain()).as("a crash landed between an upload and its commit").isPositive();
+    }
+
     @Test void anErasureCodedFileIsWrittenWholeChunksAndChangedInPlace() {
         start(4);
         OpenFile f = smallChunkFile("ec", StorageClass.ec(2, 1));

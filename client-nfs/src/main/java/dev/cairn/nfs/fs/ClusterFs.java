@@ -106,6 +106,11 @@ public final class ClusterFs {
     }
 
     /** Bytes held for writes not yet committed, over every file (sessions and erasure-coded images). */
+    /** Erasure-coded commits refused STALE whose images went up again ({@link #uploadAgain}), since start. */
+    public long uploadsAgain() { return uploadsAgain; }
+
+    private long uploadsAgain;
+
     public long heldBytes() {
         long n = imageBytes;
         for (OpenFile f : holding) n += f.heldBytes();
@@ -498,6 +503,28 @@ public final class ClusterFs {
     }
 
     /**
+     * An erasure-coded file's commit was refused {@code STALE} the first time: the master may have lost the rewrite it
+     * was to swap in (pending rewrites live in the leader's memory: a master restart or a leader change between the
+     * upload and the commit), or a part's server died since the upload ("write it again"). The images still hold every
+     * WRITE answered, so they go up again, each under a new rewrite lease based on the chunk the image was read from:
+     * refused if another writer's change replaced that chunk meanwhile, and then the writes are lost as before
+     * ({@link #loseImages}). The COMMIT answers DELAY; the client's retry uploads and commits. Losing them at once
+     * failed an NFS client's COMMIT with EIO across any master failover during an erasure-coded rewrite.
+     */
+    private Promise<Void> uploadAgain(OpenFile f, Throwable e) {
+        client.log().info("inode {}: commit refused ({}); uploading its erasure-coded chunks again", f.inode, CairnException.detailOf(e));
+        f.uploadingAgain = true;
+        uploadsAgain++;
+        for (OpenFile.Image img : f.images.values()) {
+            if (img.dirty) continue;
+            img.dirty = true;
+            account(f, img);
+        }
+        return Promise.failed(new CairnException(Status.UNAVAILABLE, "the erasure-coded chunks of inode " + f.inode + " are to be uploaded again: "
+                + CairnException.detailOf(e)));
+    }
+
+    /**
      * An erasure-coded file's commit was refused for good: a chunk uploaded for it was replaced meanwhile (another
      * writer's rewrite of the same chunk won), or the master lost the pending rewrite (a leader change). What its
      * images held beyond the committed file can no longer be made durable by committing: kept, the next commit would
@@ -511,6 +538,7 @@ public final class ClusterFs {
         f.unstable = 0;
         f.size = f.base.size();
         f.lost = e;
+        f.uploadingAgain = false;
     }
 
     /** After a commit: sessions holding nothing are dropped once a file has many (each costs a lease to take again). */
@@ -525,12 +553,14 @@ public final class ClusterFs {
             // another writer leased a chunk after this gateway wrote it: those WRITEs are not durable, and a
             // retried COMMIT must not acknowledge them (STALE would map to DELAY, and the retry would succeed)
             if (CairnException.statusOf(e) == Status.STALE) {
+                if (f.ec() && !f.uploadingAgain && !f.images.isEmpty()) return uploadAgain(f, e);
                 CairnException lost = new CairnException(Status.IO, CairnException.detailOf(e));
                 if (f.ec()) loseImages(f, lost);
                 return Promise.failed(lost);
             }
             return Promise.failed(e);
         }).flatMap(v -> client.getAttr(f.inode)).map(a -> {
+            f.uploadingAgain = false;
             f.rebase(a);
             return null;
         });

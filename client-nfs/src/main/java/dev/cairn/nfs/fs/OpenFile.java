@@ -50,6 +50,8 @@ final class OpenFile {
     final dev.cairn.client.Uncommitted versions = new dev.cairn.client.Uncommitted();
     /** Erasure-coded files: the chunks being changed. */
     final TreeMap<Integer, Image> images = new TreeMap<>();
+    /** Erasure-coded files: a commit was refused STALE and the images are being uploaded again (once, until a commit succeeds). */
+    boolean uploadingAgain;
     /** The master's view of the file as last fetched. */
     FileAttr base;
     /** The size clients see: the master's, or further if WRITEs not yet committed went further. */
