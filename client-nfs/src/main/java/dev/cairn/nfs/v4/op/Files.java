@@ -9,6 +9,7 @@ import dev.cairn.nfs.rpc.Credentials;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.FileHandle;
 import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Operation;
 import dev.cairn.nfs.v4.state.StateTable;
 import dev.cairn.nfs.v4.state.StateTable.StateId;
 import dev.cairn.nfs.xdr.XdrDecoder;
@@ -153,6 +154,25 @@ final class Files {
      * which client sends them.
      */
     static long requester(CompoundState st) { return st.client() == null ? StateTable.ANY_CLIENT : st.client().id(); }
+
+    /**
+     * The checks READ, WRITE and SEEK share before they touch a file's data: the stateid allows {@code access}, the
+     * file is a regular one (ISDIR, INVAL for others), and an anonymous stateid's caller may read or write it (ACCESS);
+     * then {@code then} runs with the file's attributes.
+     */
+    static Promise<Integer> withDataAccess(CompoundState st, StateId sid, long ino, int access,
+                                           java.util.function.Function<FileAttr, Promise<Integer>> then) {
+        Integer bad = checkStateId(st, sid, ino, access);
+        if (bad != null) return Operation.status(bad);
+        return fs(st).attrForIo(ino).then((a, e) -> {
+            if (e != null) return Operation.status(status(e));
+            if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
+            if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);
+            boolean allowed = access == StateTable.ACCESS_WRITE ? mayWrite(st.credentials, a) : mayRead(st.credentials, a);
+            if (sid.isSpecial() && !allowed) return Operation.status(Nfs4Status.ACCESS);
+            return then.apply(a);
+        });
+    }
 
     static Integer checkStateId(CompoundState st, StateId id, long inode, int access) {
         if (id.isCurrent() && st.currentStateId == null) return Nfs4Status.BAD_STATEID;

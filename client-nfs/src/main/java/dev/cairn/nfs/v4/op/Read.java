@@ -1,7 +1,6 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
-import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Fattr;
 import dev.cairn.nfs.v4.Nfs4Status;
@@ -20,19 +19,11 @@ public final class Read implements Operation {
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
         if (offset < 0) return Operation.status(Nfs4Status.INVAL);
         long ino = st.current.inode();
-        Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_READ);
-        if (bad != null) return Operation.status(bad);
         int n = (int) Math.min(Integer.toUnsignedLong(count), Fattr.MAX_IO);
-        return Files.fs(st).attrForIo(ino).then((a, e) -> {
-            if (e != null) return Operation.status(Files.status(e));
-            if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
-            if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);
-            if (sid.isSpecial() && !Files.mayRead(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
-            return Files.call(Files.fs(st).read(ino, offset, n), r -> {
-                res.writeBoolean(r.eof());
-                res.writeOpaque(r.data());
-                return Nfs4Status.NFS4_OK;
-            });
-        });
+        return Files.withDataAccess(st, sid, ino, StateTable.ACCESS_READ, a -> Files.call(Files.fs(st).read(ino, offset, n), r -> {
+            res.writeBoolean(r.eof());
+            res.writeOpaque(r.data());
+            return Nfs4Status.NFS4_OK;
+        }));
     }
 }

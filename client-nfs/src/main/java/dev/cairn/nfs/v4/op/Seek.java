@@ -1,7 +1,6 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
-import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Operation;
@@ -27,13 +26,7 @@ public final class Seek implements Operation {
         if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
         if (what != CONTENT_DATA && what != CONTENT_HOLE) return Operation.status(Nfs4Status.UNION_NOTSUPP);
         long ino = st.current.inode();
-        Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_READ);
-        if (bad != null) return Operation.status(bad);
-        return Files.fs(st).attrForIo(ino).then((a, e) -> {
-            if (e != null) return Operation.status(Files.status(e));
-            if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
-            if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);
-            if (sid.isSpecial() && !Files.mayRead(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
+        return Files.withDataAccess(st, sid, ino, StateTable.ACCESS_READ, a -> {
             if (offset < 0) return Operation.status(Nfs4Status.NXIO); // past 2^63: past any file's end
             return Files.call(Files.fs(st).seek(ino, offset, what == CONTENT_DATA), r -> {
                 if (r.offset() < 0) return Nfs4Status.NXIO;

@@ -1,7 +1,6 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
-import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Fattr;
 import dev.cairn.nfs.v4.Nfs4Status;
@@ -28,13 +27,7 @@ public final class Write implements Operation {
         if (stable < UNSTABLE4 || stable > FILE_SYNC4) return Operation.status(Nfs4Status.INVAL);
         if (offset < 0 || offset + data.length > dev.cairn.nfs.fs.ClusterFs.MAX_FILE_SIZE) return Operation.status(Nfs4Status.FBIG);
         long ino = st.current.inode();
-        Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_WRITE);
-        if (bad != null) return Operation.status(bad);
-        return Files.fs(st).attrForIo(ino).then((a, e) -> {
-            if (e != null) return Operation.status(Files.status(e));
-            if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
-            if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);
-            if (sid.isSpecial() && !Files.mayWrite(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
+        return Files.withDataAccess(st, sid, ino, StateTable.ACCESS_WRITE, a -> {
             if (data.length == 0) {
                 res.writeInt(0).writeInt(FILE_SYNC4).writeFixedOpaque(st.server.writeVerifier());
                 return OK;
