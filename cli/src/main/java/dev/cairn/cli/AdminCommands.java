@@ -139,8 +139,8 @@ final class AdminCommands {
     }
 
     static void print(StatusReply s, long maxUnder, PrintStream out) {
-        out.printf(Locale.ROOT, "chunks %d   under goal %d   over goal %d   endangered %d   lost %d   stale copies %d%n",
-                s.chunks(), s.underGoal(), s.overGoal(), s.endangered(), s.lost(), s.staleCopies());
+        out.printf(Locale.ROOT, "chunks %d   under goal %d   over goal %d   endangered %d   lost %d   stale copies %d   reported corrupt %d%n",
+                s.chunks(), s.underGoal(), s.overGoal(), s.endangered(), s.lost(), s.staleCopies(), s.copiesMarkedBad());
         out.printf(Locale.ROOT, "planner: %s; %d moving; %d copies made, %d deleted since the master started%n",
                 s.grace() ? "waiting for known chunkservers to report (start-up grace)" : "running", s.moving(), s.copiesMade(), s.copiesDeleted());
         if (maxUnder > 0) {

@@ -46,7 +46,7 @@ class FsckTest {
             files.put(dir + "/" + name, new FileInfoReply(1, Status.OK, "", attr(FileType.FILE, size, cls), List.of(chunks)));
         }
 
-        @Override public StatusReply status() { return new StatusReply(1, Status.OK, "", false, 0, 0, 0, 0, 0, 0, 0, 0, 0, servers); }
+        @Override public StatusReply status() { return new StatusReply(1, Status.OK, "", false, 0, 0, 0, 0, 0, 0, 0, 0, 0, servers, 0); }
 
         @Override public FileAttr lookup(String path) {
             if (dirs.containsKey(path) || path.equals("/")) return attr(FileType.DIR, 0, StorageClass.DEFAULT);

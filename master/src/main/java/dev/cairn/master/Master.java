@@ -348,7 +348,7 @@ public final class Master implements Node, MessageHandler {
             return new AttrReply(rid, status, detail, Types.NO_ATTR);
         }
         if (req instanceof MasterProtocol.ClusterStatus) {
-            return new MasterProtocol.StatusReply(rid, status, detail, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of());
+            return new MasterProtocol.StatusReply(rid, status, detail, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of(), 0);
         }
         if (req instanceof MasterProtocol.ReplicaStatus) return new MasterProtocol.ReplicaStatusReply(rid, status, detail, false, false, 0, -1, "", List.of());
         if (req instanceof MasterProtocol.ChangeMasters) return new MasterProtocol.MastersReply(rid, status, detail, List.of());
@@ -1651,7 +1651,7 @@ public final class Master implements Node, MessageHandler {
         }
         Planner.Counts c = counts;
         return new MasterProtocol.StatusReply(r.rid(), Status.OK, "", grace, c.chunks(), c.underGoal(), c.overGoal(), c.endangered(), c.lost(),
-                c.stale(), moving.size(), copiesMade, copiesDeleted, servers);
+                c.stale(), moving.size(), copiesMade, copiesDeleted, servers, badCopies.size());
     }
 
     /** A server's disks as the master sees them: its reports, with the master's own slow verdicts. */

@@ -123,6 +123,7 @@ class PlannerSimTest extends ClusterScenario {
         String bad = current(chunk).get(1);
         host(bad).flipBit("disk0", ChunkFormat.fileName(chunk.chunkId()), ChunkFormat.DATA_OFFSET + 1000, 3);
         awaitChunks("/s", 200, chunks -> !current(chunks.get(0)).contains(bad), "the scrubber's report of the copy on " + bad);
+        assertThat(status().copiesMarkedBad()).as("status counts the copy reported corrupt").isEqualTo(1);
         host(bad).crash();
         host(bad).start();
         // judged at its registration, before its scrubber could find the copy corrupt again

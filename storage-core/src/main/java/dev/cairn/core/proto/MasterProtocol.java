@@ -286,7 +286,7 @@ public sealed interface MasterProtocol extends Message {
      */
     record StatusReply(long rid, Status status, String detail, boolean grace, long chunks, long underGoal, long overGoal,
                        long endangered, long lost, long staleCopies, long moving, long copiesMade, long copiesDeleted,
-                       List<ServerStatus> servers) implements MasterProtocol {
+                       List<ServerStatus> servers, long copiesMarkedBad) implements MasterProtocol {
         @Override public boolean isReply() { return true; }
     }
 

@@ -67,7 +67,7 @@ class CodecTest {
                 new MasterProtocol.ReplicateChunk(27, 100, 3, 4, 4, 2, 300_000, List.of(CS, CS), List.of(0, 5)),
                 new MasterProtocol.ClusterStatus(28),
                 new MasterProtocol.StatusReply(29, Status.OK, "", true, 10, 1, 2, 3, 4, 5, 6, 7, 8,
-                        List.of(new MasterProtocol.ServerStatus("cs1", CS.address(), Types.Topology.of("cs1"), true, false, 1, 2, 3, 4, List.of()))),
+                        List.of(new MasterProtocol.ServerStatus("cs1", CS.address(), Types.Topology.of("cs1"), true, false, 1, 2, 3, 4, List.of())), 9),
                 new MasterProtocol.FileInfo(30, "/a/f"),
                 new MasterProtocol.FileInfoReply(31, Status.OK, "", ATTR,
                         List.of(new MasterProtocol.ChunkInfo(0, 100, 3, List.of(new MasterProtocol.CopyInfo("cs1", 0, 3, true))))),
