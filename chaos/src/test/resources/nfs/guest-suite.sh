@@ -1,10 +1,11 @@
 #!/bin/sh
 # Cairn's NFS client suite, run inside ../shared/tools/nfs-vm's guest (busybox sh) by NfsKernelClientTest.
-#   guest-suite.sh DIR DATA_MIB NFILES [EXPECTED_VERS [CHUNKY]]
+#   guest-suite.sh DIR DATA_MIB NFILES [EXPECTED_VERS [CHUNKY [HOLEY]]]
 # CHUNKY: a file (relative to the mount) the host created with small chunks, for the random overwrites.
+# HOLEY: another, empty, for a file with holes copied by GNU cp (its SEEK_DATA/SEEK_HOLE go over NFS as SEEK in 4.2).
 # Prints "ok NAME" / "not ok NAME", and "host NAME ARGS" lines the test checks through the cluster's own
 # client library. Exits with the number of failed checks.
-DIR=$1; MIB=${2:-8}; NFILES=${3:-1000}; CHUNKY=$5
+DIR=$1; MIB=${2:-8}; NFILES=${3:-1000}; CHUNKY=$5; HOLEY=$6
 failed=0
 ok() { echo "ok $1"; }
 bad() { echo "not ok $1"; failed=$((failed + 1)); }
@@ -55,6 +56,22 @@ if [ -n "$CHUNKY" ]; then
   t "random overwrites read back" [ "$(md5sum < "$NFS_MNT/$CHUNKY" | cut -d' ' -f1)" = "$msum" ]
   echo "host md5 $CHUNKY $msum"
   rm -f /tmp/mirror /tmp/blk
+fi
+
+# a file with holes (1 MiB chunks: data in chunks 0 and 2, holes in 1 and at the end), copied with GNU cp
+# --sparse=always, which looks for data with lseek(SEEK_DATA/SEEK_HOLE): the kernel sends SEEK in 4.2. A hole reported
+# where data is would leave zeros in the copy; mirrored locally, the checksums must agree
+if [ -n "$HOLEY" ] && [ -x /usr/bin/cp ]; then
+  dd if=/dev/urandom of=/tmp/hblk bs=1M count=1 2>/dev/null
+  dd if=/tmp/hblk of=/tmp/hmirror bs=1M seek=0 conv=notrunc 2>/dev/null
+  dd if=/tmp/hblk of=/tmp/hmirror bs=1M seek=2 conv=notrunc 2>/dev/null
+  truncate -s 4194304 /tmp/hmirror
+  t "write chunks 0 and 2 of a file with holes" sh -c "dd if=/tmp/hblk of='$NFS_MNT/$HOLEY' bs=1M seek=0 conv=notrunc,fsync && dd if=/tmp/hblk of='$NFS_MNT/$HOLEY' bs=1M seek=2 conv=notrunc,fsync && truncate -s 4194304 '$NFS_MNT/$HOLEY'"
+  t "cp --sparse=always of it" /usr/bin/cp --sparse=always "$NFS_MNT/$HOLEY" /tmp/hcopy
+  hsum=$(md5sum < /tmp/hmirror | cut -d' ' -f1)
+  t "the sparse copy holds the file's bytes" [ "$(md5sum < /tmp/hcopy | cut -d' ' -f1)" = "$hsum" ]
+  echo "host md5 $HOLEY $hsum"
+  rm -f /tmp/hblk /tmp/hmirror /tmp/hcopy
 fi
 
 # many files

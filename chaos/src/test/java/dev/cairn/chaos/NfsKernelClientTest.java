@@ -32,6 +32,8 @@ class NfsKernelClientTest {
     static final long VM_TIMEOUT_SECONDS = 900;
     /** util-linux's flock(1), for the guest's lock checks (Debian has it in an essential package). */
     static final String FLOCK = "/usr/bin/flock";
+    /** GNU coreutils' cp(1), whose --sparse copy finds data with lseek(SEEK_DATA/SEEK_HOLE): NFSv4.2 SEEK from the guest. */
+    static final String GNU_CP = "/usr/bin/cp";
     static Path nfsVm;
     static GatewayCluster setup;
     static LocalCluster cluster;
@@ -43,6 +45,7 @@ class NfsKernelClientTest {
         assumeTrue(nfsVm != null, "nfs-vm not found (set CAIRN_NFS_VM, or keep ../shared/tools/nfs-vm beside the repository): kernel client suite skipped");
         assumeTrue("root".equals(System.getProperty("user.name")), "nfs-vm runs as root only: kernel client suite skipped");
         assumeTrue(Files.isExecutable(Path.of(FLOCK)), FLOCK + " (util-linux) not found: kernel client suite skipped");
+        assumeTrue(Files.isExecutable(Path.of(GNU_CP)), GNU_CP + " (coreutils) not found: kernel client suite skipped");
         setup = GatewayCluster.start(data);
         cluster = setup.cluster();
         gateway = setup.gateway();
@@ -68,14 +71,17 @@ class NfsKernelClientTest {
         String dir = "suite-" + vers.replace('.', '_');
         // a file of 1 MiB chunks for the random overwrites (NFS creates get the 64 MiB default)
         String chunky = "chunky-" + vers.replace('.', '_') + ".bin";
+        // and one for a file with holes between its 1 MiB chunks, copied by GNU cp through SEEK_DATA/SEEK_HOLE
+        String holey = "holey-" + vers.replace('.', '_') + ".bin";
         try (RealClient c = cluster.client()) {
             c.put(new java.io.ByteArrayInputStream(new byte[0]), "/" + chunky, 1 << 20, dev.cairn.core.proto.StorageClass.replicated(2));
+            c.put(new java.io.ByteArrayInputStream(new byte[0]), "/" + holey, 1 << 20, dev.cairn.core.proto.StorageClass.replicated(2));
         }
         Path script = Path.of(NfsKernelClientTest.class.getResource("/nfs/guest-suite.sh").toURI());
         // the guest's busybox has no flock(1): util-linux's is copied in (with its libraries) for the lock checks
         List<String> cmd = List.of(nfsVm.toString(), "--server-port", String.valueOf(gateway.port()), "--export", "/", "--vers", vers,
-                "--include-bin", FLOCK, "--timeout", String.valueOf(VM_TIMEOUT_SECONDS - 60), "--script", script.toString(),
-                "--", dir, "8", String.valueOf(files), expected, chunky);
+                "--include-bin", FLOCK, "--include-bin", GNU_CP, "--timeout", String.valueOf(VM_TIMEOUT_SECONDS - 60), "--script", script.toString(),
+                "--", dir, "8", String.valueOf(files), expected, chunky, holey);
         // the VM's output goes to a file as it runs (target/nfs-vm-VERS.log), to watch a slow run
         Path log = Path.of("target", "nfs-vm-" + vers + ".log").toAbsolutePath();
         Files.createDirectories(log.getParent());
@@ -89,7 +95,7 @@ class NfsKernelClientTest {
         List<String> failed = lines.stream().filter(l -> l.startsWith("not ok")).toList();
         assertThat(failed).as(out).isEmpty();
         assertThat(p.exitValue()).as(out).isZero();
-        assertThat(lines.stream().filter(l -> l.startsWith("ok ")).count()).as(out).isGreaterThanOrEqualTo(53); // every check of the suite ran
+        assertThat(lines.stream().filter(l -> l.startsWith("ok ")).count()).as(out).isGreaterThanOrEqualTo(56); // every check of the suite ran
         assertThat(lines).as(out).contains("ok mounted as " + expected);
         checkOnHost(lines.stream().filter(l -> l.startsWith("host ")).toList());
     }
