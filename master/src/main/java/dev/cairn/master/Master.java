@@ -1178,7 +1178,7 @@ public final class Master implements Node, MessageHandler {
     /**
      * The chunk's share of its file's committed length: what a bump cuts its copies to ({@link MasterProtocol.BumpVersion#cutTo}).
      * Read once the bump's version is reserved: every commit applied before counts, and one naming an older version
-     * applied after is refused ({@link Namespace#commit}), so no committed byte lies past the cut.
+     * applied after is refused ({@link Namespace#handedOut}), so no committed byte lies past the cut.
      */
     private long committedExtent(ChunkRecord c) {
         InodeRecord f = namespace.inodeOrNull(c.inode());
