@@ -105,12 +105,12 @@ public final class ClusterFs {
         return b.toString();
     }
 
-    /** Bytes held for writes not yet committed, over every file (sessions and erasure-coded images). */
     /** Erasure-coded commits refused STALE whose images went up again ({@link #uploadAgain}), since start. */
     public long uploadsAgain() { return uploadsAgain; }
 
     private long uploadsAgain;
 
+    /** Bytes held for writes not yet committed, over every file (sessions and erasure-coded images). */
     public long heldBytes() {
         long n = imageBytes;
         for (OpenFile f : holding) n += f.heldBytes();
