@@ -27,9 +27,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class PlantedBugTest {
     /**
-     * Seeds searched for one that catches a bug. The slowest today, {@code COPY_LENGTH_UNJUDGED}, is first caught at seed
-     * 418 (it was 366 before the commit rules of the sixth stop of 2026-11-26 moved every trace, and about 140 before
-     * that): its edge is thin, since the short copies it lets count are rare in a 10 s run. Raised from 400 then.
+     * Seeds searched for one that catches a bug. Raised from 400 when {@code COPY_LENGTH_UNJUDGED} was first caught at
+     * seed 418; since the stop of 2026-11-27 the sweep meets no copy it would let count (see
+     * {@link #NOT_CAUGHT_BY_THE_SWEEP}).
      */
     static final int MAX_SEEDS = 600;
     /** Seeds run at once while searching (a batch; the lowest catching seed of the first batch with one wins). */
@@ -51,7 +51,6 @@ class PlantedBugTest {
             Map.entry(Plant.COMMIT_NOT_AWAITED, Set.of("durability", "corrupt-read")),
             Map.entry(Plant.LOG_NOT_SYNCED, Set.of("durability", "metadata")),
             Map.entry(Plant.LAST_BLOCK_UNVERIFIED, Set.of("corrupt-read")),
-            Map.entry(Plant.COPY_LENGTH_UNJUDGED, Set.of("durability", "corrupt-read", "convergence", "garbage")),
             Map.entry(Plant.SNAPSHOT_NOT_DURABLE, Set.of("raft")),
             Map.entry(Plant.INSTALL_OVER_OLD_STATE, Set.of("raft")),
             Map.entry(Plant.GATEWAY_VERIFIER_REUSED, Set.of("durability", "corrupt-read"))));
@@ -68,10 +67,15 @@ class PlantedBugTest {
     /**
      * Plants the sweep cannot catch today, and why; each is guarded by a test of its mechanism instead. A write
      * landing after the chunkservers' window does harm only if the planner copied the chunk in between (its hold
-     * had ended), and no fault pauses a writer that long mid-lease: a host pause fault is the way to catch it.
+     * had ended), and no fault pauses a writer that long mid-lease: a host pause fault is the way to catch it. A copy
+     * at the chunk's version but shorter than its committed bytes no longer arises in the sweep: most likely it came
+     * from a gateway's extension (an empty write) left out of its commit's syncs, fixed on 2026-11-27 (not proven);
+     * {@code COPY_LENGTH_UNJUDGED} went uncaught in seeds 1..1000 (it was caught at 418
+     * before the stop of 2026-11-27), so a stand-in chunkserver reports such a copy instead.
      */
     static final Map<Plant, String> NOT_CAUGHT_BY_THE_SWEEP = Map.of(
-            Plant.LEASE_WINDOW_IGNORED, "ChunkStoreSimTest.clientWritesAreTakenOnlyInsideTheLeaseWindow (EXPIRED)");
+            Plant.LEASE_WINDOW_IGNORED, "ChunkStoreSimTest.clientWritesAreTakenOnlyInsideTheLeaseWindow (EXPIRED)",
+            Plant.COPY_LENGTH_UNJUDGED, "PlannerSimTest.aCopyShorterThanTheCommittedBytesIsNotCountedCurrent");
 
     static ExecutorService pool;
 
@@ -86,7 +90,7 @@ class PlantedBugTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Plant.class, mode = EnumSource.Mode.EXCLUDE, names = "LEASE_WINDOW_IGNORED")
+    @EnumSource(value = Plant.class, mode = EnumSource.Mode.EXCLUDE, names = {"LEASE_WINDOW_IGNORED", "COPY_LENGTH_UNJUDGED"}) // NOT_CAUGHT_BY_THE_SWEEP
     void plantedBugIsCaughtByTheSweepAndReplays(Plant bug) throws Exception {
         SimResult with = firstCatch(bug);
         assertThat(with).as("no seed in 1..%d catches %s: the checkers (or the faults) lost their edge", MAX_SEEDS, bug).isNotNull();
