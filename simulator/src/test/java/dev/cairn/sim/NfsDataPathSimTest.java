@@ -285,6 +285,14 @@ class NfsDataPathSimTest extends ClusterScenario {
         }
     }
 
+    /** On a cluster of three chunkservers, a replicated(2) file of small chunks holding {@code bytes}, written FILE_SYNC over NFS. */
+    OpenFile syncedFileOfThreeServers(String name, byte[] bytes) {
+        start(3);
+        OpenFile f = smallChunkFile(name, StorageClass.replicated(2));
+        nfs(() -> nfsClient.write(f, 0, bytes, Nfs4Client.FILE_SYNC));
+        return f;
+    }
+
     /**
      * Sim seeds 5386 and 5474: a gateway holding uncommitted writes (so its idea of the file's end is not refreshed)
      * writes past the end it knows, after another gateway grew the file and committed: the gap between the two ends
@@ -292,10 +300,8 @@ class NfsDataPathSimTest extends ClusterScenario {
      * lease the other writer's bump forced) used to replace.
      */
     @Test void aWriteBeyondAnOutdatedEndKeepsTheBytesAnotherWriterCommittedThere() {
-        start(3);
-        OpenFile f = smallChunkFile("grown", StorageClass.replicated(2));
         byte[] base = Oracle.content(1, 10_000);
-        nfs(() -> nfsClient.write(f, 0, base, Nfs4Client.FILE_SYNC));
+        OpenFile f = syncedFileOfThreeServers("grown", base);
         Second two = secondGatewayWith("grown");
         byte[] inPlace = Oracle.content(2, 1000);
         sim.await(two.host(), () -> two.client().write(two.file(), 5000, inPlace, Nfs4Client.UNSTABLE), 60 * SECOND); // held, uncommitted
@@ -315,10 +321,8 @@ class NfsDataPathSimTest extends ClusterScenario {
      * committed length), not the lost writer's bytes.
      */
     @Test void bytesNeverCommittedPastTheEndReadAsZerosWhenAnotherWriterGrowsTheFile() {
-        start(3);
-        OpenFile f = smallChunkFile("lost", StorageClass.replicated(2));
         byte[] base = Oracle.content(5, 10_000);
-        nfs(() -> nfsClient.write(f, 0, base, Nfs4Client.FILE_SYNC));
+        OpenFile f = syncedFileOfThreeServers("lost", base);
         Second two = secondGatewayWith("lost");
         sim.await(two.host(), () -> two.client().write(two.file(), 10_000, Oracle.content(6, 20_000), Nfs4Client.UNSTABLE), 60 * SECOND);
         two.host().crash(); // its writes reached the copies and are never committed
