@@ -2,6 +2,7 @@ package dev.cairn.chaos;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Address;
+import dev.cairn.core.real.ClusterKey;
 import dev.cairn.core.proto.MasterProtocol.StatusReply;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.FileAttr;
@@ -99,6 +100,8 @@ public final class ChaosRun {
 
     private Result go() throws Exception {
         Files.createDirectories(config.dir());
+        keyFile = config.dir().resolve(ClusterKey.FILE_NAME);
+        key = ClusterKey.loadOrCreate(keyFile);
         List<String> chunkservers = new ArrayList<>();
         for (int i = 1; i <= config.chunkservers(); i++) chunkservers.add("cs" + i);
         List<Nemesis.Fault> schedule = Nemesis.schedule(config.scenario(), config.seed(), config.durationMillis(), chunkservers);
@@ -106,13 +109,13 @@ public final class ChaosRun {
         try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks())) {
             String master = startMasters(nodes);
             for (String cs : chunkservers) {
-                nodes.start(cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master,
+                startNode(nodes, cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master,
                         "--data", config.dir().resolve(cs).toString(), "--volume", "disk0"));
             }
             int nfsPort = freePort();
-            nodes.start(Nemesis.GATEWAY, List.of("nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master,
+            startNode(nodes, Nemesis.GATEWAY, List.of("nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master,
                     "--data", config.dir().resolve("nfs").toString()));
-            try (RealClient client = RealClient.connect(masters, CALL_TIMEOUT_SECONDS)) {
+            try (RealClient client = RealClient.connect(masters, CALL_TIMEOUT_SECONDS, key)) {
                 t0 = System.currentTimeMillis();
                 awaitHealthy(client, READY_BOUND_MILLIS, "come up");
                 client.mkdir("/chaos");
@@ -139,6 +142,16 @@ public final class ChaosRun {
         return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations), List.copyOf(convergence), t0);
     }
 
+    /** Every node and the run's clients share a cluster key, as {@code cairn up}'s do. */
+    private ClusterKey key;
+    private Path keyFile;
+
+    private void startNode(NodeProcesses nodes, String name, List<String> args) throws IOException {
+        List<String> all = new ArrayList<>(args);
+        all.addAll(List.of("--key-file", keyFile.toString()));
+        nodes.start(name, all);
+    }
+
     /** The masters' client addresses (one, or a Raft group's). */
     private final List<Address> masters = new ArrayList<>();
 
@@ -149,11 +162,11 @@ public final class ChaosRun {
         masters.addAll(n == 1 ? List.of(new Address("127.0.0.1", freePort())) : dev.cairn.master.ratis.RatisLog.freeLoopbackGroup(n));
         String list = String.join(",", masters.stream().map(Address::toString).toList());
         if (n == 1) {
-            nodes.start("master", List.of("master", "--listen", list, "--data", config.dir().resolve("master").toString()));
+            startNode(nodes, "master", List.of("master", "--listen", list, "--data", config.dir().resolve("master").toString()));
             return list;
         }
         for (int i = 1; i <= n; i++) {
-            nodes.start("master" + i, List.of("master", "--listen", masters.get(i - 1).toString(), "--peers", list,
+            startNode(nodes, "master" + i, List.of("master", "--listen", masters.get(i - 1).toString(), "--peers", list,
                     "--data", config.dir().resolve("master" + i).toString()));
         }
         return list;
@@ -165,7 +178,7 @@ public final class ChaosRun {
      */
     private String leaderNode() throws InterruptedException {
         long deadline = System.currentTimeMillis() + READY_BOUND_MILLIS;
-        try (RealClient c = RealClient.connect(masters, 5)) {
+        try (RealClient c = RealClient.connect(masters, 5, key)) {
             while (System.currentTimeMillis() < deadline) {
                 for (int i = 0; i < masters.size(); i++) {
                     dev.cairn.core.env.Address a = masters.get(i);
@@ -205,7 +218,7 @@ public final class ChaosRun {
     /** Masters that answer and know a leader (the leader included): up, and back in the group after a restart. */
     private int mastersInGroup() {
         int n = 0;
-        try (RealClient c = RealClient.connect(masters, 2)) {
+        try (RealClient c = RealClient.connect(masters, 2, key)) {
             for (dev.cairn.core.env.Address a : masters) {
                 try {
                     var r = c.await(x -> x.replicaStatus(a));

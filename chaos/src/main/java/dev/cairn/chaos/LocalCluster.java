@@ -3,6 +3,7 @@ package dev.cairn.chaos;
 import dev.cairn.chunkserver.ChunkServer;
 import dev.cairn.chunkserver.ChunkServerConfig;
 import dev.cairn.core.env.Address;
+import dev.cairn.core.real.ClusterKey;
 import dev.cairn.core.real.RealRuntime;
 import dev.cairn.master.Master;
 import dev.cairn.master.MasterConfig;
@@ -21,14 +22,15 @@ public final class LocalCluster implements AutoCloseable {
     public static final long DEFAULT_CAPACITY_BYTES = 1L << 40;
     static final long READY_TIMEOUT_MILLIS = 30_000;
 
-    private final RealRuntime runtime = new RealRuntime();
+    private final RealRuntime runtime;
     private final Path root;
     private final Address masterAddress;
     private final RealRuntime.Handle<Master> master;
     private final List<RealRuntime.Handle<ChunkServer>> chunkservers = new ArrayList<>();
     private final List<ChunkServerConfig> configs = new ArrayList<>();
 
-    private LocalCluster(Path root, int masterPort, List<Integer> chunkPorts) {
+    private LocalCluster(Path root, int masterPort, List<Integer> chunkPorts, ClusterKey key) {
+        this.runtime = key == null ? new RealRuntime() : new RealRuntime(key);
         this.root = root;
         this.masterAddress = new Address(HOST, masterPort);
         try {
@@ -50,12 +52,24 @@ public final class LocalCluster implements AutoCloseable {
     public static LocalCluster start(Path root, int chunkservers, int masterPort, int firstChunkPort) {
         List<Integer> ports = new ArrayList<>();
         for (int i = 0; i < chunkservers; i++) ports.add(firstChunkPort + i);
-        return new LocalCluster(root, masterPort, ports);
+        return new LocalCluster(root, masterPort, ports, null);
+    }
+
+    /** As above, every node (and {@link #client()}) proving membership with {@code key}. */
+    public static LocalCluster start(Path root, int chunkservers, int masterPort, int firstChunkPort, ClusterKey key) {
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < chunkservers; i++) ports.add(firstChunkPort + i);
+        return new LocalCluster(root, masterPort, ports, key);
     }
 
     /** Chunkserver cs(i+1) listens on {@code chunkPorts.get(i)}. */
     public static LocalCluster start(Path root, int masterPort, List<Integer> chunkPorts) {
-        return new LocalCluster(root, masterPort, List.copyOf(chunkPorts));
+        return new LocalCluster(root, masterPort, List.copyOf(chunkPorts), null);
+    }
+
+    /** As above, every node (and {@link #client()}) proving membership with {@code key}. */
+    public static LocalCluster start(Path root, int masterPort, List<Integer> chunkPorts, ClusterKey key) {
+        return new LocalCluster(root, masterPort, List.copyOf(chunkPorts), key);
     }
 
     private RealRuntime.Handle<ChunkServer> startChunkserver(ChunkServerConfig c) {

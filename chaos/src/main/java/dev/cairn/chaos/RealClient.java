@@ -12,6 +12,7 @@ import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types.DirEntry;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
+import dev.cairn.core.real.ClusterKey;
 import dev.cairn.core.real.RealRuntime;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,6 +33,10 @@ import java.util.function.Function;
 public final class RealClient implements AutoCloseable {
     /** Longest a single call may take before the caller gives up. */
     public static final long CALL_TIMEOUT_SECONDS = 300;
+    /** Where a client looks for the cluster key when told nowhere else: the key {@code cairn up} makes by default. */
+    public static final String DEFAULT_KEY_FILE = "cairn-data/" + ClusterKey.FILE_NAME;
+    /** How often a waiting call looks whether the cluster refused this client's key. */
+    static final long REFUSAL_CHECK_MILLIS = 200;
     /** Bytes read from or written to local files per step. */
     static final int IO_STEP = Codec.MAX_DATA_BYTES;
 
@@ -64,7 +69,12 @@ public final class RealClient implements AutoCloseable {
 
     /** As {@link #connect(List)}, giving up on any one call after {@code callTimeoutSeconds}. */
     public static RealClient connect(List<Address> masters, long callTimeoutSeconds) {
-        return new RealClient(new RealRuntime(), true, masters, callTimeoutSeconds);
+        return connect(masters, callTimeoutSeconds, null);
+    }
+
+    /** As above, proving membership with {@code key} (null: a client of an open cluster). */
+    public static RealClient connect(List<Address> masters, long callTimeoutSeconds, ClusterKey key) {
+        return new RealClient(key == null ? new RealRuntime() : new RealRuntime(key), true, masters, callTimeoutSeconds);
     }
 
     /** A client on an existing runtime (tests, the local cluster). */
@@ -81,8 +91,18 @@ public final class RealClient implements AutoCloseable {
             if (e != null) f.completeExceptionally(e); else f.complete(v);
         }));
         try {
-            return f.get(callTimeoutSeconds, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(callTimeoutSeconds);
+            while (true) {
+                try {
+                    return f.get(Math.min(REFUSAL_CHECK_MILLIS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)), TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    // a handshake that settled this client is not of the cluster: no retry will change it
+                    throwIfRefused();
+                    if (System.nanoTime() - deadline >= 0) throw e;
+                }
+            }
         } catch (ExecutionException e) {
+            if (e.getCause() instanceof CairnException c && c.status() == Status.UNAVAILABLE) throwIfRefused();
             if (e.getCause() instanceof RuntimeException r) throw r;
             throw new IllegalStateException(e.getCause());
         } catch (TimeoutException e) {
@@ -91,6 +111,13 @@ public final class RealClient implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new CairnException(Status.UNAVAILABLE, "interrupted");
         }
+    }
+
+    /** Says why, when a node of the cluster refused this client's key (or lack of one). */
+    private void throwIfRefused() {
+        String refused = handle.refusedBy();
+        if (refused != null) throw new CairnException(Status.UNAVAILABLE, "refused: " + refused
+                + " (the cluster key is read from --key-file, else $CAIRN_KEY_FILE, else " + DEFAULT_KEY_FILE + ")");
     }
 
     public FileAttr lookup(String path) { return await(c -> c.lookup(path)); }

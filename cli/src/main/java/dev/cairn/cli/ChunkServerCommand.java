@@ -57,6 +57,8 @@ final class ChunkServerCommand implements Callable<Integer> {
     @Option(names = "--scrub-interval-hours", defaultValue = "168", description = "Each scrub round (every chunk re-read once) is spread over at least this long, 0 for back to back (default: ${DEFAULT-VALUE}).")
     long scrubHours;
 
+    @picocli.CommandLine.Mixin KeyOption key;
+
     @Override public Integer call() throws Exception {
         java.util.Map<String, Path> dirs = new java.util.TreeMap<>();
         List<String> names = new java.util.ArrayList<>();
@@ -73,7 +75,7 @@ final class ChunkServerCommand implements Callable<Integer> {
         if (scrubHours < 0 || scrubHours > MAX_SCRUB_HOURS) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scrub-interval-hours must be 0.." + MAX_SCRUB_HOURS);
         ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parseList(master), names, capacityGb << 30,
                 new Topology(host == null ? id : host, rack, diskLabel), scrubMb << 20, scrubHours * 3_600_000_000_000L);
-        RealRuntime rt = new RealRuntime();
+        RealRuntime rt = key.serverRuntime();
         rt.start(id, data.toAbsolutePath(), c.listen(), c.volumes(), dirs, env -> new ChunkServer(env, c));
         return MasterCommand.waitForSignal(rt);
     }

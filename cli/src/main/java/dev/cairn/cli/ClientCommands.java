@@ -31,8 +31,10 @@ final class ClientCommands {
         @Option(names = "--master", defaultValue = "${env:CAIRN_MASTER:-127.0.0.1:7100}", description = "Master HOST:PORT, or every master of a group, comma-separated (default: $CAIRN_MASTER, else 127.0.0.1:7100).")
         String master;
 
+        @picocli.CommandLine.Mixin KeyOption key;
+
         @Override public final Integer call() throws Exception {
-            try (RealClient c = RealClient.connect(Address.parseList(master), callTimeoutSeconds())) {
+            try (RealClient c = RealClient.connect(Address.parseList(master), callTimeoutSeconds(), key.clientKey())) {
                 return run(c);
             } catch (CairnException e) {
                 System.err.println("cairn: " + describe(e));

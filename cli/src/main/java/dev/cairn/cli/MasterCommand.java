@@ -29,12 +29,14 @@ final class MasterCommand implements Callable<Integer> {
             + " (each also uses PORT+" + RatisLog.RAFT_PORT_OFFSET + " for Raft). Without it, a single master.")
     String peers;
 
+    @picocli.CommandLine.Mixin KeyOption key;
+
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
         if (goal < 1 || goal > 16) throw new IllegalArgumentException("--goal must be 1..16");
         MasterConfig config = new MasterConfig(a, goal, MasterConfig.DEFAULT_HEARTBEAT_TIMEOUT_NANOS);
         Path dir = data.toAbsolutePath();
-        RealRuntime rt = new RealRuntime();
+        RealRuntime rt = key.serverRuntime();
         if (peers == null) {
             rt.start("master", dir, a, List.of(), env -> new Master(env, config));
         } else {

@@ -25,6 +25,8 @@ final class NfsCommand implements Callable<Integer> {
             + "which gives them a grace period to reclaim locks after a restart (default: ${DEFAULT-VALUE}).")
     java.nio.file.Path data;
 
+    @picocli.CommandLine.Mixin KeyOption key;
+
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
         Exports rules;
@@ -34,7 +36,7 @@ final class NfsCommand implements Callable<Integer> {
             System.err.println("cairn nfs: " + e.getMessage());
             return 2;
         }
-        RealRuntime rt = new RealRuntime();
+        RealRuntime rt = key.serverRuntime();
         LocalGateway g = LocalGateway.start(rt, Address.parseList(master), a.host(), a.port(), rules, data.toAbsolutePath());
         System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
         return MasterCommand.waitForSignal(rt);

@@ -35,9 +35,14 @@ final class ProcessCluster implements AutoCloseable {
     record Child(String name, List<String> command, Process process) {}
 
     private final Path data;
+    private final Path keyFile;
     private final List<Child> children = new ArrayList<>();
 
-    ProcessCluster(Path data) { this.data = data; }
+    /** A cluster in {@code data}, whose nodes share the key in {@code keyFile} (made by {@link UpCommand}). */
+    ProcessCluster(Path data, Path keyFile) {
+        this.data = data;
+        this.keyFile = keyFile;
+    }
 
     static List<String> javaCommand(String heap) {
         String java = ProcessHandle.current().info().command().orElse("java");
@@ -87,9 +92,11 @@ final class ProcessCluster implements AutoCloseable {
                 "--data", data.resolve("nfs").toString())); // its client records live with the cluster's data, not in the working directory
     }
 
-    private void start(String name, String heap, List<String> args) throws IOException {
+    private void start(String name, String heap, List<String> nodeArgs) throws IOException {
         Path logs = data.resolve("logs");
         Files.createDirectories(logs);
+        List<String> args = new ArrayList<>(nodeArgs);
+        args.addAll(List.of("--key-file", keyFile.toString()));
         List<String> cmd = new ArrayList<>(javaCommand(heap));
         cmd.addAll(args);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true)

@@ -4,6 +4,7 @@ import dev.cairn.chaos.LocalCluster;
 import dev.cairn.chaos.LocalGateway;
 import dev.cairn.core.env.Address;
 import dev.cairn.chaos.RealClient;
+import dev.cairn.core.real.ClusterKey;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,7 +66,9 @@ final class UpCommand implements Callable<Integer> {
         Path root = data.toAbsolutePath();
         List<Address> group = new ArrayList<>();
         for (int i = 0; i < masters; i++) group.add(new Address(LocalCluster.HOST, masterPort + i));
-        ProcessCluster cluster = new ProcessCluster(root);
+        Path keyFile = root.resolve(ClusterKey.FILE_NAME);
+        ClusterKey key = ClusterKey.loadOrCreate(keyFile);
+        ProcessCluster cluster = new ProcessCluster(root, keyFile);
         CountDownLatch stopped = closeOnShutdown(cluster);
         List<String> lines = new ArrayList<>();
         if (masters == 1) {
@@ -83,7 +86,7 @@ final class UpCommand implements Callable<Integer> {
             lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(masters + i - 1).process().pid() + ")");
         }
         if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), group, nfsExports);
-        if (!awaitServers(group, chunkservers) || (nfsPort != 0 && !awaitPort(nfsPort))) {
+        if (!awaitServers(group, chunkservers, key) || (nfsPort != 0 && !awaitPort(nfsPort))) {
             System.err.println("cairn: the cluster did not come up within " + READY_TIMEOUT_MILLIS / 1000 + " s; see " + root.resolve("logs"));
             cluster.close();
             return 1;
@@ -93,7 +96,7 @@ final class UpCommand implements Callable<Integer> {
         lines.forEach(System.out::println);
         if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(masters + chunkservers).process().pid() + ")");
         System.out.println();
-        printTry(group);
+        printTry(group, keyFile);
         if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();
@@ -101,9 +104,12 @@ final class UpCommand implements Callable<Integer> {
     }
 
     /** The first commands to try; on a master port other than the default, with where the master is (CAIRN_MASTER). */
-    static void printTry(List<Address> group) {
+    static void printTry(List<Address> group, Path keyFile) {
         String env = group.size() > 1 ? "export CAIRN_MASTER=" + ProcessCluster.join(group) + "   # every master of the group\n      "
                 : group.get(0).port() == LocalCluster.DEFAULT_MASTER_PORT ? "" : "export CAIRN_MASTER=" + group.get(0) + "   # the master is not on the default port\n      ";
+        if (!keyFile.equals(Path.of(RealClient.DEFAULT_KEY_FILE).toAbsolutePath())) {
+            env += "export CAIRN_KEY_FILE=" + ProcessCluster.shellQuote(keyFile.toString()) + "   # the cluster key, outside ./" + RealClient.DEFAULT_KEY_FILE + "\n      ";
+        }
         System.out.println("Try:  " + env + "./cairn put ./somefile /somefile && ./cairn ls / && ./cairn get /somefile ./copy");
         System.out.println("      ./cairn status --watch      ./cairn fileinfo /somefile");
     }
@@ -142,10 +148,10 @@ final class UpCommand implements Callable<Integer> {
     }
 
     /** Waits until the master answers and every chunkserver has registered. */
-    private static boolean awaitServers(List<Address> group, int n) throws InterruptedException {
+    private static boolean awaitServers(List<Address> group, int n, ClusterKey key) throws InterruptedException {
         long deadline = System.currentTimeMillis() + READY_TIMEOUT_MILLIS;
         while (System.currentTimeMillis() < deadline) {
-            try (RealClient c = RealClient.connect(group)) {
+            try (RealClient c = RealClient.connect(group, RealClient.CALL_TIMEOUT_SECONDS, key)) {
                 long up = c.await(x -> x.status()).servers().stream().filter(s -> s.alive()).count();
                 if (up >= n) return true;
             } catch (RuntimeException e) {
@@ -157,7 +163,8 @@ final class UpCommand implements Callable<Integer> {
     }
 
     private int inProcess() throws Exception {
-        LocalCluster cluster = LocalCluster.start(data.toAbsolutePath(), chunkservers, masterPort, chunkPort);
+        Path keyFile = data.toAbsolutePath().resolve(ClusterKey.FILE_NAME);
+        LocalCluster cluster = LocalCluster.start(data.toAbsolutePath(), chunkservers, masterPort, chunkPort, ClusterKey.loadOrCreate(keyFile));
         CountDownLatch stopped = closeOnShutdown(cluster);
         cluster.awaitReady();
         Address m = cluster.masterAddress();
@@ -169,7 +176,7 @@ final class UpCommand implements Callable<Integer> {
         cluster.chunkserverConfigs().forEach(c -> System.out.println("  chunkserver   " + c.serverId() + " " + c.listen()));
         if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort);
         System.out.println();
-        printTry(List.of(m));
+        printTry(List.of(m), keyFile);
         if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();

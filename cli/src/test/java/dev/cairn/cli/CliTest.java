@@ -94,6 +94,31 @@ class CliTest {
         }
     }
 
+    /** A keyed cluster: its clients prove the key; one without it, or with another, is told so at once, not after a timeout. */
+    @Test void aClusterWithAKeyServesClientsThatHoldItAndRefusesOthersAtOnce() throws Exception {
+        List<Integer> p = freePorts(4);
+        String master = "127.0.0.1:" + p.get(0);
+        Path keyFile = dir.resolve("k").resolve(dev.cairn.core.real.ClusterKey.FILE_NAME);
+        Path otherKey = dir.resolve("other").resolve(dev.cairn.core.real.ClusterKey.FILE_NAME);
+        dev.cairn.core.real.ClusterKey.loadOrCreate(otherKey);
+        try (LocalCluster cluster = LocalCluster.start(dir.resolve("data"), p.get(0), p.subList(1, 4),
+                dev.cairn.core.real.ClusterKey.loadOrCreate(keyFile))) {
+            cluster.awaitReady();
+            assertThat(Main.run("mkdir", "--master", master, "--key-file", keyFile.toString(), "/d")).as(err()).isZero();
+            assertThat(Main.run("ls", "--master", master, "--key-file", keyFile.toString(), "/")).isZero();
+            assertThat(out()).contains(" d");
+            long t0 = System.nanoTime();
+            assertThat(Main.run("ls", "--master", master, "/")).as("no key").isEqualTo(1);
+            assertThat(err()).contains("refused: " + master + " requires the cluster key, and this node has none");
+            assertThat(Main.run("ls", "--master", master, "--key-file", otherKey.toString(), "/")).as("another cluster's key").isEqualTo(1);
+            assertThat(err()).contains("refused: " + master + " it does not hold this cluster's key");
+            assertThat(java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0)).as("not a call timeout").isLessThan(30);
+            Files.writeString(otherKey, "garbage");
+            assertThat(Main.run("ls", "--master", master, "--key-file", otherKey.toString(), "/")).isNotZero();
+            assertThat(err()).contains("is not 64 hex digits");
+        }
+    }
+
     /** fsck against a real cluster: healthy, then a chunkserver down (under goal), then every holder down (lost), then back. */
     @Test void fsckNamesWhatIsUnderGoalOrLostAndSaysSoInItsExitStatus() throws Exception {
         List<Integer> p = freePorts(4);

@@ -77,7 +77,7 @@ public final class MetaBench {
                 if (masterCount > 1) a.addAll(List.of("--peers", peers));
                 p.start("master" + i, a.toArray(String[]::new));
             }
-            try (RealClient client = RealClient.connect(group, 86_400)) { // a phase is one call: hours at scale
+            try (RealClient client = p.client(group, 86_400)) { // a phase is one call: hours at scale
                 long t0 = System.nanoTime();
                 while (true) {
                     try {

@@ -103,7 +103,7 @@ public final class NfsBench {
             Processes.Cluster cluster = procs.startCluster();
             Address master = cluster.master();
             int nfsPort = cluster.nfsPort();
-            try (RealClient admin = RealClient.connect(master)) {
+            try (RealClient admin = procs.client(List.of(master), RealClient.CALL_TIMEOUT_SECONDS)) {
                 awaitReady(admin, nfsPort);
                 admin.mkdir("/bench");
                 admin.await(c -> c.setClass("/bench", cls));
@@ -360,11 +360,21 @@ public final class NfsBench {
         private final Path root;
         private final String jar;
         private final Map<String, Process> procs = new LinkedHashMap<>();
+        /** The cluster's key, as ./cairn up makes one; null with -Dcairn.bench.open=true (nodes without one). */
+        private final dev.cairn.core.real.ClusterKey key;
 
         Processes(Path root, String jar) {
             this.root = root;
             this.jar = jar;
+            this.key = Boolean.getBoolean("cairn.bench.open") ? null
+                    : dev.cairn.core.real.ClusterKey.loadOrCreate(root.resolve(dev.cairn.core.real.ClusterKey.FILE_NAME));
         }
+
+        /** The key clients of this cluster prove membership with (null: an open cluster). */
+        dev.cairn.core.real.ClusterKey key() { return key; }
+
+        /** A client of this cluster, giving up on a call after {@code callTimeoutSeconds}. */
+        RealClient client(List<Address> masters, long callTimeoutSeconds) { return RealClient.connect(masters, callTimeoutSeconds, key); }
 
         /** Where the cluster {@link #startCluster} started answers. */
         record Cluster(Address master, int nfsPort) {}
@@ -391,6 +401,7 @@ public final class NfsBench {
             if (!extra.isEmpty()) cmd.addAll(List.of(extra.replace("%n", name).split("\\s+")));
             cmd.addAll(List.of("-jar", jar));
             cmd.addAll(List.of(args));
+            if (key != null) cmd.addAll(List.of("--key-file", root.resolve(dev.cairn.core.real.ClusterKey.FILE_NAME).toString()));
             Files.createDirectories(root.resolve("logs"));
             procs.put(name, new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(root.resolve("logs").resolve(name + ".log").toFile()).start());

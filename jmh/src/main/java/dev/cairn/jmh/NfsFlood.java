@@ -47,7 +47,7 @@ public final class NfsFlood {
         try {
             NfsBench.Processes.Cluster cluster = procs.startCluster();
             int nfsPort = cluster.nfsPort();
-            try (RealClient admin = RealClient.connect(cluster.master())) {
+            try (RealClient admin = procs.client(java.util.List.of(cluster.master()), RealClient.CALL_TIMEOUT_SECONDS)) {
                 NfsBench.awaitReady(admin, nfsPort);
             }
             // a 4 MiB file to read, written over NFS

@@ -24,6 +24,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -34,7 +35,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * The replicated write path end to end on this machine: a 64 MiB file put through a local cluster
  * (1 master + 3 chunkservers on loopback, one disk) until it is fsynced on all three copies, against the
  * same bytes written and fsynced three times with FileChannel on the same disk (what three replicas cost
- * without Cairn). Compare the two in one run; the machine is shared.
+ * without Cairn). Compare the two in one run; the machine is shared. {@code nodes=keyed} runs the cluster with a cluster
+ * key (every node connection authenticated, every frame signed with HMAC-SHA256), {@code open} without: what node
+ * authentication costs on the write path.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -44,6 +47,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = {"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"})
 public class PipelineBench {
     static final int SIZE = 64 << 20;
+
+    @Param({"open", "keyed"}) public String nodes;
 
     private Path dir;
     private LocalCluster cluster;
@@ -63,7 +68,8 @@ public class PipelineBench {
             ports.add(s.getLocalPort());
         }
         for (ServerSocket s : held) s.close();
-        cluster = LocalCluster.start(dir.resolve("cluster"), ports.get(0), ports.subList(1, 4));
+        cluster = LocalCluster.start(dir.resolve("cluster"), ports.get(0), ports.subList(1, 4),
+                nodes.equals("keyed") ? dev.cairn.core.real.ClusterKey.random() : null);
         cluster.awaitReady();
         client = cluster.client();
     }

@@ -27,10 +27,13 @@ import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +42,9 @@ import org.slf4j.LoggerFactory;
  * A frame longer than {@link Codec#MAX_FRAME_BYTES} or one that does not decode closes its connection
  * (the node stays up). Outbound connections are keyed by the target address; accepted ones by the
  * peer's address, so a reply to {@code from} goes back over the connection the request came on.
+ * With a {@link ClusterKey}, every connection opens with {@link PeerAuth}'s handshake and every frame is signed; a
+ * peer without the key is refused before any of its bytes reach the codec. Without one the node is open to any
+ * process that reaches its port (said once in the log at start).
  */
 final class NettyTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(NettyTransport.class);
@@ -54,12 +60,23 @@ final class NettyTransport implements Transport {
      * from 116 to 502 MB for good).
      */
     static final long MAX_PARTIAL_FRAME_BYTES = 64L << 20;
+    /**
+     * Bytes of messages written to all connections and not yet taken by their sockets, at most: a quarter of the heap
+     * (they are heap arrays), at least 64 MiB. Past it, the connection holding the most is closed; its calls fail and
+     * are retried. One connection may hold half of it, then it is closed: its peer is not reading what it asked for
+     * (10 connections pipelining 1 MiB reads whose replies were never read once took a gateway from 386 to 870 MB).
+     * A node never stops reading a connection for this: two nodes each waiting for the other to read would never move.
+     */
+    static final long MAX_UNSENT_BYTES = Math.max(64L << 20, Runtime.getRuntime().maxMemory() / 4);
     /** A connection holding part of a frame that sends nothing more for this long is closed. */
     static final int FRAME_STALL_SECONDS = 30;
     private static final long WARN_EVERY_NANOS = 60_000_000_000L;
 
     private final EventLoop loop;
     private final String host;
+    /** Null: an open node (no handshake, unsigned frames). */
+    private final ClusterKey key;
+    private final Set<ByteBuffer> handshakeNonces = new HashSet<>();
     private final Map<Address, Channel> channels = new HashMap<>();
     private final Map<Address, ArrayDeque<Message>> connecting = new HashMap<>();
     private Channel server;
@@ -67,13 +84,36 @@ final class NettyTransport implements Transport {
     private boolean stopped;
     private int accepted;
     private long partialFrameBytes;
+    private long refusedPeers;
+    private long unsentBytes;
+    private long maxUnsent = MAX_UNSENT_BYTES;
+    private static final io.netty.util.AttributeKey<long[]> UNSENT = io.netty.util.AttributeKey.valueOf("cairn.unsent");
+    /** Why the last connection this node opened failed its handshake for good (another key, or none); else null. */
+    private volatile String refusedBy;
     private long lastWarn = System.nanoTime() - WARN_EVERY_NANOS;
     private int warnsHeld;
 
-    NettyTransport(EventLoop loop, String host) {
+    NettyTransport(EventLoop loop, String host, ClusterKey key) {
         this.loop = loop;
         this.host = host;
+        this.key = key;
     }
+
+    /** Connections refused by the cluster handshake since start; on the loop (tests). */
+    long refusedPeers() { return refusedPeers; }
+
+    /**
+     * Why a peer this node connected to is not of its cluster, as far as a handshake settled it (another key on either
+     * side, or only one side with a key); null if none was. Any thread: a command-line client fails at once with it
+     * rather than waiting out its call timeout.
+     */
+    String refusedBy() { return refusedBy; }
+
+    /** Lowers the unsent budget (half of it per connection); on the loop (tests, whose heap is large). */
+    void limitUnsent(long bytes) { maxUnsent = bytes; }
+
+    /** Bytes of messages written and not yet taken by their sockets, all connections; on the loop (tests). */
+    long unsentBytes() { return unsentBytes; }
 
     /** Bytes held in partial frames now; on the loop (for tests of the memory bound). */
     long partialFrameBytes() { return partialFrameBytes; }
@@ -95,7 +135,7 @@ final class NettyTransport implements Transport {
                         }
                         accepted++;
                         ch.closeFuture().addListener(f -> accepted--);
-                        pipeline(ch, peer);
+                        pipeline(ch, peer, PeerAuth.Role.ACCEPTOR);
                         channels.put(peer, ch);
                     }
                 });
@@ -104,6 +144,7 @@ final class NettyTransport implements Transport {
             throw new IllegalStateException("cannot listen on " + local + ": " + f.cause().getMessage(), f.cause());
         }
         server = f.channel();
+        if (key == null) LOG.warn("[{}] no cluster key: any process that reaches {} can send this node commands", host, local);
     }
 
     @Override public void start(Address local, MessageHandler h) {
@@ -137,7 +178,7 @@ final class NettyTransport implements Transport {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
                 .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override protected void initChannel(SocketChannel ch) { pipeline(ch, to); }
+                    @Override protected void initChannel(SocketChannel ch) { pipeline(ch, to, PeerAuth.Role.INITIATOR); }
                 });
         b.connect(to.host(), to.port()).addListener((ChannelFuture f) -> {
             ArrayDeque<Message> queued = connecting.remove(to);
@@ -157,8 +198,42 @@ final class NettyTransport implements Transport {
         if (bytes.length > Codec.MAX_FRAME_BYTES) {
             throw new IllegalArgumentException(m.getClass().getSimpleName() + " of " + bytes.length + " bytes exceeds the frame limit");
         }
-        ch.writeAndFlush(Unpooled.wrappedBuffer(bytes));
+        long[] unsent = ch.attr(UNSENT).setIfAbsent(new long[1]);
+        if (unsent == null) unsent = ch.attr(UNSENT).get();
+        long n = bytes.length;
+        if (unsent[0] + n > maxUnsent / 2) {
+            warnRarely("closing connection with " + peerOf(ch) + ": " + (unsent[0] >> 20) + " MiB of messages to it not read");
+            ch.close();
+            return;
+        }
+        long[] held = unsent;
+        held[0] += n;
+        unsentBytes += n;
+        ch.writeAndFlush(Unpooled.wrappedBuffer(bytes)).addListener(f -> {
+            held[0] -= n;
+            unsentBytes -= n;
+        });
+        if (unsentBytes > maxUnsent) closeLargestUnsent();
     }
+
+    /** Over the node's budget for unsent messages: the connection holding the most goes. */
+    private void closeLargestUnsent() {
+        Channel largest = null;
+        long most = 0;
+        for (Channel c : channels.values()) {
+            long[] u = c.attr(UNSENT).get();
+            if (u != null && u[0] > most) {
+                most = u[0];
+                largest = c;
+            }
+        }
+        if (largest == null) return;
+        warnRarely("closing connection with " + peerOf(largest) + ": " + (most >> 20) + " MiB of messages to it not read, "
+                + (unsentBytes >> 20) + " MiB over all connections");
+        largest.close();
+    }
+
+    private Object peerOf(Channel ch) { return ch.remoteAddress(); }
 
     /**
      * Logs at most one warning a minute, saying how many were held back: a flood of bad connections must not
@@ -176,14 +251,31 @@ final class NettyTransport implements Transport {
         warnsHeld = 0;
     }
 
-    /** Long frames, counted against the node's budget for partial frames, and cut off when they stall. */
+    /**
+     * Long frames, counted against the node's budget for partial frames, and cut off when they stall; until the
+     * peer has proved it holds the cluster key, nothing longer than a handshake frame is read.
+     */
     private final class BoundedFrameDecoder extends LengthFieldBasedFrameDecoder {
         private final Address peer;
+        private final PeerAuth auth;
         private int held;
 
-        BoundedFrameDecoder(Address peer) {
-            super(Codec.MAX_FRAME_BYTES, 0, 4, 0, 4);
+        BoundedFrameDecoder(Address peer, PeerAuth auth) {
+            super(Codec.MAX_FRAME_BYTES + (auth == null ? 0 : PeerAuth.TAG_BYTES), 0, 4, 0, 4);
             this.peer = peer;
+            this.auth = auth;
+        }
+
+        @Override protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
+            if (auth != null && !auth.open() && in.readableBytes() >= 4) {
+                long length = in.getUnsignedInt(in.readerIndex());
+                if (length > PeerAuth.MAX_HANDSHAKE_FRAME_BYTES) {
+                    in.skipBytes(in.readableBytes());
+                    auth.refuse("a frame of " + length + " bytes before it proved it holds the cluster key");
+                    return null;
+                }
+            }
+            return super.decode(ctx, in);
         }
 
         @Override public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
@@ -216,14 +308,29 @@ final class NettyTransport implements Transport {
         }
     }
 
-    private void pipeline(SocketChannel ch, Address peer) {
+    private void pipeline(SocketChannel ch, Address peer, PeerAuth.Role role) {
+        PeerAuth auth = key == null ? null
+                : new PeerAuth(key, role, handshakeNonces, (why, settled) -> {
+                    refusedPeers++;
+                    if (settled && role == PeerAuth.Role.INITIATOR) refusedBy = peer + " " + why;
+                    warnRarely("refusing " + peer + ": " + why);
+                });
         ch.pipeline()
                 .addLast(new IdleStateHandler(FRAME_STALL_SECONDS, 0, 0))
-                .addLast(new BoundedFrameDecoder(peer))
-                .addLast(new LengthFieldPrepender(4))
+                .addLast(new BoundedFrameDecoder(peer, auth))
+                .addLast(new LengthFieldPrepender(4));
+        if (auth != null) ch.pipeline().addLast(auth);
+        ch.pipeline()
                 .addLast(new ChannelInboundHandlerAdapter() {
                     @Override public void channelRead(ChannelHandlerContext ctx, Object msg) {
                         ByteBuf buf = (ByteBuf) msg;
+                        if (key == null && PeerAuth.isHello(buf)) {
+                            buf.release();
+                            refusedBy = peer + " requires the cluster key, and this node has none";
+                            warnRarely("closing connection with " + peer + ": it requires the cluster key, and this node has none");
+                            ctx.close();
+                            return;
+                        }
                         Message m;
                         try {
                             m = Codec.decode(ByteBufUtil.getBytes(buf));

@@ -36,6 +36,12 @@ public final class RealRuntime implements AutoCloseable {
 
         public Env env() { return env; }
 
+        /**
+         * Why a node this one connected to turned out not to be of its cluster (another cluster key, or a key on only
+         * one side); null while none has. Any thread.
+         */
+        public String refusedBy() { return env.nettyTransport().refusedBy(); }
+
         /** The node's event loop, for a server (the NFS port) that must run on the node's own thread. */
         public io.netty.channel.EventLoop eventLoop() { return env.loop(); }
 
@@ -62,6 +68,14 @@ public final class RealRuntime implements AutoCloseable {
     }
 
     private final List<Handle<?>> handles = new ArrayList<>();
+    /** Null: nodes of an open cluster. */
+    private final ClusterKey key;
+
+    /** Nodes of an open cluster: no handshake, and any process that reaches a port can send commands. */
+    public RealRuntime() { this.key = null; }
+
+    /** Nodes that prove they hold {@code key} to every peer and refuse peers that do not ({@link PeerAuth}). */
+    public RealRuntime(ClusterKey key) { this.key = java.util.Objects.requireNonNull(key); }
 
     /**
      * Starts a node: makes its loop, checks its volumes, binds {@code listen} (if not null), then calls
@@ -76,7 +90,7 @@ public final class RealRuntime implements AutoCloseable {
     public synchronized <N extends Node> Handle<N> start(String hostId, Path dataDir, Address listen, List<String> volumes,
                                                          java.util.Map<String, Path> volumeDirs, Function<Env, N> factory) {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        RealEnv env = new RealEnv(hostId, dataDir, volumeDirs, group.next());
+        RealEnv env = new RealEnv(hostId, dataDir, volumeDirs, group.next(), key);
         // a bug caught on the node's loop (a promise chain, a handler) is logged with its stack trace
         org.slf4j.Logger bugs = org.slf4j.LoggerFactory.getLogger("dev.cairn.bug");
         env.loop().execute(() -> dev.cairn.core.async.Unexpected.install(t -> bugs.error("[" + hostId + "] unexpected error (a bug)", t)));

@@ -238,6 +238,46 @@ class RealRuntimeTest {
         }
     }
 
+    /** A peer that sends requests and never reads the replies: they pile up to a bound, then its connection goes. */
+    @Test void repliesAPeerNeverReadsAreBoundedThenItsConnectionIsClosed() throws Exception {
+        Address a = new Address("127.0.0.1", freePort());
+        RealRuntime.Handle<EchoNode> server = rt.start("server", dir.resolve("s"), a, List.of(), env -> new EchoNode(env, a));
+        long budget = 8 << 20;
+        server.run(n -> ((NettyTransport) n.env.transport()).limitUnsent(budget));
+        java.util.function.LongSupplier unsent = () -> server.call(n -> ((NettyTransport) n.env.transport()).unsentBytes());
+        String longPath = "/" + "x".repeat(8000);
+        long most = 0;
+        boolean cut = false;
+        try (Socket s = new Socket("127.0.0.1", a.port())) {
+            s.setReceiveBufferSize(64 << 10); // and never read from it
+            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 20));
+            for (int i = 0; i < 4_000 && !cut; i++) { // 32 MB of replies
+                byte[] frame = dev.cairn.core.proto.Codec.encode(new Lookup(i, longPath));
+                try {
+                    out.writeInt(frame.length);
+                    out.write(frame);
+                    if (i % 100 == 99) {
+                        out.flush();
+                        most = Math.max(most, unsent.getAsLong());
+                    }
+                } catch (java.io.IOException closed) {
+                    cut = true;
+                }
+            }
+            for (int i = 0; i < 100 && !cut; i++) {
+                most = Math.max(most, unsent.getAsLong());
+                if (countClosed(List.of(s)) == 1) cut = true; else Thread.sleep(50);
+            }
+        }
+        assertThat(cut).as("the connection of a peer that reads nothing is closed").isTrue();
+        assertThat(most).as("replies held for it").isLessThanOrEqualTo(budget / 2).isGreaterThan(budget / 4);
+        for (int i = 0; i < 100 && unsent.getAsLong() > 0; i++) Thread.sleep(50);
+        assertThat(unsent.getAsLong()).isZero();
+        RealRuntime.Handle<EchoNode> client = rt.start("client", dir.resolve("c"), null, List.of(), env -> new EchoNode(env, null));
+        client.run(n -> n.env.transport().send(a, new Lookup(1, "/after")));
+        assertThat(client.node().received.poll(10, TimeUnit.SECONDS)).isEqualTo(new Ack(1, Status.OK, "/after"));
+    }
+
     /** How many of {@code sockets} the far end has closed (a read sees the end or a reset at once). */
     static int countClosed(List<Socket> sockets) throws Exception {
         int n = 0;
