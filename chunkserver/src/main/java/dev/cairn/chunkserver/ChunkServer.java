@@ -83,8 +83,9 @@ public final class ChunkServer implements Node, MessageHandler {
     private int masterIndex;
     /** Heartbeats in a row that got no answer (with a master group: after {@link #SILENT_BEATS_BEFORE_SWITCH}, find the leader again). */
     private int silentBeats;
-    /** The newest leader term heard from a master (0 for a single master); see {@link #newest}. */
+    /** The newest leader term heard from a master (0 for a single master); see {@link #newest}. Kept on disk. */
     private long masterTerm;
+    private final TermFile termFile;
     private boolean stopped;
 
     public ChunkServer(Env env, ChunkServerConfig config) {
@@ -95,6 +96,7 @@ public final class ChunkServer implements Node, MessageHandler {
         List<Volume> volumes = new ArrayList<>();
         for (String v : config.volumes()) volumes.add(env.volume(v));
         this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
+        this.termFile = new TermFile(store.disks(), log);
         store.hooks(env);
         this.incarnation = env.random().nextLong();
         this.scrubber = new Scrubber(env, store, config.scrubBytesPerSecond(), config.scrubIntervalNanos(), this::reportBad, this::leaseClock, this::removeAbandoned);
@@ -102,13 +104,17 @@ public final class ChunkServer implements Node, MessageHandler {
     }
 
     @Override public void start() {
-        store.recover().onComplete((n, e) -> {
+        store.recover().flatMap(n -> termFile.load().map(term -> {
+            masterTerm = term;
+            return n;
+        })).onComplete((n, e) -> {
             if (stopped) return;
             if (e != null) {
                 log.warn("recovery failed: {}", e.toString());
                 return;
             }
-            log.info("chunkserver {} recovered {} chunks; listening on {}", config.serverId(), n, config.listen());
+            log.info("chunkserver {} recovered {} chunks{}; listening on {}", config.serverId(), n,
+                    masterTerm > 0 ? ", newest master term " + masterTerm : "", config.listen());
             env.transport().start(config.listen(), this);
             register();
             scrubber.start();
@@ -190,14 +196,15 @@ public final class ChunkServer implements Node, MessageHandler {
 
     /**
      * True if {@code term} is at least the newest master term this server has heard of (which it then becomes):
-     * commands and registration answers of an older term come from a deposed leader and are refused. Not kept
-     * across a restart: the registration that follows one learns the current term before the master sends anything.
+     * commands and registration answers of an older term come from a deposed leader and are refused. Kept on disk
+     * ({@link TermFile}), so a restarted server does not take a deposed leader it meets first for the current one.
      */
     private boolean newest(long term) {
         if (term < masterTerm) return false;
         if (term > masterTerm) {
             if (masterTerm > 0) log.info("a master of term {} leads now (was {})", term, masterTerm);
             masterTerm = term;
+            termFile.save(term);
         }
         return true;
     }

@@ -31,6 +31,8 @@ class ChunkServerFencingSimTest {
         final Address at;
         final Map<Long, Ack> answers = new TreeMap<>();
         boolean registered;
+        /** The term it answers in: lower it to play a deposed leader. */
+        long term = TERM;
 
         StandInMaster(Env env, Address at) {
             this.env = env;
@@ -42,9 +44,9 @@ class ChunkServerFencingSimTest {
         @Override public void onMessage(Address from, Message m) {
             if (m instanceof MasterProtocol.Register r) {
                 registered = true;
-                env.transport().send(from, new MasterProtocol.RegisterReply(r.rid(), Status.OK, List.of(), TERM));
+                env.transport().send(from, new MasterProtocol.RegisterReply(r.rid(), Status.OK, List.of(), term));
             } else if (m instanceof MasterProtocol.Heartbeat h) {
-                env.transport().send(from, new MasterProtocol.HeartbeatReply(h.rid(), true, List.of(), TERM));
+                env.transport().send(from, new MasterProtocol.HeartbeatReply(h.rid(), true, List.of(), term));
             } else if (m instanceof Ack a) {
                 answers.put(a.rid(), a);
             }
@@ -73,6 +75,39 @@ class ChunkServerFencingSimTest {
         assertThat(master[0].answers.get(3L).status()).as("a deposed leader's delete").isEqualTo(Status.NOT_LEADER);
         assertThat(ch.diskOrNull("disk0").files()).as("the leader's chunk is still there, the deposed leader's never made")
                 .contains(dev.cairn.core.chunk.ChunkFormat.fileName(8)).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(7));
+        assertThat(sim.violations()).isEmpty();
+    }
+
+    /**
+     * The newest term survives a power loss: restarted, the server meets a deposed leader first (registration answered
+     * in an older term) and still refuses it and its commands.
+     */
+    @Test void theNewestTermIsRememberedAcrossARestartSoADeposedLeaderMetFirstIsRefused() {
+        Simulation sim = new Simulation(4);
+        SimWorld world = new SimWorld(sim, false);
+        Address m = new Address("master", 7100), cs = new Address("cs1", 7200);
+        StandInMaster[] master = new StandInMaster[1];
+        SimHost mh = world.addHost("master", m, 0, env -> master[0] = new StandInMaster(env, m));
+        SimHost ch = world.addHost("cs1", cs, 0, env -> new ChunkServer(env, new ChunkServerConfig("cs1", cs, m, List.of("disk0"), 1L << 30)));
+        mh.start();
+        ch.start();
+        sim.runUntil(sim.now() + 5_000_000_000L);
+        assertThat(master[0].registered).isTrue();
+        ch.powerLoss(); // only what was synced is left
+        master[0].registered = false;
+        master[0].term = TERM - 1;
+        ch.start();
+        sim.runUntil(sim.now() + 5_000_000_000L);
+        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(11, 9, 1, 0, 16, false, TERM - 1)));
+        sim.runUntil(sim.now() + 2_000_000_000L);
+        assertThat(master[0].answers.get(11L).status()).as("a deposed leader's create after the restart").isEqualTo(Status.NOT_LEADER);
+        assertThat(ch.diskOrNull("disk0").files()).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(9));
+        // the current leader is heard again: the server registers and takes its commands
+        master[0].term = TERM;
+        sim.runUntil(sim.now() + 5_000_000_000L);
+        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(12, 10, 1, 0, 16, false, TERM)));
+        sim.runUntil(sim.now() + 2_000_000_000L);
+        assertThat(master[0].answers.get(12L).status()).isEqualTo(Status.OK);
         assertThat(sim.violations()).isEmpty();
     }
 }
