@@ -53,26 +53,43 @@ class ChunkServerFencingSimTest {
         }
     }
 
+    /** A chunkserver registered with a stand-in master in {@link #TERM}. */
+    static final class Registered {
+        final Simulation sim;
+        final Address cs = new Address("cs1", 7200);
+        final SimHost mh, ch;
+        private final StandInMaster[] master = new StandInMaster[1];
+
+        Registered(long seed) {
+            sim = new Simulation(seed);
+            SimWorld world = new SimWorld(sim, false);
+            Address m = new Address("master", 7100);
+            mh = world.addHost("master", m, 0, env -> master[0] = new StandInMaster(env, m));
+            ch = world.addHost("cs1", cs, 0, env -> new ChunkServer(env, new ChunkServerConfig("cs1", cs, m, List.of("disk0"), 1L << 30)));
+            mh.start();
+            ch.start();
+            sim.runUntil(sim.now() + 5_000_000_000L);
+            assertThat(master[0].registered).isTrue();
+        }
+
+        StandInMaster master() { return master[0]; }
+    }
+
     @Test void aCommandOfAnOlderTermIsRefusedOnceANewerLeaderHasSpoken() {
-        Simulation sim = new Simulation(3);
-        SimWorld world = new SimWorld(sim, false);
-        Address m = new Address("master", 7100), cs = new Address("cs1", 7200);
-        StandInMaster[] master = new StandInMaster[1];
-        SimHost mh = world.addHost("master", m, 0, env -> master[0] = new StandInMaster(env, m));
-        SimHost ch = world.addHost("cs1", cs, 0, env -> new ChunkServer(env, new ChunkServerConfig("cs1", cs, m, List.of("disk0"), 1L << 30)));
-        mh.start();
-        ch.start();
-        sim.runUntil(sim.now() + 5_000_000_000L);
-        assertThat(master[0].registered).isTrue();
+        Registered r = new Registered(3);
+        Simulation sim = r.sim;
+        SimHost mh = r.mh, ch = r.ch;
+        Address cs = r.cs;
+        StandInMaster master = r.master();
         sim.at(0, mh, Simulation.Kind.TASK, 1, () -> {
-            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(1, 7, 1, 0, 16, false, TERM - 1));
-            master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(2, 8, 1, 0, 16, false, TERM));
-            master[0].env.transport().send(cs, new MasterProtocol.DeleteChunk(3, 8, MasterProtocol.DeleteChunk.ANY_VERSION, TERM - 1));
+            master.env.transport().send(cs, new MasterProtocol.CreateChunk(1, 7, 1, 0, 16, false, TERM - 1));
+            master.env.transport().send(cs, new MasterProtocol.CreateChunk(2, 8, 1, 0, 16, false, TERM));
+            master.env.transport().send(cs, new MasterProtocol.DeleteChunk(3, 8, MasterProtocol.DeleteChunk.ANY_VERSION, TERM - 1));
         });
         sim.runUntil(sim.now() + 2_000_000_000L);
-        assertThat(master[0].answers.get(1L).status()).as("a deposed leader's create").isEqualTo(Status.NOT_LEADER);
-        assertThat(master[0].answers.get(2L).status()).as("the leader's create").isEqualTo(Status.OK);
-        assertThat(master[0].answers.get(3L).status()).as("a deposed leader's delete").isEqualTo(Status.NOT_LEADER);
+        assertThat(master.answers.get(1L).status()).as("a deposed leader's create").isEqualTo(Status.NOT_LEADER);
+        assertThat(master.answers.get(2L).status()).as("the leader's create").isEqualTo(Status.OK);
+        assertThat(master.answers.get(3L).status()).as("a deposed leader's delete").isEqualTo(Status.NOT_LEADER);
         assertThat(ch.diskOrNull("disk0").files()).as("the leader's chunk is still there, the deposed leader's never made")
                 .contains(dev.cairn.core.chunk.ChunkFormat.fileName(8)).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(7));
         assertThat(sim.violations()).isEmpty();
@@ -83,31 +100,26 @@ class ChunkServerFencingSimTest {
      * in an older term) and still refuses it and its commands.
      */
     @Test void theNewestTermIsRememberedAcrossARestartSoADeposedLeaderMetFirstIsRefused() {
-        Simulation sim = new Simulation(4);
-        SimWorld world = new SimWorld(sim, false);
-        Address m = new Address("master", 7100), cs = new Address("cs1", 7200);
-        StandInMaster[] master = new StandInMaster[1];
-        SimHost mh = world.addHost("master", m, 0, env -> master[0] = new StandInMaster(env, m));
-        SimHost ch = world.addHost("cs1", cs, 0, env -> new ChunkServer(env, new ChunkServerConfig("cs1", cs, m, List.of("disk0"), 1L << 30)));
-        mh.start();
-        ch.start();
-        sim.runUntil(sim.now() + 5_000_000_000L);
-        assertThat(master[0].registered).isTrue();
+        Registered r = new Registered(4);
+        Simulation sim = r.sim;
+        SimHost mh = r.mh, ch = r.ch;
+        Address cs = r.cs;
+        StandInMaster master = r.master();
         ch.powerLoss(); // only what was synced is left
-        master[0].registered = false;
-        master[0].term = TERM - 1;
+        master.registered = false;
+        master.term = TERM - 1;
         ch.start();
         sim.runUntil(sim.now() + 5_000_000_000L);
-        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(11, 9, 1, 0, 16, false, TERM - 1)));
+        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master.env.transport().send(cs, new MasterProtocol.CreateChunk(11, 9, 1, 0, 16, false, TERM - 1)));
         sim.runUntil(sim.now() + 2_000_000_000L);
-        assertThat(master[0].answers.get(11L).status()).as("a deposed leader's create after the restart").isEqualTo(Status.NOT_LEADER);
+        assertThat(master.answers.get(11L).status()).as("a deposed leader's create after the restart").isEqualTo(Status.NOT_LEADER);
         assertThat(ch.diskOrNull("disk0").files()).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(9));
         // the current leader is heard again: the server registers and takes its commands
-        master[0].term = TERM;
+        master.term = TERM;
         sim.runUntil(sim.now() + 5_000_000_000L);
-        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master[0].env.transport().send(cs, new MasterProtocol.CreateChunk(12, 10, 1, 0, 16, false, TERM)));
+        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master.env.transport().send(cs, new MasterProtocol.CreateChunk(12, 10, 1, 0, 16, false, TERM)));
         sim.runUntil(sim.now() + 2_000_000_000L);
-        assertThat(master[0].answers.get(12L).status()).isEqualTo(Status.OK);
+        assertThat(master.answers.get(12L).status()).isEqualTo(Status.OK);
         assertThat(sim.violations()).isEmpty();
     }
 }
