@@ -364,6 +364,42 @@ class NfsDataPathSimTest extends ClusterScenario {
         assertThat(seek(whole, 10, false)).isEqualTo(new Nfs4Client.SeekResult(5000, true));
     }
 
+    /**
+     * READ_PLUS (RFC 7862 §15.10) on the same kind of file: data where data is (zeros inside a written chunk included),
+     * holes reported as holes without their bytes, a hole written into by this gateway is data at once, eof as READ's.
+     */
+    @Test void readPlusAnswersHolesWithoutTheirBytes() {
+        start(3);
+        long cs = SMALL_CHUNK;
+        OpenFile f = smallChunkFile("sparse", StorageClass.replicated(2));
+        byte[] first = Oracle.content(1, 1000), third = Oracle.content(2, 1000);
+        nfs(() -> nfsClient.write(f, 0, first, Nfs4Client.FILE_SYNC));
+        nfs(() -> nfsClient.write(f, 2 * cs + 10, third, Nfs4Client.FILE_SYNC));
+        long size = 4 * cs - 5;
+        nfs(() -> nfsClient.truncate(f, size));
+        Nfs4Client.ReadPlusResult data = readPlus(f, 0, 4096);
+        assertThat(data.hole()).isFalse();
+        assertThat(Arrays.copyOf(data.data(), 1000)).isEqualTo(first);
+        assertThat(data.data()).hasSize(4096);
+        assertThat(readPlus(f, 1000, 100).hole()).as("zeros inside a written chunk are data").isFalse();
+        Nfs4Client.ReadPlusResult hole = readPlus(f, cs + 5, 8192);
+        assertThat(hole).isEqualTo(new Nfs4Client.ReadPlusResult(false, cs + 5, null, 8192));
+        assertThat(Arrays.copyOfRange(readPlus(f, 2 * cs, 2000).data(), 10, 1010)).isEqualTo(third);
+        Nfs4Client.ReadPlusResult tail = readPlus(f, 3 * cs + 7, 1 << 20);
+        assertThat(tail).as("the grown-over tail, to the end").isEqualTo(new Nfs4Client.ReadPlusResult(true, 3 * cs + 7, null, cs - 12));
+        Nfs4Client.ReadPlusResult end = readPlus(f, size, 100);
+        assertThat(end.eof()).isTrue();
+        assertThat(end.data()).isEmpty();
+        // a write into the hole of chunk 1, not yet committed: data at once; and after the commit
+        byte[] into = Oracle.content(3, 100);
+        nfs(() -> nfsClient.write(f, cs + 3, into, Nfs4Client.UNSTABLE));
+        assertThat(Arrays.copyOfRange(readPlus(f, cs, 200).data(), 3, 103)).isEqualTo(into);
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(Arrays.copyOfRange(readPlus(f, cs, 200).data(), 3, 103)).isEqualTo(into);
+    }
+
+    Nfs4Client.ReadPlusResult readPlus(OpenFile f, long offset, int count) { return nfs(() -> nfsClient.readPlus(f, offset, count)); }
+
     Nfs4Client.SeekResult seek(OpenFile f, long offset, boolean data) { return nfs(() -> nfsClient.seek(f, offset, data)); }
 
     int seekStatus(OpenFile f, long offset, boolean data) {

@@ -181,6 +181,28 @@ public final class Nfs4Client {
         });
     }
 
+    /** A READ_PLUS answer: one segment at most, data ({@code data} set) or a hole of {@code holeLength} bytes. */
+    public record ReadPlusResult(boolean eof, long offset, byte[] data, long holeLength) {
+        public boolean hole() { return data == null && holeLength > 0; }
+    }
+
+    /** READ_PLUS (4.2): the bytes at {@code offset}, or the hole there. */
+    public Promise<ReadPlusResult> readPlus(OpenFile f, long offset, int count) {
+        return send(true, b -> {
+            b.putFh(f.fh());
+            b.op(Op.READ_PLUS, a -> a.writeFixedOpaque(f.stateId()).writeLong(offset).writeInt(count));
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            boolean eof = d.readBoolean();
+            int segments = d.readInt();
+            if (segments == 0) return new ReadPlusResult(eof, offset, new byte[0], 0);
+            if (segments != 1) throw new IllegalStateException("READ_PLUS answered " + segments + " segments");
+            int what = d.readInt();
+            long at = d.readLong();
+            return what == 0 ? new ReadPlusResult(eof, at, d.readOpaque(MAX_READ), 0) : new ReadPlusResult(eof, at, null, d.readLong());
+        });
+    }
+
     /** Where SEEK found it: {@code offset}, and whether that is the end of the file. */
     public record SeekResult(long offset, boolean eof) {}
 
@@ -547,6 +569,14 @@ public final class Nfs4Client {
             case Op.READ -> {
                 d.readBoolean();
                 d.readOpaque(MAX_READ);
+            }
+            case Op.READ_PLUS -> {
+                d.readBoolean();
+                for (int i = 0, n = d.readInt(); i < n; i++) {
+                    int what = d.readInt();
+                    d.readLong();
+                    if (what == 0) d.readOpaque(MAX_READ); else d.readLong();
+                }
             }
             case Op.CLOSE, Op.LOCK, Op.LOCKU -> d.skip(16);
             case Op.GETATTR -> {

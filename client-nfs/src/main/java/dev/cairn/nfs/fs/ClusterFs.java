@@ -232,20 +232,43 @@ public final class ClusterFs {
 
     // ---------------------------------------------------------------- data
 
-    /** A READ's answer: the bytes, and whether they end at the end of the file. */
-    public record ReadResult(byte[] data, boolean eof) {}
+    /**
+     * A READ's answer: the bytes, whether they end at the end of the file, and whether they lie in a hole — a chunk no
+     * commit reached and this gateway holds no write for, or a range past the committed end the file grew over
+     * (zeros; READ_PLUS says so instead of sending them). Zeros elsewhere are data.
+     */
+    public record ReadResult(byte[] data, boolean eof, boolean hole) {}
 
     public Promise<ReadResult> read(long inode, long offset, int count) {
         return open(inode).flatMap(f -> {
             if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
-            if (offset >= f.size || count == 0) return Promise.completed(new ReadResult(new byte[0], offset >= f.size));
+            if (offset >= f.size || count == 0) return Promise.completed(new ReadResult(new byte[0], offset >= f.size, false));
             int cs = f.chunkSize();
             int index = (int) (offset / cs);
             int inChunk = (int) (offset - (long) index * cs);
             int n = (int) Math.min(Math.min(count, Codec.MAX_DATA_BYTES), Math.min(f.size - offset, cs - inChunk));
             long size = f.size;
-            return readChunk(f, index, inChunk, n).map(b -> new ReadResult(b, offset + b.length >= size));
+            return readChunk(f, index, inChunk, n).flatMap(b -> holeAt(f, index, offset, b.length)
+                    .map(hole -> new ReadResult(b, offset + b.length >= size, hole && allZero(b))));
         }).onFailure(e -> client.log().debug("READ of inode {} at {}: {}", inode, offset, e.toString()));
+    }
+
+    /**
+     * Whether the {@code n} bytes at {@code offset} (in chunk {@code index}) just read are a hole: asked after the read,
+     * so the reader's location of the chunk is cached and this costs no call.
+     */
+    private Promise<Boolean> holeAt(OpenFile f, int index, long offset, int n) {
+        if (n == 0 || f.images.containsKey(index)) return Promise.completed(false);
+        ChunkSession s = f.sessions.get(index);
+        if (s != null && s.heldBytes() > 0) return Promise.completed(false);
+        if (offset >= f.base.size()) return Promise.completed(true);
+        if (offset + n > f.base.size() || f.reader == null) return Promise.completed(false);
+        return f.reader.chunkId(index).map(id -> id == 0);
+    }
+
+    /** A hole is reported only over bytes read as zeros: whatever raced the read, data is never called a hole. */
+    private static boolean allZero(byte[] b) {
+        return Arrays.mismatch(b, new byte[b.length]) < 0;
     }
 
     private Promise<byte[]> readChunk(OpenFile f, int index, int inChunk, int n) {

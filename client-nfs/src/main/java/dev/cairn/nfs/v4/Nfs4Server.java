@@ -42,7 +42,7 @@ public final class Nfs4Server {
     /**
      * Minor versions served: 0, 1 and 2. Minor version 2 is 4.1 with optional extras (RFC 7862 §1.4: every
      * operation and attribute it adds is OPTIONAL), so it is served as 4.1 with its new operations answered
-     * NFS4ERR_NOTSUPP (SEEK excepted); clients then use their 4.1 paths (READ for READ_PLUS, no server-side COPY). A client
+     * NFS4ERR_NOTSUPP (SEEK and READ_PLUS excepted); clients then use their 4.1 paths (no server-side COPY, ALLOCATE). A client
      * mounting with vers=4.2 would otherwise get no mount at all: only vers=4 falls back on its own.
      */
     public static final int MAX_MINOR = 2;
@@ -153,6 +153,7 @@ public final class Nfs4Server {
         register(Op.LOCKT, new dev.cairn.nfs.v4.op.LockT());
         register(Op.LOCKU, new dev.cairn.nfs.v4.op.LockU());
         register(Op.SEEK, new dev.cairn.nfs.v4.op.Seek());
+        register(Op.READ_PLUS, new dev.cairn.nfs.v4.op.ReadPlus());
     }
 
     public dev.cairn.nfs.fs.ClusterFs fs() { return fs; }

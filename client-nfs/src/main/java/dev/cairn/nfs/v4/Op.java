@@ -60,7 +60,7 @@ public final class Op {
     public static final int RECLAIM_COMPLETE = 58;
     /** The highest operation number of minor version 1. */
     public static final int LAST_V41 = RECLAIM_COMPLETE;
-    // minor version 2 (RFC 7862 §15): every one of its operations is OPTIONAL; Cairn serves SEEK and answers the others NOTSUPP
+    // minor version 2 (RFC 7862 §15): every one of its operations is OPTIONAL; Cairn serves SEEK and READ_PLUS and answers the others NOTSUPP
     public static final int ALLOCATE = 59;
     public static final int COPY = 60;
     public static final int COPY_NOTIFY = 61;
