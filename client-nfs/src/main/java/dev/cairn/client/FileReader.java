@@ -51,18 +51,24 @@ public final class FileReader {
     public long size() { return size; }
 
     /** Reads up to {@code length} bytes (at most one chunk's worth and {@link Codec#MAX_DATA_BYTES}); empty at EOF. */
-    public Promise<byte[]> read(long offset, int length) {
+    public Promise<byte[]> read(long offset, int length) { return readPiece(offset, length).map(Piece::data); }
+
+    /** What {@link #readPiece} read: the bytes, and whether they are a hole (a chunk never written: zeros, no read). */
+    public record Piece(byte[] data, boolean hole) {}
+
+    /** As {@link #read}, saying whether the bytes came from a hole. */
+    public Promise<Piece> readPiece(long offset, int length) {
         StorageClass before = cls;
-        return readOnce(offset, length).then((bytes, e) -> {
-            if (e == null) return Promise.completed(bytes);
+        return readOnce(offset, length).then((piece, e) -> {
+            if (e == null) return Promise.completed(piece);
             // the file was rewritten in another class while we read it: once more, with the new layout
             return cls.equals(before) ? Promise.failed(e) : readOnce(offset, length);
         });
     }
 
-    private Promise<byte[]> readOnce(long offset, int length) {
+    private Promise<Piece> readOnce(long offset, int length) {
         if (offset < 0 || length < 0) return Promise.failed(new CairnException(Status.BAD_REQUEST, "negative offset or length"));
-        if (offset >= size || length == 0) return Promise.completed(new byte[0]);
+        if (offset >= size || length == 0) return Promise.completed(new Piece(new byte[0], false));
         int index = (int) (offset / file.chunkSize());
         long inChunk = offset - (long) index * file.chunkSize();
         StorageClass cls = this.cls;
@@ -70,8 +76,8 @@ public final class FileReader {
         // an erasure-coded read stays within one cell
         int n = cls.isEc() ? (int) Math.min(whole, ChunkUpload.EC_CELL - inChunk % ChunkUpload.EC_CELL) : whole;
         return location(index, false).flatMap(loc -> {
-            if (loc.chunkId() == HOLE) return Promise.completed(new byte[n]);
-            return cls.isEc() ? readCell(loc, cls, inChunk, n, true) : readFrom(loc, inChunk, n, true);
+            if (loc.chunkId() == HOLE) return Promise.completed(new Piece(new byte[n], true));
+            return (cls.isEc() ? readCell(loc, cls, inChunk, n, true) : readFrom(loc, inChunk, n, true)).map(b -> new Piece(b, false));
         });
     }
 

@@ -2,6 +2,7 @@ package dev.cairn.nfs.fs;
 
 import dev.cairn.client.CairnClient;
 import dev.cairn.client.ChunkSession;
+import dev.cairn.client.FileReader;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Clock;
 import dev.cairn.core.proto.CairnException;
@@ -248,22 +249,9 @@ public final class ClusterFs {
             int inChunk = (int) (offset - (long) index * cs);
             int n = (int) Math.min(Math.min(count, Codec.MAX_DATA_BYTES), Math.min(f.size - offset, cs - inChunk));
             long size = f.size;
-            return readChunk(f, index, inChunk, n).flatMap(b -> holeAt(f, index, offset, b.length)
-                    .map(hole -> new ReadResult(b, offset + b.length >= size, hole && allZero(b))));
+            return readChunk(f, index, inChunk, n)
+                    .map(p -> new ReadResult(p.data(), offset + p.data().length >= size, p.hole() && allZero(p.data())));
         }).onFailure(e -> client.log().debug("READ of inode {} at {}: {}", inode, offset, e.toString()));
-    }
-
-    /**
-     * Whether the {@code n} bytes at {@code offset} (in chunk {@code index}) just read are a hole: asked after the read,
-     * so the reader's location of the chunk is cached and this costs no call.
-     */
-    private Promise<Boolean> holeAt(OpenFile f, int index, long offset, int n) {
-        if (n == 0 || f.images.containsKey(index)) return Promise.completed(false);
-        ChunkSession s = f.sessions.get(index);
-        if (s != null && s.heldBytes() > 0) return Promise.completed(false);
-        if (offset >= f.base.size()) return Promise.completed(true);
-        if (offset + n > f.base.size() || f.reader == null) return Promise.completed(false);
-        return f.reader.chunkId(index).map(id -> id == 0);
     }
 
     /** A hole is reported only over bytes read as zeros: whatever raced the read, data is never called a hole. */
@@ -271,26 +259,31 @@ public final class ClusterFs {
         return Arrays.mismatch(b, new byte[b.length]) < 0;
     }
 
-    private Promise<byte[]> readChunk(OpenFile f, int index, int inChunk, int n) {
+    /**
+     * {@code n} bytes of chunk {@code index} from {@code inChunk}, from this gateway's writes where it holds any, else the
+     * cluster; a hole (for READ_PLUS) where no chunk was committed, or past the committed end the file grew over.
+     */
+    private Promise<FileReader.Piece> readChunk(OpenFile f, int index, int inChunk, int n) {
         long offset = (long) index * f.chunkSize() + inChunk;
         OpenFile.Image img = f.images.get(index);
         if (img != null) {
             byte[] out = new byte[n];
             if (inChunk < img.length) System.arraycopy(img.bytes, inChunk, out, 0, Math.min(n, img.length - inChunk));
-            return Promise.completed(out);
+            return Promise.completed(new FileReader.Piece(out, false));
         }
         ChunkSession s = f.sessions.get(index);
         if (s != null && s.heldBytes() > 0) {
             // writes not yet committed: the chain of the session has them all; bytes it never wrote are zeros
-            return s.read(inChunk, n).map(b -> b.length == n ? b : Arrays.copyOf(b, n));
+            return s.read(inChunk, n).map(b -> new FileReader.Piece(b.length == n ? b : Arrays.copyOf(b, n), false));
         }
         long committed = f.base.size();
-        if (offset >= committed) return Promise.completed(new byte[n]); // past the committed end: a hole the file grew over
+        if (offset >= committed) return Promise.completed(new FileReader.Piece(new byte[n], true)); // past the committed end: grown over
         if (f.reader == null) f.reader = client.reader(f.base);
         int fromCluster = (int) Math.min(n, committed - offset);
-        return f.reader.read(offset, fromCluster).map(b -> {
+        return f.reader.readPiece(offset, fromCluster).map(p -> {
+            byte[] b = p.data();
             if (b.length == 0) throw new CairnException(Status.IO, "short read of inode " + f.inode + " at " + offset);
-            return b.length < fromCluster || fromCluster == n ? b : Arrays.copyOf(b, n);
+            return new FileReader.Piece(b.length < fromCluster || fromCluster == n ? b : Arrays.copyOf(b, n), p.hole());
         });
     }
 
@@ -740,7 +733,7 @@ public final class ClusterFs {
      * {@link WriteLease#NOTHING_READ}. A read that crossed a replacement of the chunk (its bytes from two chunks) is
      * refused as STALE, which the client retries.
      */
-    private Promise<Long> loadChunk(OpenFile f, dev.cairn.client.FileReader reader, int index, byte[] into, int length) {
+    private Promise<Long> loadChunk(OpenFile f, FileReader reader, int index, byte[] into, int length) {
         if (length == 0) return Promise.completed(WriteLease.NOTHING_READ);
         long start = (long) index * f.chunkSize();
         return reader.chunkId(index).flatMap(before -> load(reader, f.inode, start, into, 0, length).flatMap(v -> reader.chunkId(index)).map(after -> {
@@ -751,7 +744,7 @@ public final class ClusterFs {
         }));
     }
 
-    private Promise<Void> load(dev.cairn.client.FileReader reader, long inode, long start, byte[] into, int at, int length) {
+    private Promise<Void> load(FileReader reader, long inode, long start, byte[] into, int at, int length) {
         if (at >= length) return Promise.completed(null);
         return reader.read(start + at, length - at).flatMap(b -> {
             if (b.length == 0) return Promise.failed(new CairnException(Status.IO, "short read of inode " + inode + " at " + (start + at)));
