@@ -97,6 +97,7 @@ class NfsKernelClientTest {
         assertThat(p.exitValue()).as(out).isZero();
         assertThat(lines.stream().filter(l -> l.startsWith("ok ")).count()).as(out).isGreaterThanOrEqualTo(57); // every check of the suite ran
         assertThat(lines).as(out).contains("ok mounted as " + expected);
+        lines.stream().filter(l -> l.startsWith("# ")).forEach(l -> System.out.println(expected + " " + l)); // what the guest noted (its READ_PLUS count)
         checkOnHost(lines.stream().filter(l -> l.startsWith("host ")).toList());
     }
 

@@ -473,7 +473,14 @@ public final class ClusterFs {
      * chain, so it covers every WRITE taken before this flush began), commits the size, and lets go of the bytes.
      */
     private Promise<Void> flushSessions(OpenFile f) {
-        if (f.lost != null) return owedLoss(f);
+        if (f.lost != null) {
+            // the COMMIT that reports the loss covers every write since the last commit, those taken after the loss
+            // too: its client is told none is durable, so none is kept for a later commit. Kept, they held the file's
+            // length here at their own end while another writer committed it longer, and this gateway's READs stopped
+            // short of that writer's bytes (60 s seed 6216)
+            dropHeldWrites(f);
+            return owedLoss(f);
+        }
         List<Promise<Void>> syncs = new ArrayList<>();
         // an extension (an empty write: sim seed 5386) must be durable before the commit too
         for (ChunkSession s : f.sessions.values()) if (s.unsynced()) syncs.add(s.sync());
@@ -511,11 +518,16 @@ public final class ClusterFs {
      */
     private void loseWrites(OpenFile f, Throwable e) {
         client.log().warn("inode {}: writes not yet committed are lost: {}", f.inode, e.getMessage());
+        dropHeldWrites(f);
+        f.lost = new CairnException(Status.IO, "writes to inode " + f.inode + " were lost before a commit: " + CairnException.detailOf(e));
+    }
+
+    /** Lets go of every write held for the file and of what they grew it by (a later commit must not cover them). */
+    private void dropHeldWrites(OpenFile f) {
         f.sessions.clear();
         f.unstable = 0;
-        f.size = f.base.size(); // what the lost writes grew is not the file's: a later commit must not cover it
+        f.size = f.base.size();
         holding.remove(f);
-        f.lost = new CairnException(Status.IO, "writes to inode " + f.inode + " were lost before a commit: " + CairnException.detailOf(e));
     }
 
     /**
