@@ -332,6 +332,32 @@ class NfsDataPathSimTest extends ClusterScenario {
     }
 
     /**
+     * 60 s seed 6216: a gateway's writes were lost (no copy of their chunk reachable for eight leases); it took more
+     * writes after that, and the COMMIT reporting the loss answered IO. The later writes go with it: kept, they held
+     * this gateway's idea of the file's length at their own end, so after another gateway committed the file longer,
+     * GETATTR and READ through this one stopped short of the other writer's bytes.
+     */
+    @Test void afterACommitReportsLostWritesTheGatewaySeesTheLengthAnotherWriterCommitted() {
+        byte[] base = Oracle.content(11, 10_000);
+        OpenFile f = syncedFileOfThreeServers("relost", base);
+        Second two = secondGatewayWith("relost");
+        for (SimHost h : c.chunkservers()) h.crash();
+        assertThatThrownBy(() -> nfs(() -> nfsClient.write(f, 5000, Oracle.content(12, 1000), Nfs4Client.UNSTABLE)))
+                .as("no copy to take it").isInstanceOf(RuntimeException.class);
+        for (SimHost h : c.chunkservers()) h.start();
+        sim.runUntil(sim.now() + 10 * SECOND);
+        nfs(() -> nfsClient.write(f, 12_000, Oracle.content(13, 2000), Nfs4Client.UNSTABLE)); // taken after the loss
+        assertThatThrownBy(() -> nfs(() -> nfsClient.commit(f.fh()))).as("the loss is reported").isInstanceOf(RuntimeException.class);
+        byte[] grown = Oracle.content(14, 10_000);
+        sim.await(two.host(), () -> two.client().write(two.file(), 20_000, grown, Nfs4Client.UNSTABLE), 60 * SECOND);
+        sim.await(two.host(), () -> two.client().commit(two.file().fh()), 60 * SECOND);
+        byte[] model = apply(base, 20_000, grown);
+        assertThat(nfs(() -> nfsClient.size(f.fh()))).as("GETATTR through the first gateway").isEqualTo((long) model.length);
+        assertThat(nfs(() -> nfsClient.read(f, 20_000, 10_000))).as("READ through it").isEqualTo(grown);
+        assertThat(read("/relost")).isEqualTo(model);
+    }
+
+    /**
      * SEEK (RFC 7862 §15.11) over a sparse file of small chunks: data in chunks 0 and 2, chunk 1 a hole the file grew
      * over, chunk 3 a hole a SETATTR grew the file into. A chunk holding writes not yet committed is data; the end of
      * the file is a hole; past the end, or data asked for where only a hole follows, is NXIO.
