@@ -160,6 +160,21 @@ final class Files {
      * file is a regular one (ISDIR, INVAL for others), and an anonymous stateid's caller may read or write it (ACCESS);
      * then {@code then} runs with the file's attributes.
      */
+    /**
+     * READ and READ_PLUS: their arguments (stateid, offset, count), the checks they share, and the read (at most
+     * {@link dev.cairn.nfs.v4.Fattr#MAX_IO} bytes, within one chunk); {@code answer} writes the result body.
+     */
+    static Promise<Integer> read(CompoundState st, XdrDecoder d, java.util.function.BiFunction<Long, ClusterFs.ReadResult, Integer> answer) {
+        StateId sid = readStateId(d);
+        long offset = d.readLong();
+        int count = d.readInt();
+        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
+        if (offset < 0) return Operation.status(Nfs4Status.INVAL);
+        long ino = st.current.inode();
+        int n = (int) Math.min(Integer.toUnsignedLong(count), dev.cairn.nfs.v4.Fattr.MAX_IO);
+        return withDataAccess(st, sid, ino, StateTable.ACCESS_READ, a -> call(fs(st).read(ino, offset, n), r -> answer.apply(offset, r)));
+    }
+
     static Promise<Integer> withDataAccess(CompoundState st, StateId sid, long ino, int access,
                                            java.util.function.Function<FileAttr, Promise<Integer>> then) {
         Integer bad = checkStateId(st, sid, ino, access);
