@@ -284,6 +284,8 @@ public final class SimRaft {
         /** The incarnation of the host this member belongs to: a restarted host's tasks are never this member's. */
         final int incarnation;
         ReplicatedLog.Role told;
+        /** When the last role notice is delivered: the next one comes after it. */
+        private long lastNoticeAt;
         final List<Proposal> pending = new ArrayList<>();
         /** Committed index -> the promise of an entry this member proposed, completed once it applies it. */
         final Map<Long, Promise<Void>> awaitingApply = new HashMap<>();
@@ -354,7 +356,12 @@ public final class SimRaft {
             if (r.equals(told)) return;
             told = r;
             SimHost h = simHost();
-            sim.at(between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), h, Simulation.Kind.TASK, 0x7A5L, () -> {
+            // notices arrive in the order they were given, as the real log's do (posted to the node's loop in turn):
+            // a newer notice overtaking an older one left a just-elected leader told it had lost the leadership of
+            // an older term, and the group without a leader for good (group seed 396)
+            long at = Math.max(sim.now() + between(MIN_NOTICE_NANOS, MAX_NOTICE_NANOS), lastNoticeAt + 1);
+            lastNoticeAt = at;
+            sim.at(at - sim.now(), h, Simulation.Kind.TASK, 0x7A5L, () -> {
                 if (gone()) return;
                 if (!r.leads()) failPending();
                 listener.roleChanged(r);
