@@ -78,19 +78,17 @@ class ChunkServerFencingSimTest {
     @Test void aCommandOfAnOlderTermIsRefusedOnceANewerLeaderHasSpoken() {
         Registered r = new Registered(3);
         Simulation sim = r.sim;
-        SimHost mh = r.mh, ch = r.ch;
-        Address cs = r.cs;
         StandInMaster master = r.master();
-        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> {
-            master.env.transport().send(cs, new MasterProtocol.CreateChunk(1, 7, 1, 0, 16, false, TERM - 1));
-            master.env.transport().send(cs, new MasterProtocol.CreateChunk(2, 8, 1, 0, 16, false, TERM));
-            master.env.transport().send(cs, new MasterProtocol.DeleteChunk(3, 8, MasterProtocol.DeleteChunk.ANY_VERSION, TERM - 1));
+        sim.at(0, r.mh, Simulation.Kind.TASK, 1, () -> {
+            master.env.transport().send(r.cs, new MasterProtocol.CreateChunk(1, 7, 1, 0, 16, false, TERM - 1));
+            master.env.transport().send(r.cs, new MasterProtocol.CreateChunk(2, 8, 1, 0, 16, false, TERM));
+            master.env.transport().send(r.cs, new MasterProtocol.DeleteChunk(3, 8, MasterProtocol.DeleteChunk.ANY_VERSION, TERM - 1));
         });
         sim.runUntil(sim.now() + 2_000_000_000L);
         assertThat(master.answers.get(1L).status()).as("a deposed leader's create").isEqualTo(Status.NOT_LEADER);
         assertThat(master.answers.get(2L).status()).as("the leader's create").isEqualTo(Status.OK);
         assertThat(master.answers.get(3L).status()).as("a deposed leader's delete").isEqualTo(Status.NOT_LEADER);
-        assertThat(ch.diskOrNull("disk0").files()).as("the leader's chunk is still there, the deposed leader's never made")
+        assertThat(r.ch.diskOrNull("disk0").files()).as("the leader's chunk is still there, the deposed leader's never made")
                 .contains(dev.cairn.core.chunk.ChunkFormat.fileName(8)).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(7));
         assertThat(sim.violations()).isEmpty();
     }
@@ -102,22 +100,20 @@ class ChunkServerFencingSimTest {
     @Test void theNewestTermIsRememberedAcrossARestartSoADeposedLeaderMetFirstIsRefused() {
         Registered r = new Registered(4);
         Simulation sim = r.sim;
-        SimHost mh = r.mh, ch = r.ch;
-        Address cs = r.cs;
         StandInMaster master = r.master();
-        ch.powerLoss(); // only what was synced is left
+        r.ch.powerLoss(); // only what was synced is left
         master.registered = false;
         master.term = TERM - 1;
-        ch.start();
+        r.ch.start();
         sim.runUntil(sim.now() + 5_000_000_000L);
-        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master.env.transport().send(cs, new MasterProtocol.CreateChunk(11, 9, 1, 0, 16, false, TERM - 1)));
+        sim.at(0, r.mh, Simulation.Kind.TASK, 1, () -> master.env.transport().send(r.cs, new MasterProtocol.CreateChunk(11, 9, 1, 0, 16, false, TERM - 1)));
         sim.runUntil(sim.now() + 2_000_000_000L);
         assertThat(master.answers.get(11L).status()).as("a deposed leader's create after the restart").isEqualTo(Status.NOT_LEADER);
-        assertThat(ch.diskOrNull("disk0").files()).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(9));
+        assertThat(r.ch.diskOrNull("disk0").files()).doesNotContain(dev.cairn.core.chunk.ChunkFormat.fileName(9));
         // the current leader is heard again: the server registers and takes its commands
         master.term = TERM;
         sim.runUntil(sim.now() + 5_000_000_000L);
-        sim.at(0, mh, Simulation.Kind.TASK, 1, () -> master.env.transport().send(cs, new MasterProtocol.CreateChunk(12, 10, 1, 0, 16, false, TERM)));
+        sim.at(0, r.mh, Simulation.Kind.TASK, 1, () -> master.env.transport().send(r.cs, new MasterProtocol.CreateChunk(12, 10, 1, 0, 16, false, TERM)));
         sim.runUntil(sim.now() + 2_000_000_000L);
         assertThat(master.answers.get(12L).status()).isEqualTo(Status.OK);
         assertThat(sim.violations()).isEmpty();
