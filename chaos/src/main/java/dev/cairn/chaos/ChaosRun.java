@@ -10,7 +10,6 @@ import dev.cairn.nfs.client.Nfs4Client;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -583,8 +582,6 @@ public final class ChaosRun {
     static String seconds(long millis) { return String.format(Locale.ROOT, "%.1fs", millis / 1e3); }
 
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-            return s.getLocalPort();
-        }
+        return dev.cairn.core.real.LoopbackPorts.take();
     }
 }

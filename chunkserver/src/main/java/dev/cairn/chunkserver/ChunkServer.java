@@ -419,7 +419,7 @@ public final class ChunkServer implements Node, MessageHandler {
         boolean rebuild = r.k() > 0 && !(r.sources().size() == 1 && r.sourceParts().get(0) == r.part());
         if (r.sources().isEmpty() || r.sources().size() != r.sourceParts().size() || (rebuild && r.sources().size() != r.k())
                 || r.dataLength() < 0 || r.dataLength() > dev.cairn.core.chunk.ChunkFormat.MAX_CHUNK_SIZE
-                || r.replacesPart() < -1 || r.replacesPart() >= Math.max(1, r.k() + r.m()) || r.replacesPart() == r.part()) {
+                || r.replacesPart() < ReplicateChunk.REPLACES_STALE || r.replacesPart() >= Math.max(1, r.k() + r.m()) || r.replacesPart() == r.part()) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "replicate chunk " + r.chunkId() + ": sources do not fit the class"));
         }
         // one copy of a chunk made at a time here: a second request (the planner asking again after a lost answer)

@@ -648,7 +648,8 @@ final class ChunkStore {
 
     /**
      * As above; {@code replacesPart} (-1: none) is a part of this version held here that the new part is to
-     * replace (the master holds it twice over in the cluster and has no other server for the missing part).
+     * replace (the master holds it twice over in the cluster and has no other server for the missing part), or
+     * {@code REPLACES_STALE}: whatever this server holds of the chunk, the master judges stale.
      */
     Promise<Void> createCopy(long id, long version, int part, int capacity, int replacesPart) {
         Chunk existing = chunks.get(id);
@@ -663,7 +664,8 @@ final class ChunkStore {
             // version moved on): never deleted before the copy replacing it is durable, or a copy that fails
             // halfway (a dead source, a failing disk) leaves the chunk a copy short of what it had (sim seed
             // 12361: a stale copy deleted, the new one lost to an fsync error, the chunk left on one copy).
-            if (existing.part != part && existing.version == version && existing.part != replacesPart && !existing.bad) {
+            boolean replaceable = existing.part == replacesPart || replacesPart == dev.cairn.core.proto.MasterProtocol.ReplicateChunk.REPLACES_STALE;
+            if (existing.part != part && existing.version == version && !replaceable && !existing.bad) {
                 // another part of the chunk, current: the master has not heard of it yet (it will at the next report),
                 // and the table keeps one part per chunk. A stale part of another version is replaced like any
                 // stale copy (a part of an erasure-coded chunk counts only at the chunk's version), and so is a part

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.cairn.chaos.LocalCluster;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,14 +39,8 @@ class CliTest {
     String err() { return err.toString(StandardCharsets.UTF_8); }
 
     static List<Integer> freePorts(int n) throws Exception {
-        List<ServerSocket> held = new ArrayList<>();
         List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
-            held.add(s);
-            ports.add(s.getLocalPort());
-        }
-        for (ServerSocket s : held) s.close();
+        for (int i = 0; i < n; i++) ports.add(dev.cairn.core.real.LoopbackPorts.take());
         return ports;
     }
 

@@ -348,9 +348,7 @@ public final class NfsBench {
     }
 
     static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return dev.cairn.core.real.LoopbackPorts.take();
     }
 
     /** The cluster's processes, each the cairn jar with the heap cap ./cairn up gives it. */

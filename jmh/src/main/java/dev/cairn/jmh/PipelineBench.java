@@ -4,8 +4,6 @@ import dev.cairn.chaos.LocalCluster;
 import dev.cairn.chaos.RealClient;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -60,14 +58,8 @@ public class PipelineBench {
         dir = Files.createTempDirectory("cairn-bench");
         data = new byte[SIZE];
         new SplittableRandom(1).nextBytes(data);
-        List<ServerSocket> held = new ArrayList<>();
         List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
-            held.add(s);
-            ports.add(s.getLocalPort());
-        }
-        for (ServerSocket s : held) s.close();
+        for (int i = 0; i < 4; i++) ports.add(dev.cairn.core.real.LoopbackPorts.take());
         cluster = LocalCluster.start(dir.resolve("cluster"), ports.get(0), ports.subList(1, 4),
                 nodes.equals("keyed") ? dev.cairn.core.real.ClusterKey.random() : null);
         cluster.awaitReady();

@@ -1578,7 +1578,8 @@ public final class Master implements Node, MessageHandler {
         moving.merge(c.chunkId(), 1, Integer::sum);
         for (String id : involved) busy.merge(id, 1, Integer::sum);
         log.debug("planner: copy chunk {} v{} part {} to {} from {} ({}{})", c.chunkId(), c.version(), c.part(), target.id, parts, c.reason(),
-                c.replacesPart() >= 0 ? ", over its second copy of part " + c.replacesPart() : "");
+                c.replacesPart() >= 0 ? ", over its second copy of part " + c.replacesPart()
+                        : c.replacesPart() == MasterProtocol.ReplicateChunk.REPLACES_STALE ? ", over its stale copy" : "");
         ChunkRecord record = namespace.chunk(c.chunkId());
         InodeRecord file = record == null ? null : namespace.inodeOrNull(record.inode());
         // what the copy must hold: a chunk no commit named holds nothing a reader is served (its parts may be empty)

@@ -1,5 +1,6 @@
 package dev.cairn.master;
 
+import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.master.ChunkRegistry.Holder;
 import dev.cairn.master.ChunkRegistry.Server;
@@ -240,7 +241,9 @@ final class Planner {
                 }
                 take(load, target, sources);
                 assert sources.stream().allMatch(h -> h.version() == c.version()) : "erasure-coded parts of two versions";
-                actions.add(new Copy(c.chunkId(), c.version(), cls, part, target, List.copyOf(sources), have != null ? Reason.DRAIN : Reason.UNDER_GOAL));
+                // a stale copy on the target may be another part at this version (a copy cut off short): it must give way
+                int replaces = c.stale().contains(target) ? MasterProtocol.ReplicateChunk.REPLACES_STALE : -1;
+                actions.add(new Copy(c.chunkId(), c.version(), cls, part, target, List.copyOf(sources), have != null ? Reason.DRAIN : Reason.UNDER_GOAL, replaces));
                 usedDomains.add(target.domain(cls.domain()));
                 holders.add(target.id);
                 if (actions.size() >= limits.maxActions()) return;

@@ -179,6 +179,10 @@ class PlannerTest {
                     assertThat(parts).as("rebuild sources").hasSize(cls.k()).doesNotContain(copy.part());
                     continue;
                 }
+                // a stale copy on the target gives way to the new part only where the master judges it stale
+                assertThat(copy.replacesPart() == dev.cairn.core.proto.MasterProtocol.ReplicateChunk.REPLACES_STALE)
+                        .as("copy %s replaces a stale copy exactly when its target holds one of erasure-coded %s", copy, chunk)
+                        .isEqualTo(cls.isEc() && chunk.stale().contains(t));
                 assertThat(t.alive && !t.draining).as("target %s live and in service", t.id).isTrue();
                 assertThat(t.hasUsableDisk()).as("target %s has a disk neither failed, full nor slow", t.id).isTrue();
                 assertThat(cls.disk().isEmpty() || cls.disk().equals(t.topology.disk())).as("disk label").isTrue();

@@ -435,6 +435,26 @@ class ChunkStoreSimTest {
         assertThat(read(17, 2, 0, 800)).isEqualTo(bytes(800, 8));
     }
 
+    /**
+     * A part-0 copy cut off with nothing durable but its header (0 bytes) refuses a copy of another part (the master may not
+     * have heard of it yet), unless the master says it judges the copy here stale: then the new part is built
+     * beside it and takes its place once durable (group sim seed 423: the only server that could take the missing
+     * part 3 refused it forever).
+     */
+    @Test void anotherPartHereGivesWayOnlyWhenTheMasterJudgesItStale() {
+        int replacesStale = dev.cairn.core.proto.MasterProtocol.ReplicateChunk.REPLACES_STALE;
+        run(s -> s.createCopy(18, 1, 0, 4));
+        run(s -> s.syncCopy(18, 1, 0)); // its header durable, as a copy's first sync leaves it
+        assertThat(failure(s -> s.createCopy(18, 1, 3, 4))).as("another part, perhaps current").isEqualTo(Status.EXISTS);
+        run(s -> s.createCopy(18, 1, 3, 4, replacesStale));
+        assertThat(store().buildingBeside(18)).as("the part-0 file stands until part 3 is durable").isTrue();
+        run(s -> s.writeCopy(18, 1, 0, bytes(600, 3)));
+        run(s -> s.syncCopy(18, 1, 600));
+        assertThat(store().buildingBeside(18)).isFalse();
+        assertThat(store().report()).contains(new ChunkReport(18, 1, 600, 3));
+        assertThat(read(18, 1, 0, 600)).isEqualTo(bytes(600, 3));
+    }
+
     @Test void aCopyMarkedBadIsNeverServedAndDeletesMatchTheVersion() {
         run(s -> s.create(16, 4, 0, Long.MAX_VALUE));
         run(s -> s.write(16, 4, 0, bytes(1000, 7), 0L));

@@ -125,23 +125,8 @@ public final class RatisLog implements ReplicatedLog {
      */
     public static List<Address> freeLoopbackGroup(int n) throws IOException {
         List<Address> out = new ArrayList<>();
-        while (out.size() < n) {
-            int port;
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-                port = s.getLocalPort();
-            }
-            Address a = new Address("127.0.0.1", port);
-            if (port + RAFT_PORT_OFFSET <= 65535 && !out.contains(a) && free(port + RAFT_PORT_OFFSET)) out.add(a);
-        }
+        while (out.size() < n) out.add(new Address("127.0.0.1", dev.cairn.core.real.LoopbackPorts.take(RAFT_PORT_OFFSET)));
         return List.copyOf(out);
-    }
-
-    private static boolean free(int port) {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     private final List<Peer> peers;

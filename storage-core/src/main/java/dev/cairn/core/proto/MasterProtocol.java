@@ -236,8 +236,8 @@ public sealed interface MasterProtocol extends Message {
      * erasure-coded part, k sources holding distinct parts ({@code sourceParts}), from which part
      * {@code part} is rebuilt. {@code dataLength} is the chunk's committed bytes, from which a rebuild knows
      * how long each part is ({@link dev.cairn.core.ec.Stripes#partLength}). {@code replacesPart} (-1: none) is a
-     * part of the chunk at this version the receiver holds twice over in the cluster: the new part takes its place
-     * once durable. Answered with Ack once the copy is synced.
+     * part of the chunk at this version the receiver holds twice over in the cluster, or {@link #REPLACES_STALE}: the
+     * new part takes its place once durable. Answered with Ack once the copy is synced.
      */
     record ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
                           List<Integer> sourceParts, int capacity, boolean writable, int replacesPart, long term) implements MasterProtocol, Fenced {
@@ -245,6 +245,15 @@ public sealed interface MasterProtocol extends Message {
                               List<Integer> sourceParts, int capacity, boolean writable, int replacesPart) {
             this(rid, chunkId, version, part, k, m, dataLength, sources, sourceParts, capacity, writable, replacesPart, 0);
         }
+
+        /**
+         * {@code replacesPart} for a receiver the master judges to hold a stale copy of the chunk (short, or of an
+         * older version), whatever part it is: the master counts the chunk's parts without it, so the new part may
+         * take its place once durable (group sim seed 423: a copy of part 0 cut off with nothing durable left a
+         * part-0 file the master judged stale, and the only server that could take the missing part 3 refused it
+         * forever for holding "another part").
+         */
+        public static final int REPLACES_STALE = -2;
 
         public ReplicateChunk(long rid, long chunkId, long version, int part, int k, int m, long dataLength, List<ServerRef> sources,
                               List<Integer> sourceParts, int capacity, boolean writable) {

@@ -58,7 +58,7 @@ class RealRuntimeTest {
     @AfterEach void close() { rt.close(); }
 
     static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) { return s.getLocalPort(); }
+        return LoopbackPorts.take();
     }
 
     static <N extends Node, T> T await(RealRuntime.Handle<N> h, Function<N, Promise<T>> op) throws Exception {
