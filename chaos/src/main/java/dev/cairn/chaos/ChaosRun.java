@@ -116,7 +116,7 @@ public final class ChaosRun {
                     "--data", config.dir().resolve("nfs").toString()));
             try (RealClient client = RealClient.connect(masters, CALL_TIMEOUT_SECONDS, key)) {
                 t0 = System.currentTimeMillis();
-                awaitHealthy(client, READY_BOUND_MILLIS, "come up");
+                awaitHealthy(client, nodes, READY_BOUND_MILLIS, "come up");
                 client.mkdir("/chaos");
                 t0 = System.currentTimeMillis();
                 Workload w = new Workload(client);
@@ -130,7 +130,7 @@ public final class ChaosRun {
                 for (Thread t : threads) t.join();
                 heal(nodes);
                 long healed = now();
-                if (awaitHealthy(client, CONVERGE_BOUND_MILLIS, "converge after healing")) converge = now() - healed;
+                if (awaitHealthy(client, nodes, CONVERGE_BOUND_MILLIS, "converge after healing")) converge = now() - healed;
                 long[] checked = checkAcknowledged(client);
                 ackBytes = checked[0];
                 lost = checked[1];
@@ -297,14 +297,15 @@ public final class ChaosRun {
         for (String n : nodes.names()) {
             if (nodes.paused(n)) nodes.resume(n);
             if (!nodes.running(n)) {
-                violations.add(n + " was not running when the faults were healed (it crashed by itself? see " + nodes.log(n) + ")");
+                violations.add(n + " was not running when the faults were healed (it crashed by itself? see " + nodes.log(n) + "; it ended: "
+                        + nodes.logTail(n) + ")");
                 nodes.restart(n);
             }
         }
     }
 
     /** Waits until every chunkserver is up, grace is over, and no chunk is under or over its goal or has a stale copy. */
-    private boolean awaitHealthy(RealClient client, long boundMillis, String what) throws InterruptedException {
+    private boolean awaitHealthy(RealClient client, NodeProcesses nodes, long boundMillis, String what) throws InterruptedException {
         long deadline = System.currentTimeMillis() + boundMillis;
         String last = "no answer from the master", noted = last;
         while (System.currentTimeMillis() < deadline) {
@@ -331,7 +332,11 @@ public final class ChaosRun {
             }
             Thread.sleep(500);
         }
-        violations.add("the cluster did not " + what + " within " + boundMillis / 1000 + " s: " + last);
+        StringBuilder dead = new StringBuilder();
+        for (String n : nodes.names()) {
+            if (!nodes.running(n)) dead.append("; ").append(n).append(" is not running, its log ends: ").append(nodes.logTail(n));
+        }
+        violations.add("the cluster did not " + what + " within " + boundMillis / 1000 + " s: " + last + dead);
         return false;
     }
 

@@ -122,6 +122,19 @@ public final class NodeProcesses implements AutoCloseable {
 
     public Path log(String name) { return logs.resolve(name + ".log"); }
 
+    /** How many of a dead node's last log lines a report quotes (a CI run keeps only the report, not the logs). */
+    static final int QUOTED_LOG_LINES = 4;
+
+    /** The node's last few log lines, joined for a one-line report; empty if it has no log. */
+    public String logTail(String name) {
+        try {
+            List<String> lines = Files.readAllLines(log(name), java.nio.charset.StandardCharsets.UTF_8);
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - QUOTED_LOG_LINES), lines.size()));
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
     @Override public synchronized void close() {
         for (Map.Entry<String, Node> e : nodes.entrySet()) {
             if (e.getValue().paused) {

@@ -22,6 +22,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -196,9 +197,9 @@ public final class NfsTcpServer implements AutoCloseable {
             ByteBuf buf = (ByteBuf) msg;
             List<byte[]> complete;
             try {
-                byte[] bytes = new byte[buf.readableBytes()];
-                buf.readBytes(bytes);
-                complete = records.feed(bytes, 0, bytes.length);
+                complete = new ArrayList<>(1);
+                // read in place: copying each socket read out first cost a copy and a zeroed array per read
+                for (java.nio.ByteBuffer b : buf.nioBuffers()) complete.addAll(records.feed(b));
             } finally {
                 buf.release();
             }

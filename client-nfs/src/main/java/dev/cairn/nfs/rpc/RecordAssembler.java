@@ -38,11 +38,15 @@ public final class RecordAssembler {
 
     /** Consumes {@code data}; returns the records it completed (possibly none). */
     public List<byte[]> feed(byte[] data, int off, int len) {
+        return feed(java.nio.ByteBuffer.wrap(data, off, len));
+    }
+
+    /** Consumes what {@code data} has remaining (a socket buffer, read in place); returns the records it completed. */
+    public List<byte[]> feed(java.nio.ByteBuffer data) {
         List<byte[]> out = new ArrayList<>(1);
-        int i = off, end = off + len;
-        while (i < end && poisoned == null) {
+        while (data.hasRemaining() && poisoned == null) {
             if (fragmentLeft < 0) {
-                header[headerFill++] = data[i++];
+                header[headerFill++] = data.get();
                 if (headerFill < 4) continue;
                 headerFill = 0;
                 int h = ((header[0] & 0xff) << 24) | ((header[1] & 0xff) << 16) | ((header[2] & 0xff) << 8) | (header[3] & 0xff);
@@ -58,15 +62,11 @@ public final class RecordAssembler {
                 }
                 fragmentLeft = length;
             } else {
-                int n = Math.min(fragmentLeft, end - i);
-                // grow with what arrives, not with what a header claims: a lying header costs nothing
-                if (recordFill + n > record.length) {
-                    record = java.util.Arrays.copyOf(record, Math.min(maxRecord, Math.max(recordFill + n, 2 * record.length)));
-                }
-                System.arraycopy(data, i, record, recordFill, n);
+                int n = Math.min(fragmentLeft, data.remaining());
+                if (recordFill + n > record.length) record = grown(n);
+                data.get(record, recordFill, n);
                 recordFill += n;
                 fragmentLeft -= n;
-                i += n;
             }
             if (fragmentLeft == 0) {
                 fragmentLeft = -1;
@@ -79,6 +79,19 @@ public final class RecordAssembler {
             }
         }
         return out;
+    }
+
+    /**
+     * The record's buffer grown to take {@code n} more bytes. A record's only fragment (what every client sends) gets
+     * its exact size once its first bytes are here, so a 1 MiB WRITE is copied once and never regrown: doubling from
+     * what arrived copied and zeroed it about three times over. Sized from the header, but only once bytes follow it,
+     * and never past {@code maxRecord}: a header alone costs nothing, and a sender that follows a lying header with a
+     * byte holds no more than one that sends the whole record (the server's bound over all connections counts both).
+     * A record of several fragments grows with what arrives.
+     */
+    private byte[] grown(int n) {
+        int want = fragments == 1 && lastFragment ? recordFill + fragmentLeft : Math.max(recordFill + n, 2 * record.length);
+        return java.util.Arrays.copyOf(record, Math.min(maxRecord, want));
     }
 
     /** Frames {@code payload} as one record of one fragment. */

@@ -236,7 +236,12 @@ public final class Nfs4Server {
         final int numOps;
         final byte[] tag;
         final Promise<byte[]> done;
+        /**
+         * The reply: COMPOUND4res's status, tag and result count reserved at its front ({@link #headerBytes}), the
+         * results after. Filled in place at the end, so the reply is not copied to put its header in front.
+         */
         final XdrEncoder results = new XdrEncoder(512);
+        final int headerBytes;
         int index;
 
         Run(CompoundState st, XdrDecoder args, int numOps, byte[] tag, Promise<byte[]> done) {
@@ -245,7 +250,12 @@ public final class Nfs4Server {
             this.numOps = numOps;
             this.tag = tag;
             this.done = done;
+            headerBytes = 4 + 4 + ((tag.length + 3) & ~3) + 4;
+            results.reserve(headerBytes);
         }
+
+        /** The results' bytes so far (after the header), as the reply size limits count them. */
+        private int resultBytes() { return results.size() - headerBytes; }
 
         void next() {
             while (index < numOps) {
@@ -318,9 +328,9 @@ public final class Nfs4Server {
                 done.complete(st.replay);
                 return false;
             }
-            if (st.replyOverhead + results.size() > st.replyLimit) {
+            if (st.replyOverhead + resultBytes() > st.replyLimit) {
                 // RFC 8881 §2.10.6.4: the operation whose result does not fit gets the error in its place
-                status = st.replyOverhead + results.size() > st.session.fore().maxResponseSize() ? Nfs4Status.REP_TOO_BIG : Nfs4Status.REP_TOO_BIG_TO_CACHE;
+                status = st.replyOverhead + resultBytes() > st.session.fore().maxResponseSize() ? Nfs4Status.REP_TOO_BIG : Nfs4Status.REP_TOO_BIG_TO_CACHE;
                 results.truncate(start);
                 results.writeInt(op).writeInt(status);
             }
@@ -357,7 +367,11 @@ public final class Nfs4Server {
         }
 
         private void complete(int status) {
-            byte[] out = reply(status, tag, index, results);
+            results.patchInt(0, status);
+            results.patchInt(4, tag.length);
+            results.patchFixedOpaque(8, tag);
+            results.patchInt(headerBytes - 4, index);
+            byte[] out = results.finish();
             if (st.slot != null) st.session.finish(st.slot, out);
             done.complete(out);
         }

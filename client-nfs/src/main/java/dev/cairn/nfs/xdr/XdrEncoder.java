@@ -101,4 +101,34 @@ public final class XdrEncoder {
     }
 
     public byte[] toByteArray() { return Arrays.copyOf(buf, pos); }
+
+    /** Reserves {@code n} zero bytes (a multiple of four) to be patched later; returns their position. */
+    public int reserve(int n) {
+        assert n % 4 == 0 : "XDR reservation of " + n + " bytes";
+        ensure(n);
+        int at = pos;
+        Arrays.fill(buf, at, at + n, (byte) 0);
+        pos += n;
+        return at;
+    }
+
+    /** Writes {@code b}, padded to four, over bytes already written from {@code at}. */
+    public void patchFixedOpaque(int at, byte[] b) {
+        int padded = (b.length + 3) & ~3;
+        if (at < 0 || at + padded > pos) throw new IllegalArgumentException("patch of " + padded + " bytes at " + at + " of " + pos);
+        System.arraycopy(b, 0, buf, at, b.length);
+        Arrays.fill(buf, at + b.length, at + padded, (byte) 0);
+    }
+
+    /**
+     * The bytes written, as {@link #toByteArray}, but handing over the encoder's own buffer when it holds exactly
+     * them (a READ's result grows it to the size of its data, so its MiB is not copied once more); the encoder is
+     * not used after.
+     */
+    public byte[] finish() {
+        byte[] out = pos == buf.length ? buf : Arrays.copyOf(buf, pos);
+        buf = new byte[0];
+        pos = 0;
+        return out;
+    }
 }

@@ -122,8 +122,9 @@ public final class Codec {
     }
 
     /**
-     * Encodes frames for a sender that is done with each frame before it encodes the next: the simulated
-     * network, which digests and decodes a frame at once. The frame's small fields go into one buffer it
+     * Encodes frames for a sender that is done with each frame's buffer before it encodes the next: the simulated
+     * network, which digests and decodes a frame at once, and the real one, which copies the small fields and
+     * sends the payloads from the message's own arrays ({@link Frame#pieces}). The frame's small fields go into one buffer it
      * keeps; a large byte array (a chunk's data) is spliced in by reference, not copied: the frame is the
      * same bytes as {@link #encode}'s, read in pieces ({@link Frame#digest}, {@link Frame#decode}). So a
      * payload is read once to digest it and copied once into the receiver's message, where a flat frame
@@ -143,6 +144,11 @@ public final class Codec {
             assert !shape(m.getClass()).carriesBytes || frame.length() == 1 + size(m) : "size() disagrees with the encoding of " + m.getClass().getSimpleName();
             return frame;
         }
+    }
+
+    /** Receives a {@link Frame} piece by piece; {@code payload}: a message's own array, not the encoder's buffer. */
+    public interface PieceSink {
+        void piece(byte[] bytes, int offset, int length, boolean payload);
     }
 
     /** Byte arrays of at least this many bytes are spliced into an {@link Encoder}'s frame by reference. */
@@ -191,6 +197,21 @@ public final class Codec {
                 from = sp.at[i];
             }
             digest.update(out.buf, from, out.pos - from);
+        }
+
+        /**
+         * Hands the whole frame, in order, to {@code to}: the buffer's bytes between payloads (valid until the
+         * encoder's next call, so a sender keeping them copies them) and each payload array itself.
+         */
+        public void pieces(PieceSink to) {
+            Splices sp = out.splices;
+            int from = 0;
+            for (int i = 0; i < sp.count; i++) {
+                if (sp.at[i] > from) to.piece(out.buf, from, sp.at[i] - from, false);
+                to.piece(sp.arrays[i], 0, sp.arrays[i].length, true);
+                from = sp.at[i];
+            }
+            if (out.pos > from) to.piece(out.buf, from, out.pos - from, false);
         }
 
         /** Decodes the frame (any number of times): every payload is copied into the message decoded. */

@@ -30,8 +30,10 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -194,14 +196,16 @@ final class NettyTransport implements Transport {
     }
 
     private void write(Channel ch, Message m) {
-        byte[] bytes = Codec.encode(m);
-        if (bytes.length > Codec.MAX_FRAME_BYTES) {
-            throw new IllegalArgumentException(m.getClass().getSimpleName() + " of " + bytes.length + " bytes exceeds the frame limit");
+        ByteBuf frame = frameOf(m);
+        if (frame.readableBytes() > Codec.MAX_FRAME_BYTES) {
+            frame.release();
+            throw new IllegalArgumentException(m.getClass().getSimpleName() + " of " + frame.readableBytes() + " bytes exceeds the frame limit");
         }
         long[] unsent = ch.attr(UNSENT).setIfAbsent(new long[1]);
         if (unsent == null) unsent = ch.attr(UNSENT).get();
-        long n = bytes.length;
+        long n = frame.readableBytes();
         if (unsent[0] + n > maxUnsent / 2) {
+            frame.release();
             warnRarely("closing connection with " + peerOf(ch) + ": " + (unsent[0] >> 20) + " MiB of messages to it not read");
             ch.close();
             return;
@@ -209,11 +213,23 @@ final class NettyTransport implements Transport {
         long[] held = unsent;
         held[0] += n;
         unsentBytes += n;
-        ch.writeAndFlush(Unpooled.wrappedBuffer(bytes)).addListener(f -> {
+        ch.writeAndFlush(frame).addListener(f -> {
             held[0] -= n;
             unsentBytes -= n;
         });
         if (unsentBytes > maxUnsent) closeLargestUnsent();
+    }
+
+    /**
+     * A message's frame: its small fields copied out of the encoder, its payloads (a chunk's data) sent from the
+     * message's own arrays, which nobody changes once sent. Encoding into one flat array allocated, zeroed and
+     * copied every 1 MiB write once more at each hop (a tenth of a chunkserver's CPU on the write path).
+     */
+    private static ByteBuf frameOf(Message m) {
+        Codec.Frame f = new Codec.Encoder().encode(m);
+        List<ByteBuf> pieces = new ArrayList<>(3);
+        f.pieces((b, off, len, payload) -> pieces.add(payload ? Unpooled.wrappedBuffer(b, off, len) : Unpooled.wrappedBuffer(Arrays.copyOfRange(b, off, off + len))));
+        return pieces.size() == 1 ? pieces.get(0) : Unpooled.wrappedBuffer(pieces.toArray(new ByteBuf[0]));
     }
 
     /** Over the node's budget for unsent messages: the connection holding the most goes. */

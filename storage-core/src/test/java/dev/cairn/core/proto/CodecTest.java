@@ -132,6 +132,14 @@ class CodecTest {
             frame.digest(spliced);
             whole.update(flat);
             assertThat(spliced.getValue()).as(m.getClass().getSimpleName()).isEqualTo(whole.getValue());
+            java.io.ByteArrayOutputStream joined = new java.io.ByteArrayOutputStream();
+            List<byte[]> payloads = new ArrayList<>();
+            frame.pieces((b, off, len, payload) -> {
+                joined.write(b, off, len);
+                if (payload) payloads.add(b);
+            });
+            assertThat(joined.toByteArray()).as("the pieces of %s, joined", m.getClass().getSimpleName()).isEqualTo(flat);
+            if (m instanceof WriteData w && w.data().length >= Codec.SPLICE_MIN_BYTES) assertThat(payloads).singleElement().isSameAs(w.data());
             for (int i = 0; i < 2; i++) {
                 Message back = decodeFrame(frame);
                 assertThat(Codec.encode(back)).as(m.getClass().getSimpleName()).isEqualTo(flat);
