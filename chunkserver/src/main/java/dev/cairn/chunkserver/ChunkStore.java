@@ -677,9 +677,13 @@ final class ChunkStore {
             if (incoming.containsKey(id)) {
                 return Promise.failed(new CairnException(Status.BUSY, "a copy of chunk " + id + " is already being made here"));
             }
-            Disk disk = existing.volume; // beside the old, so the new one replaces it by a rename
-            if (disk.failed() || disk.full()) {
-                return Promise.failed(new CairnException(Status.NO_SPACE, "disk " + disk.name() + " cannot take a new copy of chunk " + id));
+            // beside the old, so the new one replaces it by a rename; on another disk if the old one's is full: refused
+            // there, the copy was asked again and again while another disk had room, and the chunk stayed a copy
+            // short for good (10 s seed 2623: a stale copy on a full disk, nothing else on it to delete)
+            Disk disk = existing.volume.full() ? pickVolume() : existing.volume;
+            if (disk == null || disk.failed() || disk.full()) {
+                return Promise.failed(new CairnException(Status.NO_SPACE, "no disk here can take a new copy of chunk " + id + " (the one holding it is "
+                        + existing.volume.state().name().toLowerCase(java.util.Locale.ROOT) + ")"));
             }
             Chunk c = new Chunk(id, disk, INCOMING_PREFIX + ChunkFormat.fileName(id));
             c.version = version;
@@ -770,7 +774,7 @@ final class ChunkStore {
             if (old.version > n.version && !old.bad) {
                 throw new CairnException(Status.STALE, "chunk " + n.id + " moved on here to v" + old.version + " meanwhile");
             }
-            assert old.volume == n.volume : "an incoming copy on another disk than the copy it replaces";
+            if (old.volume != n.volume) return installElsewhere(old, n);
             return n.volume.rename(n.file, old.file).flatMap(v -> {
                 // the name now holds the new copy, whatever a crash before the directory sync leaves (either
                 // copy, each whole and durable): the table follows at once
@@ -783,6 +787,29 @@ final class ChunkStore {
                 log.debug("chunk {}: the copy made at v{} part {} replaced the one at v{} part {} on {}", n.id, n.version, n.part, old.version, old.part,
                         n.volume.name());
                 return n.volume.syncDirectory();
+            });
+        });
+    }
+
+    /**
+     * Installs a copy built on another disk than the one it replaces (that one was full): its name made durable
+     * there first, then the old copy deleted. A crash between leaves the chunk on both disks, whole and durable
+     * each, which recovery settles (the newer version, then the longer copy, wins: {@link #adopt}).
+     */
+    private Promise<Void> installElsewhere(Chunk old, Chunk n) {
+        String name = ChunkFormat.fileName(n.id);
+        return n.volume.rename(n.file, name).flatMap(v -> n.volume.syncDirectory()).flatMap(v -> {
+            incoming.remove(n.id);
+            n.file = name;
+            old.deleted = true;
+            chunks.put(n.id, n);
+            old.volume.account(-1, -(DATA_OFFSET + old.length));
+            log.debug("chunk {}: the copy made at v{} part {} on {} replaced the one at v{} part {} on {}", n.id, n.version, n.part, n.volume.name(),
+                    old.version, old.part, old.volume.name());
+            return old.volume.delete(old.file).flatMap(x -> old.volume.syncDirectory()).then((x, e) -> {
+                if (e != null) log.warn("chunk {}: the replaced copy on {} could not be removed ({}); a restart settles it", n.id, old.volume.name(), e.getMessage());
+                else old.volume.spaceFreed();
+                return Promise.<Void>completed(null);
             });
         });
     }

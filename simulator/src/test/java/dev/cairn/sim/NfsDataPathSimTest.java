@@ -424,6 +424,41 @@ class NfsDataPathSimTest extends ClusterScenario {
         assertThat(Arrays.copyOfRange(readPlus(f, cs, 200).data(), 3, 103)).isEqualTo(into);
     }
 
+    /**
+     * DEALLOCATE across a chunk boundary and past the end: the range reads as zeros, the bytes around it and the size
+     * stay, and it is durable when answered (every chunkserver's power cut and the gateway's crash right after lose
+     * nothing of it). Replicated and erasure-coded files alike.
+     */
+    @Test void deallocateZerosARangeDurablyAndKeepsTheSize() {
+        start(5);
+        java.util.Map<String, byte[]> models = new java.util.LinkedHashMap<>();
+        for (StorageClass cls : List.of(StorageClass.replicated(2), StorageClass.ec(2, 1))) {
+            String name = "punched-" + cls.k();
+            OpenFile f = smallChunkFile(name, cls);
+            int size = 2 * SMALL_CHUNK + 5000;
+            byte[] model = Oracle.content(9, size);
+            nfs(() -> nfsClient.write(f, 0, model, Nfs4Client.FILE_SYNC));
+            int at = SMALL_CHUNK - 3000;
+            nfs(() -> nfsClient.deallocate(f, at, 6000));
+            Arrays.fill(model, at, at + 6000, (byte) 0);
+            int tail = size - 100;
+            nfs(() -> nfsClient.deallocate(f, tail, 1 << 20)); // past the end: only up to it
+            Arrays.fill(model, tail, size, (byte) 0);
+            assertThat(nfs(() -> nfsClient.size(f.fh()))).as("%s: the size stays", cls).isEqualTo((long) size);
+            // READs end at a chunk's end: one each side of the boundary
+            assertThat(nfs(() -> nfsClient.read(f, at - 10, 3010))).as("%s: read through the gateway", cls).isEqualTo(Arrays.copyOfRange(model, at - 10, at + 3000));
+            assertThat(nfs(() -> nfsClient.read(f, at + 3000, 3010))).as("%s: read through the gateway", cls).isEqualTo(Arrays.copyOfRange(model, at + 3000, at + 6010));
+            models.put("/" + name, model);
+        }
+        for (SimHost h : c.chunkservers()) h.powerLoss(true);
+        gateway.crash();
+        sim.runUntil(sim.now() + 5 * SECOND);
+        for (SimHost h : c.chunkservers()) h.start();
+        gateway.start();
+        sim.runUntil(sim.now() + 30 * SECOND);
+        models.forEach((path, model) -> assertThat(read(path)).as("%s: zeros where deallocated, durable", path).isEqualTo(model));
+    }
+
     Nfs4Client.ReadPlusResult readPlus(OpenFile f, long offset, int count) { return nfs(() -> nfsClient.readPlus(f, offset, count)); }
 
     Nfs4Client.SeekResult seek(OpenFile f, long offset, boolean data) { return nfs(() -> nfsClient.seek(f, offset, data)); }

@@ -218,6 +218,14 @@ public final class Nfs4Client {
         });
     }
 
+    /** DEALLOCATE (4.2): {@code length} bytes at {@code offset} read as zeros, the size unchanged. */
+    public Promise<Void> deallocate(OpenFile f, long offset, long length) {
+        return send(true, b -> {
+            b.putFh(f.fh());
+            b.op(Op.DEALLOCATE, a -> a.writeFixedOpaque(f.stateId()).writeLong(offset).writeLong(length));
+        }).map(r -> null);
+    }
+
     public Promise<Void> close(OpenFile f) {
         return send(true, b -> {
             b.putFh(f.fh());

@@ -338,6 +338,31 @@ public final class ClusterFs {
         });
     }
 
+    /**
+     * Zeros over {@code [offset, offset + length)} within the file, its size unchanged (DEALLOCATE), durable with the
+     * length committed before the answer. Sent as WRITEs of zeros one after the other, so a large range is held to the
+     * same write-behind bounds as a client writing it.
+     */
+    public Promise<FileAttr> deallocate(long inode, long offset, long length) {
+        if (offset < 0 || length < 0 || offset + length < 0) {
+            return Promise.failed(new CairnException(Status.BAD_REQUEST, "deallocate " + length + " bytes at " + offset));
+        }
+        return openFresh(inode).flatMap(f -> f.barrier.flatMap(v -> {
+            if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
+            return zeros(f, offset, offset + length).flatMap(x -> flush(f)).map(x -> f.attr());
+        })).onFailure(e -> client.log().debug("DEALLOCATE of inode {} at {}: {}", inode, offset, e.toString()));
+    }
+
+    /** Zeros from {@code from} up to {@code end} or the file's end as it is at each step (a shrink meanwhile is not undone). */
+    private Promise<Void> zeros(OpenFile f, long from, long end) {
+        long to = Math.min(f.size, end);
+        if (from >= to) return Promise.completed(null);
+        int n = (int) Math.min(ZEROS.length, to - from);
+        byte[] z = n == ZEROS.length ? ZEROS : new byte[n];
+        Promise<Void> written = f.ec() ? f.meta.submit(() -> writeImage(f, from, z)) : writeStreamed(f, from, z);
+        return written.flatMap(v -> zeros(f, from + n, end));
+    }
+
     /** Makes every WRITE this gateway answered for the file durable on every copy, and its length committed. */
     public Promise<FileAttr> commit(long inode) {
         OpenFile f = files.get(inode);

@@ -42,7 +42,7 @@ public final class Nfs4Server {
     /**
      * Minor versions served: 0, 1 and 2. Minor version 2 is 4.1 with optional extras (RFC 7862 §1.4: every
      * operation and attribute it adds is OPTIONAL), so it is served as 4.1 with its new operations answered
-     * NFS4ERR_NOTSUPP (SEEK and READ_PLUS excepted); clients then use their 4.1 paths (no server-side COPY, ALLOCATE). A client
+     * NFS4ERR_NOTSUPP (SEEK, READ_PLUS and DEALLOCATE excepted); clients then use their 4.1 paths (no server-side COPY, ALLOCATE). A client
      * mounting with vers=4.2 would otherwise get no mount at all: only vers=4 falls back on its own.
      */
     public static final int MAX_MINOR = 2;
@@ -154,6 +154,7 @@ public final class Nfs4Server {
         register(Op.LOCKU, new dev.cairn.nfs.v4.op.LockU());
         register(Op.SEEK, new dev.cairn.nfs.v4.op.Seek());
         register(Op.READ_PLUS, new dev.cairn.nfs.v4.op.ReadPlus());
+        register(Op.DEALLOCATE, new dev.cairn.nfs.v4.op.Deallocate());
     }
 
     public dev.cairn.nfs.fs.ClusterFs fs() { return fs; }

@@ -60,7 +60,7 @@ public final class Op {
     public static final int RECLAIM_COMPLETE = 58;
     /** The highest operation number of minor version 1. */
     public static final int LAST_V41 = RECLAIM_COMPLETE;
-    // minor version 2 (RFC 7862 §15): every one of its operations is OPTIONAL; Cairn serves SEEK and READ_PLUS and answers the others NOTSUPP
+    // minor version 2 (RFC 7862 §15): every one of its operations is OPTIONAL; Cairn serves SEEK, READ_PLUS and DEALLOCATE and answers the others NOTSUPP
     public static final int ALLOCATE = 59;
     public static final int COPY = 60;
     public static final int COPY_NOTIFY = 61;
@@ -95,7 +95,7 @@ public final class Op {
 
     /** Operations that change files or directories: NFS4ERR_ROFS on a read-only export (OPEN checks itself). */
     public static boolean changesFiles(int op) {
-        return op == WRITE || op == CREATE || op == REMOVE || op == RENAME || op == LINK || op == SETATTR;
+        return op == WRITE || op == CREATE || op == REMOVE || op == RENAME || op == LINK || op == SETATTR || op == DEALLOCATE;
     }
 
     /** Operations that may start a 4.1 COMPOUND without SEQUENCE (RFC 8881 §2.6.3.1.1.8). */
