@@ -74,6 +74,17 @@ if [ -n "$HOLEY" ] && [ -x /usr/bin/cp ]; then
   sync; echo 3 > /proc/sys/vm/drop_caches
   t "a plain read of the file with holes" [ "$(md5sum < "$NFS_MNT/$HOLEY" | cut -d' ' -f1)" = "$hsum" ]
   echo "# READ_PLUS calls on this mount: $(awk '$1 == "READ_PLUS:" { print $2; exit }' /proc/self/mountstats)"
+  # a hole punched across the boundary of chunks 0 and 1 and into chunk 2 (4.2: DEALLOCATE; before it the client
+  # has no way to ask and fallocate fails): the range reads as zeros, the size stays
+  if [ "$vers" = "vers=4.2" ] && [ -x /usr/bin/fallocate ]; then
+    dd if=/dev/zero of=/tmp/hmirror bs=4096 seek=255 count=258 conv=notrunc 2>/dev/null
+    hsum=$(md5sum < /tmp/hmirror | cut -d' ' -f1)
+    t "fallocate --punch-hole over two chunk boundaries" /usr/bin/fallocate --punch-hole --offset 1044480 --length 1056768 "$NFS_MNT/$HOLEY"
+    sync; echo 3 > /proc/sys/vm/drop_caches
+    t "the punched range reads as zeros, the rest as it was" [ "$(md5sum < "$NFS_MNT/$HOLEY" | cut -d' ' -f1)" = "$hsum" ]
+    t "punching keeps the size" [ "$(stat -c %s "$NFS_MNT/$HOLEY")" = 4194304 ]
+    echo "# DEALLOCATE calls on this mount: $(awk '$1 == "DEALLOCATE:" { print $2; exit }' /proc/self/mountstats)"
+  fi
   echo "host md5 $HOLEY $hsum"
   rm -f /tmp/hblk /tmp/hmirror /tmp/hcopy
 fi

@@ -34,6 +34,8 @@ class NfsKernelClientTest {
     static final String FLOCK = "/usr/bin/flock";
     /** GNU coreutils' cp(1), whose --sparse copy finds data with lseek(SEEK_DATA/SEEK_HOLE): NFSv4.2 SEEK from the guest. */
     static final String GNU_CP = "/usr/bin/cp";
+    /** util-linux's fallocate(1), whose --punch-hole goes over NFS as DEALLOCATE in 4.2. */
+    static final String FALLOCATE = "/usr/bin/fallocate";
     static Path nfsVm;
     static GatewayCluster setup;
     static LocalCluster cluster;
@@ -46,6 +48,7 @@ class NfsKernelClientTest {
         assumeTrue("root".equals(System.getProperty("user.name")), "nfs-vm runs as root only: kernel client suite skipped");
         assumeTrue(Files.isExecutable(Path.of(FLOCK)), FLOCK + " (util-linux) not found: kernel client suite skipped");
         assumeTrue(Files.isExecutable(Path.of(GNU_CP)), GNU_CP + " (coreutils) not found: kernel client suite skipped");
+        assumeTrue(Files.isExecutable(Path.of(FALLOCATE)), FALLOCATE + " (util-linux) not found: kernel client suite skipped");
         setup = GatewayCluster.start(data);
         cluster = setup.cluster();
         gateway = setup.gateway();
@@ -80,7 +83,7 @@ class NfsKernelClientTest {
         Path script = Path.of(NfsKernelClientTest.class.getResource("/nfs/guest-suite.sh").toURI());
         // the guest's busybox has no flock(1): util-linux's is copied in (with its libraries) for the lock checks
         List<String> cmd = List.of(nfsVm.toString(), "--server-port", String.valueOf(gateway.port()), "--export", "/", "--vers", vers,
-                "--include-bin", FLOCK, "--include-bin", GNU_CP, "--timeout", String.valueOf(VM_TIMEOUT_SECONDS - 60), "--script", script.toString(),
+                "--include-bin", FLOCK, "--include-bin", GNU_CP, "--include-bin", FALLOCATE, "--timeout", String.valueOf(VM_TIMEOUT_SECONDS - 60), "--script", script.toString(),
                 "--", dir, "8", String.valueOf(files), expected, chunky, holey);
         // the VM's output goes to a file as it runs (target/nfs-vm-VERS.log), to watch a slow run
         Path log = Path.of("target", "nfs-vm-" + vers + ".log").toAbsolutePath();
