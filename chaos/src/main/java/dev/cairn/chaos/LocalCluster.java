@@ -82,6 +82,12 @@ public final class LocalCluster implements AutoCloseable {
 
     public RealRuntime runtime() { return runtime; }
 
+    /** The master's node, for what runs beside it (its metrics endpoint). */
+    public RealRuntime.Handle<Master> masterHandle() { return master; }
+
+    /** Chunkserver {@code i}'s node (from 0), as started last. */
+    public RealRuntime.Handle<ChunkServer> chunkserverHandle(int i) { return chunkservers.get(i); }
+
     /** Waits until every chunkserver has registered with the master. */
     public void awaitReady() {
         long deadline = System.currentTimeMillis() + READY_TIMEOUT_MILLIS;

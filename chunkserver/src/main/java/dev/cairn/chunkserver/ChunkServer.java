@@ -29,6 +29,7 @@ import dev.cairn.core.proto.MasterProtocol.ReportBad;
 import dev.cairn.core.proto.MasterProtocol.ReplicateChunk;
 import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
+import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.Types.ServerRef;
 import dev.cairn.core.rpc.Rpc;
 import java.nio.ByteBuffer;
@@ -44,7 +45,7 @@ import java.util.function.Supplier;
  * forwarded to the next server; the answer goes back only when both are done), serves verified reads,
  * and keeps the master informed (registration with every copy it holds, heartbeats).
  */
-public final class ChunkServer implements Node, MessageHandler {
+public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.metrics.MetricsSource {
     static final long HEARTBEAT_NANOS = 1_000_000_000L;
     /** Every this many heartbeats, the full chunk list goes to the master for reconciliation (garbage collection). */
     static final int INVENTORY_EVERY_BEATS = 20;
@@ -270,9 +271,39 @@ public final class ChunkServer implements Node, MessageHandler {
 
     // ---------------------------------------------------------------- requests
 
+    /** Requests taken, by message type, and the data bytes they carried (for {@code --metrics}). */
+    private final java.util.Map<Class<?>, long[]> requests = new java.util.HashMap<>();
+
+    /** Its disks, chunks and the requests it took, for {@code --metrics}. */
+    @Override public void metrics(dev.cairn.core.metrics.MetricsText m) {
+        m.gauge("cairn_chunkserver_registered", "1 while this chunkserver is registered with the leader", registered ? 1 : 0);
+        m.gauge("cairn_chunkserver_master_term", "The newest master term this chunkserver has seen (it refuses older ones)", masterTerm);
+        m.gauge("cairn_chunkserver_chunks", "Chunk copies held here", store.count());
+        List<Types.DiskReport> disks = store.diskReports();
+        for (Types.DiskReport d : disks) {
+            for (Types.DiskState st : Types.DiskState.values()) {
+                m.gauge("cairn_disk_state", "1 for the disk's state as this server sees it", d.state() == st ? 1 : 0, "disk", d.name(),
+                        "state", st.name().toLowerCase(java.util.Locale.ROOT));
+            }
+        }
+        for (Types.DiskReport d : disks) m.gauge("cairn_disk_latency_seconds", "The disk's recent operation latency", d.latencyMicros() / 1e6, "disk", d.name());
+        for (Types.DiskReport d : disks) m.gauge("cairn_disk_chunks", "Chunk copies on the disk", d.chunks(), "disk", d.name());
+        for (Types.DiskReport d : disks) m.gauge("cairn_disk_used_bytes", "Bytes of the chunks on the disk", d.usedBytes(), "disk", d.name());
+        for (Types.DiskReport d : disks) m.gauge("cairn_disk_quarantined", "Chunk files kept aside (unreadable headers)", d.quarantined(), "disk", d.name());
+        java.util.TreeMap<String, long[]> byKind = new java.util.TreeMap<>();
+        requests.forEach((k, v) -> byKind.put(k.getSimpleName(), v));
+        byKind.forEach((k, v) -> m.counter("cairn_chunkserver_requests_total", "Requests taken, by message type", v[0], "kind", k));
+        long written = 0;
+        for (long[] v : requests.values()) written += v[1];
+        m.counter("cairn_chunkserver_written_bytes_total", "Data bytes taken in writes (a chain's forward counted at each hop)", written);
+    }
+
     @Override public void onMessage(Address from, Message m) {
         if (rpc.onMessage(from, m)) return;
         if (stopped) return;
+        long[] taken = requests.computeIfAbsent(m.getClass(), k -> new long[2]);
+        taken[0]++;
+        if (m instanceof WriteData w) taken[1] += w.data().length;
         if (m instanceof WriteData w) {
             chain(from, w.rid(), w.forward(), () -> reportingCorrupt(w.chunkId(), w.version(), store.write(w.chunkId(), w.version(), w.offset(), w.data(), leaseClock())),
                     next -> rid -> new WriteData(rid, w.chunkId(), w.version(), w.offset(), w.data(), next), true);

@@ -59,6 +59,8 @@ final class ChunkServerCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Mixin KeyOption key;
 
+    @picocli.CommandLine.Mixin MetricsOption metrics;
+
     @Override public Integer call() throws Exception {
         java.util.Map<String, Path> dirs = new java.util.TreeMap<>();
         List<String> names = new java.util.ArrayList<>();
@@ -76,7 +78,7 @@ final class ChunkServerCommand implements Callable<Integer> {
         ChunkServerConfig c = new ChunkServerConfig(id, Address.parse(listen), Address.parseList(master), names, capacityGb << 30,
                 new Topology(host == null ? id : host, rack, diskLabel), scrubMb << 20, scrubHours * 3_600_000_000_000L);
         RealRuntime rt = key.serverRuntime();
-        rt.start(id, data.toAbsolutePath(), c.listen(), c.volumes(), dirs, env -> new ChunkServer(env, c));
+        metrics.serve(rt.start(id, data.toAbsolutePath(), c.listen(), c.volumes(), dirs, env -> new ChunkServer(env, c)), "chunkserver");
         return MasterCommand.waitForSignal(rt);
     }
 }

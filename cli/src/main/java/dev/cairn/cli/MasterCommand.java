@@ -31,6 +31,8 @@ final class MasterCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Mixin KeyOption key;
 
+    @picocli.CommandLine.Mixin MetricsOption metrics;
+
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
         if (goal < 1 || goal > 16) throw new IllegalArgumentException("--goal must be 1..16");
@@ -38,12 +40,12 @@ final class MasterCommand implements Callable<Integer> {
         Path dir = data.toAbsolutePath();
         RealRuntime rt = key.serverRuntime();
         if (peers == null) {
-            rt.start("master", dir, a, List.of(), env -> new Master(env, config));
+            metrics.serve(rt.start("master", dir, a, List.of(), env -> new Master(env, config)), "master");
         } else {
             List<Address> group = Address.parseList(peers);
             if (!group.contains(a)) throw new IllegalArgumentException("--peers must list this master's --listen address " + a);
             List<RatisLog.Peer> members = RatisLog.Peer.of(group);
-            rt.start("master", dir, a, List.of(), env -> new MasterReplica(env, config, new RatisLog(members, a, dir.resolve("raft"), env.scheduler())));
+            metrics.serve(rt.start("master", dir, a, List.of(), env -> new MasterReplica(env, config, new RatisLog(members, a, dir.resolve("raft"), env.scheduler()))), "master");
         }
         return waitForSignal(rt);
     }

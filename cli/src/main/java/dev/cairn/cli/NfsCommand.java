@@ -27,6 +27,8 @@ final class NfsCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Mixin KeyOption key;
 
+    @picocli.CommandLine.Mixin MetricsOption metrics;
+
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
         Exports rules;
@@ -39,6 +41,7 @@ final class NfsCommand implements Callable<Integer> {
         RealRuntime rt = key.serverRuntime();
         LocalGateway g = LocalGateway.start(rt, Address.parseList(master), a.host(), a.port(), rules, data.toAbsolutePath());
         System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
+        metrics.serve(g.handle(), "nfs");
         return MasterCommand.waitForSignal(rt);
     }
 }

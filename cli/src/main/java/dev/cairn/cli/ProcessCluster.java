@@ -64,13 +64,20 @@ final class ProcessCluster implements AutoCloseable {
         return cmd;
     }
 
-    void startMaster(Address listen) throws IOException {
-        start("master", MASTER_HEAP, List.of("master", "--listen", listen.toString(), "--data", data.resolve("master").toString()));
+    void startMaster(Address listen, Address metrics) throws IOException {
+        start("master", MASTER_HEAP, withMetrics(metrics, "master", "--listen", listen.toString(), "--data", data.resolve("master").toString()));
+    }
+
+    /** A node's arguments, with {@code --metrics} when {@code metrics} is given. */
+    private static List<String> withMetrics(Address metrics, String... args) {
+        List<String> out = new ArrayList<>(List.of(args));
+        if (metrics != null) out.addAll(List.of("--metrics", metrics.toString()));
+        return out;
     }
 
     /** Master {@code n} (from 1) of the group at {@code group}, in its own directory {@code master<n>}. */
-    void startGroupMaster(int n, List<Address> group) throws IOException {
-        start("master" + n, MASTER_HEAP, List.of("master", "--listen", group.get(n - 1).toString(), "--peers", join(group),
+    void startGroupMaster(int n, List<Address> group, Address metrics) throws IOException {
+        start("master" + n, MASTER_HEAP, withMetrics(metrics, "master", "--listen", group.get(n - 1).toString(), "--peers", join(group),
                 "--data", data.resolve("master" + n).toString()));
     }
 
@@ -79,16 +86,16 @@ final class ProcessCluster implements AutoCloseable {
     }
 
     /** A chunkserver with {@code disks} data directories (disk0, disk1, ...) under its own directory. */
-    void startChunkserver(String id, Address listen, List<Address> masters, int disks) throws IOException {
+    void startChunkserver(String id, Address listen, List<Address> masters, int disks, Address metrics) throws IOException {
         List<String> names = new ArrayList<>();
         for (int d = 0; d < disks; d++) names.add("disk" + d);
-        start(id, CHUNKSERVER_HEAP, List.of("chunkserver", "--id", id, "--listen", listen.toString(), "--master", join(masters),
+        start(id, CHUNKSERVER_HEAP, withMetrics(metrics, "chunkserver", "--id", id, "--listen", listen.toString(), "--master", join(masters),
                 "--data", data.resolve(id).toString(), "--volume", String.join(",", names)));
     }
 
     /** An NFS gateway of the master at {@code master}, serving on {@code listen}. */
-    void startNfs(Address listen, List<Address> masters, String exports) throws IOException {
-        start("nfs", GATEWAY_HEAP, List.of("nfs", "--listen", listen.toString(), "--master", join(masters), "--exports", exports,
+    void startNfs(Address listen, List<Address> masters, String exports, Address metrics) throws IOException {
+        start("nfs", GATEWAY_HEAP, withMetrics(metrics, "nfs", "--listen", listen.toString(), "--master", join(masters), "--exports", exports,
                 "--data", data.resolve("nfs").toString())); // its client records live with the cluster's data, not in the working directory
     }
 

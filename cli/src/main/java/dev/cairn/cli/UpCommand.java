@@ -46,6 +46,15 @@ final class UpCommand implements Callable<Integer> {
             defaultValue = dev.cairn.nfs.Exports.DEFAULT)
     String nfsExports;
 
+    @Option(names = "--metrics-port", description = "First port of the servers' Prometheus metrics on 127.0.0.1 (masters from it,"
+            + " the gateway at +9, chunkservers from +10); 0 for none (default: ${DEFAULT-VALUE}).", defaultValue = "" + DEFAULT_METRICS_PORT)
+    int metricsPort;
+
+    static final int DEFAULT_METRICS_PORT = 9400;
+
+    /** Where server {@code offset} (see --metrics-port) serves its metrics, or null with none. */
+    private Address metricsAt(int offset) { return metricsPort == 0 ? null : new Address(LocalCluster.HOST, metricsPort + offset); }
+
     @Option(names = "--in-process", description = "Run every server in this one process (faster start, shared fate).")
     boolean inProcess;
 
@@ -58,6 +67,7 @@ final class UpCommand implements Callable<Integer> {
         if (inProcess && disks != 1) throw new IllegalArgumentException("--disks needs the process-per-server mode (drop --in-process)");
         if (masters != 1 && masters != 3 && masters != 5 && masters != 7) throw new IllegalArgumentException("--masters must be 1, 3, 5 or 7");
         if (inProcess && masters != 1) throw new IllegalArgumentException("--masters needs the process-per-server mode (drop --in-process)");
+        if (metricsPort < 0 || metricsPort > 65535 - 10 - chunkservers) throw new IllegalArgumentException("--metrics-port must be 0, or leave room for every server's port");
         dev.cairn.nfs.Exports.parse(nfsExports); // a bad rule is refused before anything starts
         return inProcess ? inProcess() : processes();
     }
@@ -72,20 +82,21 @@ final class UpCommand implements Callable<Integer> {
         CountDownLatch stopped = closeOnShutdown(cluster);
         List<String> lines = new ArrayList<>();
         if (masters == 1) {
-            cluster.startMaster(group.get(0));
-            lines.add("  master        " + group.get(0) + "  (pid " + cluster.children().get(0).process().pid() + ")");
+            cluster.startMaster(group.get(0), metricsAt(0));
+            lines.add("  master        " + group.get(0) + "  (pid " + cluster.children().get(0).process().pid() + ")" + metricsNote(0));
         } else {
             for (int i = 1; i <= masters; i++) {
-                cluster.startGroupMaster(i, group);
-                lines.add("  master        " + group.get(i - 1) + "  (pid " + cluster.children().get(i - 1).process().pid() + ", Raft group of " + masters + ")");
+                cluster.startGroupMaster(i, group, metricsAt(i - 1));
+                lines.add("  master        " + group.get(i - 1) + "  (pid " + cluster.children().get(i - 1).process().pid() + ", Raft group of " + masters + ")"
+                        + metricsNote(i - 1));
             }
         }
         for (int i = 1; i <= chunkservers; i++) {
             Address a = new Address(LocalCluster.HOST, chunkPort + i - 1);
-            cluster.startChunkserver("cs" + i, a, group, disks);
-            lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(masters + i - 1).process().pid() + ")");
+            cluster.startChunkserver("cs" + i, a, group, disks, metricsAt(10 + i - 1));
+            lines.add("  chunkserver   cs" + i + " " + a + "  (pid " + cluster.children().get(masters + i - 1).process().pid() + ")" + metricsNote(10 + i - 1));
         }
-        if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), group, nfsExports);
+        if (nfsPort != 0) cluster.startNfs(new Address(LocalCluster.HOST, nfsPort), group, nfsExports, metricsAt(9));
         if (!awaitServers(group, chunkservers, key) || (nfsPort != 0 && !awaitPort(nfsPort))) {
             System.err.println("cairn: the cluster did not come up within " + READY_TIMEOUT_MILLIS / 1000 + " s; see " + root.resolve("logs"));
             cluster.close();
@@ -94,13 +105,19 @@ final class UpCommand implements Callable<Integer> {
         System.out.println();
         System.out.println("Cairn is up (data in " + root + ", logs in " + root.resolve("logs") + ")");
         lines.forEach(System.out::println);
-        if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(masters + chunkservers).process().pid() + ")");
+        if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(masters + chunkservers).process().pid() + ")"
+                + metricsNote(9));
         System.out.println();
         printTry(group, keyFile);
         if (nfsPort != 0) printMount(nfsPort);
         System.out.println("Stop: Ctrl-C");
         stopped.await();
         return 0;
+    }
+
+    private String metricsNote(int offset) {
+        Address a = metricsAt(offset);
+        return a == null ? "" : "  metrics http://" + a + "/metrics";
     }
 
     /** The first commands to try; on a master port other than the default, with where the master is (CAIRN_MASTER). */

@@ -15,7 +15,7 @@ import dev.cairn.nfs.v4.Nfs4Server;
  * on the real machine), on this node's own loop. On its own disk it keeps only the record of its clients,
  * for the grace period after a restart ({@link dev.cairn.nfs.v4.state.Grace}); data is in the cluster.
  */
-public final class NfsGateway implements Node {
+public final class NfsGateway implements Node, dev.cairn.core.metrics.MetricsSource {
     /** How often clients whose lease ran out are dropped. */
     static final long EXPIRY_CHECK_NANOS = 10_000_000_000L;
     /** The file system id in handles and the fsid attribute. */
@@ -57,6 +57,18 @@ public final class NfsGateway implements Node {
     @Override public void stop() {
         stopped = true;
         client.stop();
+    }
+
+    /** What it holds and the NFS operations it ran, for {@code --metrics}. */
+    @Override public void metrics(dev.cairn.core.metrics.MetricsText m) {
+        if (service == null) return;
+        m.gauge("cairn_nfs_held_bytes", "Bytes of WRITEs answered and not yet made durable by a commit", fs.heldBytes());
+        m.gauge("cairn_nfs_open_files", "Files the gateway keeps state for", fs.openFiles());
+        long[] calls = service.nfs4().opCalls();
+        for (int op = 0; op < calls.length; op++) {
+            if (calls[op] > 0) m.counter("cairn_nfs_operations_total", "NFSv4 operations run, by operation", calls[op], "op", dev.cairn.nfs.v4.Op.name(op));
+        }
+        m.counter("cairn_nfs_compound_errors_total", "COMPOUNDs that ended in an error status", service.nfs4().compoundErrors());
     }
 
     /** What the NFS port hands records to. */

@@ -65,7 +65,7 @@ import java.util.function.LongPredicate;
  * The metadata master: namespace (through the metadata log), chunkserver membership and liveness
  * (measured on this host's monotonic clock only), chunk placement and write leases.
  */
-public final class Master implements Node, MessageHandler {
+public final class Master implements Node, MessageHandler, dev.cairn.core.metrics.MetricsSource {
     /** How often liveness is checked. */
     static final long LIVENESS_CHECK_NANOS = 1_000_000_000L;
     /** Time allowed for a chunkserver to answer a create, bump or delete. */
@@ -1653,6 +1653,53 @@ public final class Master implements Node, MessageHandler {
         Planner.Counts c = counts;
         return new MasterProtocol.StatusReply(r.rid(), Status.OK, "", grace, c.chunks(), c.underGoal(), c.overGoal(), c.endangered(), c.lost(),
                 c.stale(), moving.size(), copiesMade, copiesDeleted, servers, badCopies.size());
+    }
+
+    /** The cluster as this master sees it, for {@code --metrics}: what {@code cairn status} shows, per server and disk. */
+    @Override public void metrics(dev.cairn.core.metrics.MetricsText m) {
+        Planner.Counts c = counts;
+        m.gauge("cairn_master_grace", "1 while the master waits after its start for the servers it knew (nothing repaired or deleted meanwhile)", grace ? 1 : 0);
+        m.gauge("cairn_master_leader_term", "The leader term this master serves (0: a single master)", term);
+        m.gauge("cairn_chunks", "Chunks in the namespace", c.chunks());
+        m.gauge("cairn_chunks_under_goal", "Chunks with fewer good copies (or parts) than their class requires", c.underGoal());
+        m.gauge("cairn_chunks_over_goal", "Chunks with more copies than their class requires", c.overGoal());
+        m.gauge("cairn_chunks_endangered", "Chunks one failure away from loss", c.endangered());
+        m.gauge("cairn_chunks_lost", "Chunks with no readable copy (or fewer than k parts)", c.lost());
+        m.gauge("cairn_copies_stale", "Copies at an older version than their chunk's, awaiting deletion", c.stale());
+        m.gauge("cairn_copies_moving", "Copies being made by the planner right now", moving.size());
+        m.gauge("cairn_copies_marked_bad", "Copies reported corrupt and not yet replaced", badCopies.size());
+        m.counter("cairn_planner_copies_made_total", "Copies the planner made (repair, drain, balance)", copiesMade);
+        m.counter("cairn_planner_copies_deleted_total", "Copies the planner deleted (extra, stale, drained)", copiesDeleted);
+        int alive = 0, down = 0, draining = 0;
+        for (Server s : registry.all()) {
+            if (s.alive) alive++; else down++;
+            if (s.draining) draining++;
+        }
+        m.gauge("cairn_chunkservers", "Chunkservers known, by state", alive, "state", "alive");
+        m.gauge("cairn_chunkservers", "Chunkservers known, by state", down, "state", "down");
+        m.gauge("cairn_chunkservers_draining", "Chunkservers marked for removal", draining);
+        for (Server s : registry.all()) m.gauge("cairn_chunkserver_up", "1 while the chunkserver is registered and heard from", s.alive ? 1 : 0, "server", s.id);
+        for (Server s : registry.all()) m.gauge("cairn_chunkserver_used_bytes", "Bytes the chunkserver's chunks use", s.usedBytes, "server", s.id);
+        for (Server s : registry.all()) m.gauge("cairn_chunkserver_capacity_bytes", "Space the chunkserver offers", s.capacityBytes, "server", s.id);
+        for (Server s : registry.all()) m.gauge("cairn_chunkserver_chunks", "Current copies the chunkserver holds", s.chunks.size(), "server", s.id);
+        for (Server s : registry.all()) m.gauge("cairn_chunkserver_stale_copies", "Stale copies the chunkserver holds", s.staleChunks.size(), "server", s.id);
+        for (Server s : registry.all()) {
+            for (Types.DiskReport d : diskView(s)) {
+                for (Types.DiskState st : Types.DiskState.values()) {
+                    m.gauge("cairn_disk_state", "1 for the disk's state as the master judges it", d.state() == st ? 1 : 0,
+                            "server", s.id, "disk", d.name(), "state", st.name().toLowerCase(java.util.Locale.ROOT));
+                }
+            }
+        }
+        for (Server s : registry.all()) {
+            for (Types.DiskReport d : s.disks) m.gauge("cairn_disk_latency_seconds", "The disk's recent operation latency, as reported", d.latencyMicros() / 1e6, "server", s.id, "disk", d.name());
+        }
+        for (Server s : registry.all()) {
+            for (Types.DiskReport d : s.disks) m.gauge("cairn_disk_used_bytes", "Bytes of the chunks on the disk", d.usedBytes(), "server", s.id, "disk", d.name());
+        }
+        for (Server s : registry.all()) {
+            for (Types.DiskReport d : s.disks) m.gauge("cairn_disk_quarantined", "Chunk files kept aside on the disk (unreadable headers)", d.quarantined(), "server", s.id, "disk", d.name());
+        }
     }
 
     /** A server's disks as the master sees them: its reports, with the master's own slow verdicts. */

@@ -24,7 +24,7 @@ import java.util.List;
  * term ends the master is retired and forgotten. Requests reaching a replica that does not serve are
  * answered {@link Status#NOT_LEADER} with the leader's address, and nothing is done.
  */
-public final class MasterReplica implements Node, MessageHandler {
+public final class MasterReplica implements Node, MessageHandler, dev.cairn.core.metrics.MetricsSource {
     /** A new leader whose barrier failed (leadership lost meanwhile, or the log busy) tries again after this. */
     static final long BARRIER_RETRY_NANOS = 500_000_000L;
 
@@ -68,6 +68,15 @@ public final class MasterReplica implements Node, MessageHandler {
 
     /** True while this replica leads and its master is ready to serve. */
     public boolean serving() { return master != null && master.isReady(); }
+
+    /** Its place in the group, then, if it leads, the cluster as its master sees it. */
+    @Override public void metrics(dev.cairn.core.metrics.MetricsText m) {
+        m.gauge("cairn_raft_leader", "1 while this master leads the group", role.leads() ? 1 : 0);
+        m.gauge("cairn_raft_term", "The group's term as this master knows it", Math.max(0, role.term()));
+        m.gauge("cairn_raft_applied_index", "The last log entry applied to this master's store", metaLog == null ? 0 : metaLog.appliedIndex());
+        m.gauge("cairn_raft_serving", "1 while this master serves as leader (caught up with the log)", serving() ? 1 : 0);
+        if (master != null) master.metrics(m);
+    }
 
     /** The master of the current leader term (null unless this replica leads). */
     public Master master() { return master; }

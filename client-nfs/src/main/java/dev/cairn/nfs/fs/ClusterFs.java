@@ -112,6 +112,9 @@ public final class ClusterFs {
     private long uploadsAgain;
 
     /** Bytes held for writes not yet committed, over every file (sessions and erasure-coded images). */
+    /** Files the gateway keeps state for (open, or held for their writes), at most {@link #MAX_FILES}. */
+    public int openFiles() { return files.size(); }
+
     public long heldBytes() {
         long n = imageBytes;
         for (OpenFile f : holding) n += f.heldBytes();

@@ -278,6 +278,7 @@ public final class Nfs4Server {
                     return;
                 }
                 int start = results.size();
+                opCalls[op]++;
                 st.opIndex = index;
                 results.writeInt(op);
                 int statusAt = results.mark();
@@ -368,6 +369,7 @@ public final class Nfs4Server {
         }
 
         private void complete(int status) {
+            if (status != Nfs4Status.NFS4_OK) compoundErrors++;
             results.patchInt(0, status);
             results.patchInt(4, tag.length);
             results.patchFixedOpaque(8, tag);
@@ -377,6 +379,15 @@ public final class Nfs4Server {
             done.complete(out);
         }
     }
+
+    /** Operations run, by operation number (what {@code --metrics} reports), and COMPOUNDs that ended in an error. */
+    private final long[] opCalls = new long[Op.LAST_V42 + 1];
+    private long compoundErrors;
+
+    /** Operations run so far, by number (a copy). */
+    public long[] opCalls() { return opCalls.clone(); }
+
+    public long compoundErrors() { return compoundErrors; }
 
     /** Lease upkeep: drops clients whose lease ran out. Called now and then by the gateway. */
     public int expireClients() {

@@ -94,6 +94,25 @@ public final class Op {
     }
 
     /** Operations that change files or directories: NFS4ERR_ROFS on a read-only export (OPEN checks itself). */
+    /** Each operation's name by number ("READ", "SEQUENCE"; "ILLEGAL" for the rest), read once from the constants here. */
+    private static final String[] NAMES = names();
+
+    private static String[] names() {
+        String[] out = new String[LAST_V42 + 1];
+        for (java.lang.reflect.Field f : Op.class.getFields()) {
+            if (f.getType() != int.class || f.getName().startsWith("LAST_")) continue;
+            try {
+                int n = f.getInt(null);
+                if (n >= 0 && n < out.length) out[n] = f.getName();
+            } catch (IllegalAccessException e) {
+                throw new AssertionError(e); // public constants
+            }
+        }
+        return out;
+    }
+
+    public static String name(int op) { return op >= 0 && op < NAMES.length && NAMES[op] != null ? NAMES[op] : "ILLEGAL"; }
+
     public static boolean changesFiles(int op) {
         return op == WRITE || op == CREATE || op == REMOVE || op == RENAME || op == LINK || op == SETATTR || op == DEALLOCATE;
     }

@@ -86,7 +86,7 @@ final class NettyTransport implements Transport {
     private boolean stopped;
     private int accepted;
     private long partialFrameBytes;
-    private long refusedPeers;
+    private volatile long refusedPeers;
     private long unsentBytes;
     private long maxUnsent = MAX_UNSENT_BYTES;
     private static final io.netty.util.AttributeKey<long[]> UNSENT = io.netty.util.AttributeKey.valueOf("cairn.unsent");
@@ -116,6 +116,23 @@ final class NettyTransport implements Transport {
 
     /** Bytes of messages written and not yet taken by their sockets, all connections; on the loop (tests). */
     long unsentBytes() { return unsentBytes; }
+
+    /** Frames and their bytes received and sent since start: written on the loop only, read by a metrics scrape. */
+    private volatile long framesIn, bytesIn, framesOut, bytesOut;
+
+    long framesIn() { return framesIn; }
+
+    long bytesIn() { return bytesIn; }
+
+    long framesOut() { return framesOut; }
+
+    long bytesOut() { return bytesOut; }
+
+    /** Connections open now (to and from peers); from any thread, approximately. */
+    int connections() { return openConnections; }
+
+    private volatile int openConnections;
+
 
     /** Bytes held in partial frames now; on the loop (for tests of the memory bound). */
     long partialFrameBytes() { return partialFrameBytes; }
@@ -213,6 +230,8 @@ final class NettyTransport implements Transport {
         long[] held = unsent;
         held[0] += n;
         unsentBytes += n;
+        framesOut++;
+        bytesOut += n;
         ch.writeAndFlush(frame).addListener(f -> {
             held[0] -= n;
             unsentBytes -= n;
@@ -325,6 +344,8 @@ final class NettyTransport implements Transport {
     }
 
     private void pipeline(SocketChannel ch, Address peer, PeerAuth.Role role) {
+        openConnections++;
+        ch.closeFuture().addListener(f -> openConnections--);
         PeerAuth auth = key == null ? null
                 : new PeerAuth(key, role, handshakeNonces, (why, settled) -> {
                     refusedPeers++;
@@ -349,7 +370,11 @@ final class NettyTransport implements Transport {
                         }
                         Message m;
                         try {
-                            m = Codec.decode(ByteBufUtil.getBytes(buf));
+                            framesIn++;
+                            bytesIn += buf.readableBytes();
+                            // decoded where it lies (one copy of a payload, into the message): copying the frame out
+                            // first cost a zeroed array and a copy of each MiB more
+                            m = Codec.decode(buf.nioBufferCount() == 1 ? buf.nioBuffer() : java.nio.ByteBuffer.wrap(ByteBufUtil.getBytes(buf)));
                         } catch (CodecException e) {
                             warnRarely("closing connection with " + peer + ": malformed frame (" + e.getMessage() + ")");
                             ctx.close();
