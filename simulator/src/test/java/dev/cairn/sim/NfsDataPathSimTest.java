@@ -231,12 +231,7 @@ class NfsDataPathSimTest extends ClusterScenario {
             int o = off;
             nfs(() -> nfsClient.write(f, at + o, Arrays.copyOfRange(fresh, o, Math.min(fresh.length, o + 32 * 1024)), Nfs4Client.UNSTABLE));
         }
-        for (SimHost h : c.chunkservers()) h.powerLoss(true);
-        gateway.crash();
-        sim.runUntil(sim.now() + 5 * SECOND);
-        for (SimHost h : c.chunkservers()) h.start();
-        gateway.start();
-        sim.runUntil(sim.now() + 30 * SECOND);
+        powerCutEverywhereThenRestart();
         byte[] got = read("/torn");
         assertThat(got.length).isEqualTo(size);
         for (int i = 0; i < size; i++) {
@@ -244,6 +239,16 @@ class NfsDataPathSimTest extends ClusterScenario {
             if (got[i] == acked[i] || (overwritten && got[i] == fresh[i - at])) continue;
             throw new AssertionError("byte " + i + " is " + got[i] + ": neither the acknowledged " + acked[i] + (overwritten ? " nor the new " + fresh[i - at] : ""));
         }
+    }
+
+    /** Every chunkserver loses power (its unsynced writes torn) as the gateway crashes; all come back 5 s later. */
+    void powerCutEverywhereThenRestart() {
+        for (SimHost h : c.chunkservers()) h.powerLoss(true);
+        gateway.crash();
+        sim.runUntil(sim.now() + 5 * SECOND);
+        for (SimHost h : c.chunkservers()) h.start();
+        gateway.start();
+        sim.runUntil(sim.now() + 30 * SECOND);
     }
 
     /** A second gateway, and an NFS client of it that has {@code name} open. */
@@ -450,12 +455,7 @@ class NfsDataPathSimTest extends ClusterScenario {
             assertThat(nfs(() -> nfsClient.read(f, at + 3000, 3010))).as("%s: read through the gateway", cls).isEqualTo(Arrays.copyOfRange(model, at + 3000, at + 6010));
             models.put("/" + name, model);
         }
-        for (SimHost h : c.chunkservers()) h.powerLoss(true);
-        gateway.crash();
-        sim.runUntil(sim.now() + 5 * SECOND);
-        for (SimHost h : c.chunkservers()) h.start();
-        gateway.start();
-        sim.runUntil(sim.now() + 30 * SECOND);
+        powerCutEverywhereThenRestart();
         models.forEach((path, model) -> assertThat(read(path)).as("%s: zeros where deallocated, durable", path).isEqualTo(model));
     }
 

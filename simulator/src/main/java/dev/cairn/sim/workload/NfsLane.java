@@ -352,7 +352,7 @@ public final class NfsLane {
 
     /**
      * A change in place of an acknowledged file: batches of non-overlapping UNSTABLE writes (over its bytes, past
-     * its end), a size change, a FILE_SYNC write, a COMMIT; then a COMMIT.
+     * its end), a size change, a FILE_SYNC write, a DEALLOCATE, a COMMIT; then a COMMIT.
      */
     private Promise<Void> updateFile() {
         String path = oracle.pick(rnd.nextInt());
@@ -402,6 +402,18 @@ public final class NfsLane {
                     stats.nfsSyncWrites++;
                     acknowledge("NFS FILE_SYNC write to " + h.path, h, model, since);
                 }
+                return null;
+            });
+        } else if (dice < 93 && h.sent.isEmpty() && !model.hasPending() && model.ackedLength() > 0) {
+            // DEALLOCATE (4.2) inside the file, with nothing else unacknowledged: its reply alone acknowledges zeros
+            // there, durably, as a FILE_SYNC write's does (the ack-time witness checks every copy then)
+            long size = model.ackedLength();
+            long off = rnd.nextLong(size);
+            long len = 1 + rnd.nextLong(Math.min(size - off, 4L * WSIZE));
+            model.write(off, len, FileModel.ZEROS);
+            step = retry(h, f -> nfs.deallocate(f, off, len)).map(v -> {
+                stats.nfsDeallocates++;
+                acknowledge("NFS DEALLOCATE in " + h.path, h, model, since);
                 return null;
             });
         } else {
