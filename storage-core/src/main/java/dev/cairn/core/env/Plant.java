@@ -48,7 +48,9 @@ public enum Plant {
     /** A master replica installs a snapshot over its store without emptying it first (keys the snapshot lacks stay). */
     INSTALL_OVER_OLD_STATE,
     /** The NFS gateway's write verifier is the same at every start, so clients never resend the UNSTABLE writes a restart lost. */
-    GATEWAY_VERIFIER_REUSED;
+    GATEWAY_VERIFIER_REUSED,
+    /** The NFS gateway answers a DEALLOCATE once its zeros are written, before they are durable and committed. */
+    DEALLOCATE_NOT_SYNCED;
 
     /** The command-line name, e.g. {@code ack-before-fsync}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
