@@ -137,6 +137,7 @@ public final class ChaosReport {
                 case KILL -> "#d9534f";
                 case STALL -> "#f0ad4e";
                 case CLOCK_STEP -> "#8e6cc0";
+                case DISK_FULL -> "#5b8fd6";
             };
             svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s'><title>%s%s</title></rect>",
                     LEFT + f.appliedMillis() * scale, 12 + lane * LANE, Math.max(1, (f.healedMillis() - f.appliedMillis()) * scale), LANE - 6, color,

@@ -105,7 +105,9 @@ public final class ChaosRun {
         for (int i = 1; i <= config.chunkservers(); i++) chunkservers.add("cs" + i);
         List<Nemesis.Fault> schedule = Nemesis.schedule(config.scenario(), config.seed(), config.durationMillis(), chunkservers);
         long ackBytes = 0, lost = 0, converge = -1;
-        try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks())) {
+        try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks());
+             SmallDisks disks = config.scenario().fillsDisks() ? SmallDisks.mount(config.dir(), chunkservers, Nemesis.DISK_BYTES) : null) {
+            this.disks = disks;
             String master = startMasters(nodes);
             for (String cs : chunkservers) {
                 startNode(nodes, cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master,
@@ -140,6 +142,9 @@ public final class ChaosRun {
         }
         return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations), List.copyOf(convergence), t0);
     }
+
+    /** The chunkservers' small filesystems, in the disk-full scenario (else null). */
+    private SmallDisks disks;
 
     /** Every node and the run's clients share a cluster key, as {@code cairn up}'s do. */
     private ClusterKey key;
@@ -266,6 +271,7 @@ public final class ChaosRun {
                         case KILL -> nodes.kill(targets[i]);
                         case STALL -> nodes.pause(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], s.fault.clockStepSeconds());
+                        case DISK_FULL -> disks.fill(targets[i]);
                     }
                 } else if (skipped[i]) {
                     continue;
@@ -274,6 +280,7 @@ public final class ChaosRun {
                         case KILL -> nodes.restart(targets[i]);
                         case STALL -> nodes.resume(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], 0);
+                        case DISK_FULL -> disks.empty(targets[i]);
                     }
                     fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i]));
                 } else {

@@ -43,7 +43,13 @@ public final class Nemesis {
          * back (libfaketime; the monotonic clock is left alone, as on a host whose NTP steps).
          */
         CLOCK_STEP(Kind.CLOCK_STEP, null),
-        /** All of the above, drawn at random. */
+        /**
+         * Each chunkserver's data on a filesystem of its own, small (a tmpfs of {@link #DISK_BYTES}; mounted by the run,
+         * so as root only); one at a time, or two, filled to ENOSPC under writes, then emptied again: writes move to
+         * servers with room, nothing acknowledged is lost, and the full server takes chunks again once it has room.
+         */
+        DISK_FULL(Kind.DISK_FULL, false),
+        /** All of the above but the full disk and the clock steps, drawn at random. */
         MIXED(null, null);
 
         private final Kind only;
@@ -62,13 +68,19 @@ public final class Nemesis {
         /** Whether its faults need libfaketime under every node. */
         public boolean stepsClocks() { return only == Kind.CLOCK_STEP; }
 
+        /** Whether each chunkserver's data needs a small filesystem of its own (a tmpfs the run mounts). */
+        public boolean fillsDisks() { return only == Kind.DISK_FULL; }
+
         public static Scenario parse(String s) {
             for (Scenario x : values()) if (x.id().equals(s)) return x;
             throw new IllegalArgumentException("no scenario '" + s + "'; known: all, " + String.join(", ", Arrays.stream(values()).map(Scenario::id).toList()));
         }
     }
 
-    public enum Kind { KILL, STALL, CLOCK_STEP }
+    public enum Kind { KILL, STALL, CLOCK_STEP, DISK_FULL }
+
+    /** The size of each chunkserver's filesystem in the disk-full scenario: room for the run's data four times over. */
+    public static final long DISK_BYTES = 1L << 30;
 
     /** Largest wall-clock step: a day. */
     static final long MAX_CLOCK_STEP_SECONDS = 86_400, MIN_CLOCK_STEP_SECONDS = 3_600;

@@ -105,4 +105,28 @@ class ChaosRunTest {
             assertThat(e.startMillis()).isGreaterThan(r.faults().get(0).healedMillis());
         });
     }
+
+    /**
+     * Each chunkserver on a small filesystem of its own (a tmpfs the run mounts: root only), filled to ENOSPC one or two
+     * at a time under writes and emptied again: the writes go on elsewhere, nothing acknowledged is lost, and the
+     * cluster converges once the disks have room (a full disk that never reopened would leave chunks under goal).
+     */
+    @Test void fullDisksOnRealProcessesLoseNothingAndWritesGoOn() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "the disk-full scenario mounts a tmpfs per chunkserver: root only");
+        long seed = 1;
+        ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(Nemesis.Scenario.DISK_FULL, seed, 30_000, 5, dir.resolve("full"), launcher(),
+                "./cairn chaos --scenario disk-full --seed " + seed + " --duration 30s"));
+        assertThat(r.violations()).as(ChaosReport.row(r)).isEmpty();
+        assertThat(r.lostBytes()).isZero();
+        assertThat(r.faults()).as("disks were filled").hasSizeGreaterThanOrEqualTo(2).allSatisfy(f -> {
+            assertThat(f.error()).isNull();
+            assertThat(f.fault().kind()).isEqualTo(Nemesis.Kind.DISK_FULL);
+        });
+        assertThat(r.history()).as("a write acknowledged while a disk was full").anySatisfy(e -> {
+            assertThat(e.op()).isEqualTo(History.Op.WRITE);
+            assertThat(e.outcome()).isEqualTo(History.Outcome.OK);
+            assertThat(r.faults()).anySatisfy(f -> assertThat(e.startMillis()).isBetween(f.appliedMillis(), f.healedMillis()));
+        });
+        assertThat(r.convergeMillis()).as("converged after the disks were emptied").isNotNegative();
+    }
 }
