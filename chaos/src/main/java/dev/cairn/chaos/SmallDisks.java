@@ -47,6 +47,8 @@ final class SmallDisks implements AutoCloseable {
 
     /** Takes every free byte of {@code chunkserver}'s filesystem; returns how many that was. */
     long fill(String chunkserver) throws IOException {
+        // never the machine's own disk: only a filesystem this run mounted
+        if (!mounted.contains(root.resolve(chunkserver))) throw new IllegalStateException(chunkserver + " has no small filesystem of its own to fill");
         Path filler = root.resolve(chunkserver).resolve(FILLER);
         long n = 0;
         try (OutputStream out = Files.newOutputStream(filler)) {

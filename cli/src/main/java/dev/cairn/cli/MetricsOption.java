@@ -15,7 +15,9 @@ final class MetricsOption {
     /** Starts the metrics endpoint of {@code node} if asked for; it lives as long as the process. */
     void serve(RealRuntime.Handle<?> node, String role) throws IOException {
         if (listen == null) return;
-        MetricsServer s = MetricsServer.start(Address.parse(listen), node, role);
-        System.out.println("cairn: " + role + " metrics on http://" + Address.parse(listen).host() + ":" + s.port() + "/metrics");
+        // a master also serves its web page at /
+        MetricsServer s = MetricsServer.start(Address.parse(listen), node, role, role.equals("master") ? Dashboard::of : null);
+        String at = "http://" + Address.parse(listen).host() + ":" + s.port();
+        System.out.println("cairn: " + role + " metrics on " + at + "/metrics" + (role.equals("master") ? ", its page on " + at + "/" : ""));
     }
 }

@@ -107,6 +107,9 @@ final class UpCommand implements Callable<Integer> {
         lines.forEach(System.out::println);
         if (nfsPort != 0) System.out.println("  nfs gateway   " + LocalCluster.HOST + ":" + nfsPort + "  (pid " + cluster.children().get(masters + chunkservers).process().pid() + ")"
                 + metricsNote(9));
+        if (metricsPort != 0) {
+            System.out.println("  dashboard     http://" + metricsAt(0) + "/" + (masters > 1 ? "  (each master's; a follower's names the leader)" : ""));
+        }
         System.out.println();
         printTry(group, keyFile);
         if (nfsPort != 0) printMount(nfsPort);

@@ -1451,6 +1451,14 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
                 server -> balanceCandidates(server, leasingInodes, skip));
         Planner.Counts c = plan.counts();
         counts = new Planner.Counts(chunkTotal, c.underGoal(), c.overGoal(), c.endangered(), c.lost(), c.stale());
+        long used = 0;
+        int alive = 0;
+        for (Server s : registry.live()) {
+            used += s.usedBytes;
+            alive++;
+        }
+        history.offer(env.clock().nanoTime(), new ClusterHistory.Sample(env.clock().wallMillis(), used, chunkTotal, c.underGoal(), c.endangered(),
+                c.lost(), moving.size(), copiesMade, alive));
         List<Long> missed = new ArrayList<>();
         for (Planner.ChunkState st : states) {
             if (skip.contains(st.chunkId())) {
@@ -1654,6 +1662,14 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         return new MasterProtocol.StatusReply(r.rid(), Status.OK, "", grace, c.chunks(), c.underGoal(), c.overGoal(), c.endangered(), c.lost(),
                 c.stale(), moving.size(), copiesMade, copiesDeleted, servers, badCopies.size());
     }
+
+    private final ClusterHistory history = new ClusterHistory();
+
+    /** The last minutes of the cluster's health and space (the dashboard's plots); on the loop. */
+    public ClusterHistory history() { return history; }
+
+    /** What {@code cairn status} answers, now (the dashboard's tables); on the loop. */
+    public MasterProtocol.StatusReply statusNow() { return status(new MasterProtocol.ClusterStatus(0)); }
 
     /** The cluster as this master sees it, for {@code --metrics}: what {@code cairn status} shows, per server and disk. */
     @Override public void metrics(dev.cairn.core.metrics.MetricsText m) {

@@ -44,6 +44,15 @@ public final class MetricsServer implements AutoCloseable {
 
     /** Serves {@code node}'s metrics on {@code listen} (port 0: any free port, see {@link #port}). */
     public static MetricsServer start(Address listen, RealRuntime.Handle<?> node, String role) throws IOException {
+        return start(listen, node, role, null);
+    }
+
+    /**
+     * As above, and at {@code /} a page of HTML that {@code home} makes from the node, on the node's own loop (the
+     * master's dashboard); null for none.
+     */
+    public static MetricsServer start(Address listen, RealRuntime.Handle<?> node, String role,
+                                      java.util.function.Function<Object, String> home) throws IOException {
         HttpServer http = HttpServer.create(new InetSocketAddress(listen.host(), listen.port()), BACKLOG);
         ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "cairn-metrics-" + role);
@@ -53,7 +62,7 @@ public final class MetricsServer implements AutoCloseable {
         http.setExecutor(worker);
         http.createContext("/", exchange -> {
             try (exchange) {
-                serve(exchange, node, role);
+                serve(exchange, node, role, home);
             }
         });
         http.start();
@@ -62,14 +71,29 @@ public final class MetricsServer implements AutoCloseable {
 
     public int port() { return http.getAddress().getPort(); }
 
-    private static void serve(HttpExchange ex, RealRuntime.Handle<?> node, String role) throws IOException {
-        if (!ex.getRequestURI().getPath().equals("/metrics")) {
+    private static void serve(HttpExchange ex, RealRuntime.Handle<?> node, String role, java.util.function.Function<Object, String> home) throws IOException {
+        String path = ex.getRequestURI().getPath();
+        boolean page = path.equals("/") && home != null;
+        if (!path.equals("/metrics") && !page) {
             reply(ex, 404, "not found: the metrics are at /metrics\n");
             return;
         }
         if (!ex.getRequestMethod().equals("GET") && !ex.getRequestMethod().equals("HEAD")) {
             ex.getResponseHeaders().set("Allow", "GET, HEAD");
             reply(ex, 405, "GET or HEAD\n");
+            return;
+        }
+        if (page) {
+            String html;
+            try {
+                html = onLoop(node, home);
+            } catch (Exception e) {
+                reply(ex, 503, "the node did not answer within " + COLLECT_SECONDS + " s: " + e + "\n");
+                return;
+            }
+            ex.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
+            ex.getResponseHeaders().set("Cache-Control", "no-store");
+            reply(ex, 200, html);
             return;
         }
         String text;
@@ -94,20 +118,27 @@ public final class MetricsServer implements AutoCloseable {
         }
     }
 
+    /** {@code f} applied to the node on its loop, waited for at most {@link #COLLECT_SECONDS}. */
+    private static <T> T onLoop(RealRuntime.Handle<?> node, java.util.function.Function<Object, T> f) throws Exception {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        node.eventLoop().execute(() -> {
+            try {
+                out.complete(f.apply(node.node()));
+            } catch (Throwable t) {
+                out.completeExceptionally(t);
+            }
+        });
+        return out.get(COLLECT_SECONDS, TimeUnit.SECONDS);
+    }
+
     /** The whole text: the node's own part from its loop, then the transport's and the process's. */
     static String collect(RealRuntime.Handle<?> node, String role) throws Exception {
         MetricsText m = new MetricsText();
         m.gauge("cairn_up", "1 while the node runs; its role as a label", 1, "role", role, "node", node.env().hostId());
-        CompletableFuture<Void> own = new CompletableFuture<>();
-        node.eventLoop().execute(() -> {
-            try {
-                if (node.node() instanceof MetricsSource s) s.metrics(m);
-                own.complete(null);
-            } catch (Throwable t) {
-                own.completeExceptionally(t);
-            }
+        onLoop(node, n -> {
+            if (n instanceof MetricsSource s) s.metrics(m);
+            return null;
         });
-        own.get(COLLECT_SECONDS, TimeUnit.SECONDS);
         NettyTransport t = ((RealEnv) node.env()).nettyTransport();
         m.counter("cairn_transport_frames_received_total", "Node protocol frames received", t.framesIn());
         m.counter("cairn_transport_received_bytes_total", "Bytes of node protocol frames received", t.bytesIn());

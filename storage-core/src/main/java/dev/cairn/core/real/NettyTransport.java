@@ -133,7 +133,6 @@ final class NettyTransport implements Transport {
 
     private volatile int openConnections;
 
-
     /** Bytes held in partial frames now; on the loop (for tests of the memory bound). */
     long partialFrameBytes() { return partialFrameBytes; }
 
@@ -214,13 +213,14 @@ final class NettyTransport implements Transport {
 
     private void write(Channel ch, Message m) {
         ByteBuf frame = frameOf(m);
-        if (frame.readableBytes() > Codec.MAX_FRAME_BYTES) {
+        int size = frame.readableBytes();
+        if (size > Codec.MAX_FRAME_BYTES) {
             frame.release();
-            throw new IllegalArgumentException(m.getClass().getSimpleName() + " of " + frame.readableBytes() + " bytes exceeds the frame limit");
+            throw new IllegalArgumentException(m.getClass().getSimpleName() + " of " + size + " bytes exceeds the frame limit");
         }
         long[] unsent = ch.attr(UNSENT).setIfAbsent(new long[1]);
         if (unsent == null) unsent = ch.attr(UNSENT).get();
-        long n = frame.readableBytes();
+        long n = size;
         if (unsent[0] + n > maxUnsent / 2) {
             frame.release();
             warnRarely("closing connection with " + peerOf(ch) + ": " + (unsent[0] >> 20) + " MiB of messages to it not read");
