@@ -143,6 +143,9 @@ public final class ChaosRun {
         return new Result(config, history.entries(), List.copyOf(fired), ackBytes, lost, converge, List.copyOf(violations), List.copyOf(convergence), t0);
     }
 
+    /** Whether this process can run the disk-full scenario (root, allowed to mount a tmpfs). */
+    public static boolean canFillDisks() { return SmallDisks.available(); }
+
     /** The chunkservers' small filesystems, in the disk-full scenario (else null). */
     private SmallDisks disks;
 

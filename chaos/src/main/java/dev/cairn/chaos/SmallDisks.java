@@ -25,6 +25,29 @@ final class SmallDisks implements AutoCloseable {
 
     private SmallDisks(Path root) { this.root = root; }
 
+    /**
+     * Whether this process may mount a tmpfs (root, and allowed to mount: a container without the capability is
+     * not): tried on a scratch directory of 1 MiB and unmounted again.
+     */
+    static boolean available() {
+        if (!"root".equals(System.getProperty("user.name"))) return false;
+        Path probe = null;
+        try {
+            probe = Files.createTempDirectory("cairn-tmpfs-probe");
+            run("mount", "-t", "tmpfs", "-o", "size=1m", "cairn-chaos-probe", probe.toString());
+            run("umount", probe.toString());
+            return true;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            return false;
+        } finally {
+            try {
+                if (probe != null) Files.deleteIfExists(probe);
+            } catch (IOException e) {
+                // a scratch directory left in the temporary directory
+            }
+        }
+    }
+
     /** Mounts a tmpfs of {@code bytes} on {@code root/NAME} for each chunkserver name. */
     static SmallDisks mount(Path root, List<String> chunkservers, long bytes) throws IOException, InterruptedException {
         if (!"root".equals(System.getProperty("user.name"))) {

@@ -57,10 +57,13 @@ class DashboardTest {
             try (MetricsServer m = MetricsServer.start(new Address("127.0.0.1", 0), cluster.masterHandle(), "master", Dashboard::of)) {
                 String url = "http://127.0.0.1:" + m.port() + "/";
                 pageUntil(HttpClient.newHttpClient(), url, "<td>cs3</td>");
-                Process b = new ProcessBuilder(CHROMIUM.toString(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", url)
-                        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-                String dom = new String(b.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-                assertThat(b.waitFor(120, TimeUnit.SECONDS)).isTrue();
+                Path out = dir.resolve("dom.html");
+                Process b = new ProcessBuilder(CHROMIUM.toString(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--dump-dom", url).redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(out.toFile()).start();
+                boolean done = b.waitFor(120, TimeUnit.SECONDS);
+                if (!done) b.destroyForcibly();
+                assertThat(done).as("chromium finished").isTrue();
+                String dom = Files.readString(out);
                 assertThat(dom).contains("<table class=\"grid\" id=\"servers\">", "<td>cs1</td>", "<td>cs3</td>", "Cairn cluster");
             }
         }
