@@ -792,6 +792,7 @@ public final class Namespace {
         List<ChunkRecord> raised = new ArrayList<>();
         long size = Math.max(rec.size(), length);
         for (int index : rewritten) requireReach(rec, size, length, index);
+        if (rec.storageClass().isEc()) requireGrownLastChunk(rec, c, rewritten);
         for (ChunkVersion w : c.chunks()) {
             ChunkRecord chunk = chunk(w.chunkId());
             // a chunk wholly past the committed size holds nothing this commit vouches for: its data version stays
@@ -828,6 +829,29 @@ public final class Namespace {
         InodeRecord next = rec.withSize(size, mtime);
         batch.put(inodeKey(ino), StoreFormat.encode(next));
         return next.attr();
+    }
+
+    /**
+     * Refuses a commit that grows an erasure-coded file past its partly filled, committed last chunk without writing
+     * that chunk again: its parts hold the file up to the old end only and cannot grow in place (a replicated chunk's
+     * copies are extended by the writer under its lease; an erasure-coded chunk is only ever written whole), so the
+     * grown file would reach past what its parts hold, and the chunk would count short and unreadable. A writer that
+     * extends the file itself rewrites that chunk with zeros first; one that commits a size from a view older than
+     * another writer's truncate and regrowth does not (60 s seed 5112: a native client's gateway committed a file's
+     * old length after another writer had cut it and written a shorter last chunk; the chunk became unreadable).
+     */
+    private void requireGrownLastChunk(InodeRecord rec, MetaCommand.SetLength c, Set<Integer> rewritten) {
+        int cs = rec.chunkSize();
+        if (c.length() <= rec.size() || rec.size() % cs == 0) return;
+        int last = (int) (rec.size() / cs);
+        if (rewritten.contains(last)) return;
+        List<ChunkRecord> at = chunks(rec.inode(), last, 1);
+        if (at.isEmpty() || at.get(0).index() != last || !at.get(0).committed()) return;
+        long id = at.get(0).chunkId();
+        for (ChunkVersion w : c.chunks()) if (w.chunkId() == id) return;
+        throw new CairnException(Status.STALE, "chunk " + last + " of inode " + rec.inode() + " ends with the file at " + rec.size()
+                + " bytes, and this commit grows the file to " + c.length() + " without writing that chunk again (an erasure-coded chunk"
+                + " does not grow in place; another writer changed the file since this one's view); write it again");
     }
 
     /** Refuses a commit naming chunk {@code index} written only as far as {@code length} if the file reaches further into it. */

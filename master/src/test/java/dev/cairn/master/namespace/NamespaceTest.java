@@ -274,6 +274,35 @@ class NamespaceTest extends NamespaceFixture {
     }
 
     /**
+     * An erasure-coded file does not grow past its partly filled last chunk unless the commit writes that chunk again
+     * (its parts cannot grow in place): a writer committing a size from before another writer's truncate and regrowth
+     * is refused (60 s seed 5112); the writer that rewrites the chunk, or names it, grows the file.
+     */
+    @Test void anErasureCodedFileGrowsPastItsLastChunkOnlyIfTheCommitWritesItAgain() {
+        FileAttr e = submit(new MetaCommand.CreateFile("/g", 65536, StorageClass.ec(2, 1), 0));
+        ChunkRecord e0 = submit(new MetaCommand.AllocChunk(e.inode(), 0));
+        ChunkRecord e1 = submit(new MetaCommand.AllocChunk(e.inode(), 1));
+        submit(new MetaCommand.SetLength(e.inode(), 65536 + 500, 1, List.of(new Types.ChunkVersion(e0.chunkId(), 1), new Types.ChunkVersion(e1.chunkId(), 1))));
+        // another writer, whose view had the file at two full chunks, commits that size naming only chunk 0
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(e.inode(), 2 * 65536, 2, List.of(new Types.ChunkVersion(e0.chunkId(), 1))))))
+                .as("grown past chunk 1's 500 bytes without writing it").isEqualTo(Status.STALE);
+        assertThat(new Namespace(kv, 3).resolve("/g").size()).isEqualTo(65536 + 500);
+        // a commit that does not grow the file, or grows it to a chunk boundary it started from, is not this case
+        submit(new MetaCommand.SetLength(e.inode(), 65536 + 200, 3, List.of(new Types.ChunkVersion(e0.chunkId(), 1))));
+        // the writer that rewrites chunk 1 whole grows the file
+        long fresh = submit(new MetaCommand.ReserveChunkIds(1));
+        submit(new MetaCommand.CommitRewrite(e.inode(), 2 * 65536, 4, List.of(new Types.ChunkVersion(fresh, 2)),
+                List.of(new MetaCommand.Rewritten(1, e1.chunkId(), e1.version(), fresh))));
+        assertThat(new Namespace(kv, 3).resolve("/g").size()).isEqualTo(2 * 65536);
+        // replicated: a writer extends its copies under its lease without naming the chunk; not refused
+        FileAttr r = submit(new MetaCommand.CreateFile("/r", 65536, StorageClass.replicated(2), 0));
+        ChunkRecord r0 = submit(new MetaCommand.AllocChunk(r.inode(), 0));
+        submit(new MetaCommand.SetLength(r.inode(), 500, 1, List.of(new Types.ChunkVersion(r0.chunkId(), 1))));
+        submit(new MetaCommand.SetLength(r.inode(), 65536, 2, List.of()));
+        assertThat(new Namespace(kv, 3).resolve("/r").size()).isEqualTo(65536);
+    }
+
+    /**
      * An archive rewrite keeps what each chunk holds: a chunk committed within the file's size is committed in its new
      * class; one wholly past the size (written, never committed) is rewritten empty and stays a hole, so a writer may
      * grow the file over it without its empty parts counting short.
