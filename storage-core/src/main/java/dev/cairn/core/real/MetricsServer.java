@@ -83,28 +83,16 @@ public final class MetricsServer implements AutoCloseable {
             reply(ex, 405, "GET or HEAD\n");
             return;
         }
-        if (page) {
-            String html;
-            try {
-                html = onLoop(node, home);
-            } catch (Exception e) {
-                reply(ex, 503, "the node did not answer within " + COLLECT_SECONDS + " s: " + e + "\n");
-                return;
-            }
-            ex.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
-            ex.getResponseHeaders().set("Cache-Control", "no-store");
-            reply(ex, 200, html);
-            return;
-        }
-        String text;
+        String body;
         try {
-            text = collect(node, role);
+            body = page ? onLoop(node, home) : collect(node, role);
         } catch (Exception e) {
             reply(ex, 503, "the node did not answer within " + COLLECT_SECONDS + " s: " + e + "\n");
             return;
         }
-        ex.getResponseHeaders().set("Content-Type", CONTENT_TYPE);
-        reply(ex, 200, text);
+        ex.getResponseHeaders().set("Content-Type", page ? "text/html; charset=utf-8" : CONTENT_TYPE);
+        if (page) ex.getResponseHeaders().set("Cache-Control", "no-store");
+        reply(ex, 200, body);
     }
 
     private static void reply(HttpExchange ex, int status, String body) throws IOException {
