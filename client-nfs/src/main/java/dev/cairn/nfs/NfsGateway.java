@@ -69,6 +69,12 @@ public final class NfsGateway implements Node, dev.cairn.core.metrics.MetricsSou
             if (calls[op] > 0) m.counter("cairn_nfs_operations_total", "NFSv4 operations run, by operation", calls[op], "op", dev.cairn.nfs.v4.Op.name(op));
         }
         m.counter("cairn_nfs_compound_errors_total", "COMPOUNDs that ended in an error status", service.nfs4().compoundErrors());
+        java.util.List<dev.cairn.core.metrics.MetricsText.Series> latency = new java.util.ArrayList<>();
+        for (int op = 0; op < calls.length; op++) {
+            var h = service.nfs4().opLatencyOrNull(op);
+            if (h != null) latency.add(new dev.cairn.core.metrics.MetricsText.Series(h, "op", dev.cairn.nfs.v4.Op.name(op)));
+        }
+        m.histogram("cairn_nfs_operation_seconds", "Time from an NFSv4 operation's start to its result, by operation", latency);
     }
 
     /** What the NFS port hands records to. */

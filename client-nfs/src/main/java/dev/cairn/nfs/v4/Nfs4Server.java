@@ -244,6 +244,8 @@ public final class Nfs4Server {
         final XdrEncoder results = new XdrEncoder(512);
         final int headerBytes;
         int index;
+        /** When the operation running now began (operations of one COMPOUND run one after the other). */
+        long opStartNanos;
 
         Run(CompoundState st, XdrDecoder args, int numOps, byte[] tag, Promise<byte[]> done) {
             this.st = st;
@@ -279,6 +281,7 @@ public final class Nfs4Server {
                 }
                 int start = results.size();
                 opCalls[op]++;
+                opStartNanos = clock.nanoTime();
                 st.opIndex = index;
                 results.writeInt(op);
                 int statusAt = results.mark();
@@ -308,6 +311,7 @@ public final class Nfs4Server {
 
         /** Records operation {@code op}'s outcome; false if the COMPOUND ends here. */
         private boolean settle(int op, int opIndex, int start, int statusAt, Promise<Integer> p) {
+            opLatency(op).record(clock.nanoTime() - opStartNanos);
             int status = p.isFailed() ? Nfs4Status.SERVERFAULT : p.value();
             if (p.isFailed()) {
                 log.warn("NFS operation {} failed unexpectedly: {}", op, String.valueOf(p.error()));
@@ -383,6 +387,17 @@ public final class Nfs4Server {
     /** Operations run, by operation number (what {@code --metrics} reports), and COMPOUNDs that ended in an error. */
     private final long[] opCalls = new long[Op.LAST_V42 + 1];
     private long compoundErrors;
+
+    /** How long each operation took, by number (made when first run). */
+    private final dev.cairn.core.metrics.LatencyHistogram[] opLatency = new dev.cairn.core.metrics.LatencyHistogram[Op.LAST_V42 + 1];
+
+    private dev.cairn.core.metrics.LatencyHistogram opLatency(int op) {
+        if (opLatency[op] == null) opLatency[op] = new dev.cairn.core.metrics.LatencyHistogram();
+        return opLatency[op];
+    }
+
+    /** The latency histogram of operation {@code op}, or null if it never ran. */
+    public dev.cairn.core.metrics.LatencyHistogram opLatencyOrNull(int op) { return op >= 0 && op < opLatency.length ? opLatency[op] : null; }
 
     /** Operations run so far, by number (a copy). */
     public long[] opCalls() { return opCalls.clone(); }

@@ -37,6 +37,46 @@ public final class MetricsText {
             out.append("# HELP ").append(name).append(' ').append(help.replace("\\", "\\\\").replace("\n", "\\n")).append('\n');
             out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
         }
+        line(name, value, labels);
+        return this;
+    }
+
+    /** One labelled series of a histogram family. */
+    public record Series(LatencyHistogram histogram, String... labels) {}
+
+    /**
+     * A histogram family in seconds: for each series its cumulative {@code _bucket{le="..."}} lines, then {@code _sum}
+     * and {@code _count}; all under one {@code # TYPE name histogram}.
+     */
+    public MetricsText histogram(String name, String help, java.util.List<Series> series) {
+        if (!NAME.matcher(name).matches()) throw new IllegalArgumentException("metric name " + name);
+        if (!declared.add(name)) throw new IllegalStateException("samples of " + name + " written apart");
+        current = name;
+        out.append("# HELP ").append(name).append(' ').append(help.replace("\\", "\\\\").replace("\n", "\\n")).append('\n');
+        out.append("# TYPE ").append(name).append(" histogram\n");
+        for (Series s : series) {
+            long[] counts = s.histogram().counts();
+            long cumulative = 0;
+            for (int i = 0; i < counts.length; i++) {
+                cumulative += counts[i];
+                String le = i < LatencyHistogram.BOUNDS.length ? format(LatencyHistogram.BOUNDS[i]) : "+Inf";
+                line(name + "_bucket", cumulative, withLabel(s.labels(), "le", le));
+            }
+            line(name + "_sum", s.histogram().sumSeconds(), s.labels());
+            line(name + "_count", cumulative, s.labels());
+        }
+        return this;
+    }
+
+    private static String[] withLabel(String[] labels, String name, String value) {
+        String[] out = java.util.Arrays.copyOf(labels, labels.length + 2);
+        out[labels.length] = name;
+        out[labels.length + 1] = value;
+        return out;
+    }
+
+    private void line(String name, double value, String[] labels) {
+        if (labels.length % 2 != 0) throw new IllegalArgumentException("labels of " + name + " are not name/value pairs");
         out.append(name);
         if (labels.length > 0) {
             out.append('{');
@@ -48,7 +88,6 @@ public final class MetricsText {
             out.append('}');
         }
         out.append(' ').append(format(value)).append('\n');
-        return this;
     }
 
     private static String escape(String v) {
@@ -59,6 +98,8 @@ public final class MetricsText {
         if (Double.isNaN(v)) return "NaN";
         if (Double.isInfinite(v)) return v > 0 ? "+Inf" : "-Inf";
         if (v == Math.rint(v) && Math.abs(v) < 1e15) return Long.toString((long) v);
+        // plain decimals where they are short (0.0005, not 5.0E-4); both parse, the plain one reads better
+        if (Math.abs(v) >= 1e-9 && Math.abs(v) < 1e15) return java.math.BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
         return String.format(Locale.ROOT, "%s", v);
     }
 

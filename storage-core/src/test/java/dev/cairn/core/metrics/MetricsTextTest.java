@@ -30,6 +30,20 @@ class MetricsTextTest {
                 """);
     }
 
+    @Test void aHistogramIsCumulativeWithItsSumAndCount() {
+        LatencyHistogram h = new LatencyHistogram();
+        h.record(300_000);        // 0.3 ms: the first bucket
+        h.record(2_000_000);      // 2 ms
+        h.record(30_000_000_000L); // 30 s: past the last bound
+        String t = new MetricsText().histogram("cairn_op_seconds", "Op time", java.util.List.of(new MetricsText.Series(h, "op", "READ"))).text();
+        assertThat(t).startsWith("# HELP cairn_op_seconds Op time\n# TYPE cairn_op_seconds histogram\n")
+                .contains("cairn_op_seconds_bucket{op=\"READ\",le=\"0.0005\"} 1\n", "cairn_op_seconds_bucket{op=\"READ\",le=\"0.001\"} 1\n",
+                        "cairn_op_seconds_bucket{op=\"READ\",le=\"0.0025\"} 2\n", "cairn_op_seconds_bucket{op=\"READ\",le=\"10\"} 2\n",
+                        "cairn_op_seconds_bucket{op=\"READ\",le=\"+Inf\"} 3\n", "cairn_op_seconds_sum{op=\"READ\"} 30.0023\n",
+                        "cairn_op_seconds_count{op=\"READ\"} 3\n");
+        assertThat(h.count()).isEqualTo(3);
+    }
+
     @Test void malformedNamesLabelsAndScatteredFamiliesAreRefused() {
         assertThatThrownBy(() -> new MetricsText().gauge("1bad", "h", 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new MetricsText().gauge("ok", "h", 1, "bad-label", "v")).isInstanceOf(IllegalArgumentException.class);
