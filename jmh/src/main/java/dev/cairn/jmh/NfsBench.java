@@ -395,8 +395,11 @@ public final class NfsBench {
             cmd.addAll(MEMORY_FLAGS);
             cmd.add(name.startsWith("cs") ? "-Xmx256m" : "-Xmx512m");
             // extra JVM flags for every process, e.g. a flight recording: -Dcairn.bench.jvm="-XX:StartFlightRecording=filename=/tmp/%n.jfr" (%n: the process name)
-            String extra = System.getProperty("cairn.bench.jvm", "").trim();
-            if (!extra.isEmpty()) cmd.addAll(List.of(extra.replace("%n", name).split("\\s+")));
+            // and flags for one role (master, cs, nfs), e.g. -Dcairn.bench.jvm.nfs=-Xmx192m
+            String role = name.startsWith("cs") ? "cs" : name;
+            for (String extra : List.of(System.getProperty("cairn.bench.jvm", ""), System.getProperty("cairn.bench.jvm." + role, ""))) {
+                if (!extra.isBlank()) cmd.addAll(List.of(extra.trim().replace("%n", name).split("\\s+")));
+            }
             cmd.addAll(List.of("-jar", jar));
             cmd.addAll(List.of(args));
             if (key != null) cmd.addAll(List.of("--key-file", root.resolve(dev.cairn.core.real.ClusterKey.FILE_NAME).toString()));

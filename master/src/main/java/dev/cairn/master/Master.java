@@ -803,9 +803,11 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             for (Holder h : registry.holders(c.chunkId())) if (h.version() == newest) holders.add(h);
             // readers try copies in order: copies on servers with a slow disk last
             holders.sort(Comparator.comparing((Holder h) -> !h.server().slowDisks.isEmpty()));
+            int fast = 0;
             for (Holder h : holders) {
                 refs.add(h.server().ref());
                 parts.add(h.part());
+                if (h.server().slowDisks.isEmpty()) fast++;
             }
             if (grace && term > 0 && !readable(f.storageClass(), holders)) {
                 // a new leader of a group hears of copies only as chunkservers report: "ask again shortly" rather than
@@ -814,7 +816,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
                 throw new CairnException(Status.NOT_LEADER, "the leader is starting: too few chunkservers holding chunk " + c.chunkId()
                         + " have reported yet to read it; leader=" + config.listen());
             }
-            out.add(new ChunkLocation(c.index(), c.chunkId(), holders.isEmpty() ? c.version() : newest, refs, parts));
+            out.add(new ChunkLocation(c.index(), c.chunkId(), holders.isEmpty() ? c.version() : newest, refs, parts, fast));
         }
         return new ChunksReply(r.rid(), Status.OK, "", f.attr(), out);
     }

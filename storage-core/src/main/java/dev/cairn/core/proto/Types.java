@@ -144,7 +144,12 @@ public final class Types {
     /**
      * One chunk of a file: the version to read it at and the live servers holding a current copy at that
      * version (the newest such version); for an erasure-coded chunk {@code parts.get(i)} is the part that
-     * {@code servers.get(i)} holds.
+     * {@code servers.get(i)} holds. The first {@code fast} servers have no disk judged slow (the slow ones come after
+     * them): readers spread their reads over those and ask the others only when those fail or stall.
      */
-    public record ChunkLocation(int index, long chunkId, long version, java.util.List<ServerRef> servers, java.util.List<Integer> parts) {}
+    public record ChunkLocation(int index, long chunkId, long version, java.util.List<ServerRef> servers, java.util.List<Integer> parts, int fast) {
+        public ChunkLocation {
+            if (fast < 0 || fast > servers.size()) throw new IllegalArgumentException("fast " + fast + " of " + servers.size() + " servers");
+        }
+    }
 }

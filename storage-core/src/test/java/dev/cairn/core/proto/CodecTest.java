@@ -54,7 +54,7 @@ class CodecTest {
                 new LeaseReply(15, Status.OK, "", 100, 2, List.of(CS), StorageClass.ec(4, 2)),
                 new CommitLength(16, 7, 1234, List.of(new Types.ChunkVersion(3, 9), new Types.ChunkVersion(4, 2))),
                 new GetChunks(17, 7, 0, 64),
-                new ChunksReply(18, Status.OK, "", ATTR, List.of(new ChunkLocation(0, 100, 2, List.of(CS), List.of(0)))),
+                new ChunksReply(18, Status.OK, "", ATTR, List.of(new ChunkLocation(0, 100, 2, List.of(CS), List.of(0), 1))),
                 new CreateChunk(19, 100, 1, 7),
                 new MasterProtocol.BumpVersion(20, 100, 1, 2),
                 new MasterProtocol.BumpVersion(21, 100, 2, 3, 70_000, 4),
