@@ -72,7 +72,7 @@ public final class NfsService {
         int xid = call.xid();
         Promise<byte[]> body;
         try {
-            body = nfs4.compound(call.args(), call.credentials(), conn);
+            body = nfs4.compound(call.args(), call.credentials(), conn, RpcReply.ACCEPTED_HEADER_BYTES);
         } catch (XdrException e) {
             return Promise.completed(RpcReply.accepted(xid, RpcReply.GARBAGE_ARGS).toByteArray());
         }
@@ -81,12 +81,11 @@ public final class NfsService {
                 nfs4.log().warn("COMPOUND from {} failed: {}", conn.peerAddress(), e.toString());
                 return Promise.completed(RpcReply.accepted(xid, RpcReply.SYSTEM_ERR).toByteArray());
             }
-            // b is a multiple of 4 (XDR all the way down); the record is made at its exact size, b copied once
+            // the COMPOUND4res came with room for the header in front: the record is b itself, never copied
             XdrEncoder header = RpcReply.accepted(xid, RpcReply.SUCCESS);
-            byte[] out = new byte[header.size() + b.length];
-            header.copyTo(out, 0);
-            System.arraycopy(b, 0, out, header.size(), b.length);
-            return Promise.completed(out);
+            assert header.size() == RpcReply.ACCEPTED_HEADER_BYTES;
+            header.copyTo(b, 0);
+            return Promise.completed(b);
         });
     }
 }

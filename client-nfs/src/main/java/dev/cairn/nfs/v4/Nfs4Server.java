@@ -197,11 +197,19 @@ public final class Nfs4Server {
     public Log log() { return log; }
 
     /** Runs one COMPOUND; the promise holds the COMPOUND4res bytes (the RPC header is the caller's). */
-    public Promise<byte[]> compound(XdrDecoder args, Credentials cred, CompoundState.Connection conn) {
+    public Promise<byte[]> compound(XdrDecoder args, Credentials cred, CompoundState.Connection conn) { return compound(args, cred, conn, 0); }
+
+    /**
+     * As {@link #compound(XdrDecoder, Credentials, CompoundState.Connection)}, the COMPOUND4res after {@code headroom}
+     * zero bytes left for the caller's RPC header: a READ's MiB is then written once, where it is sent from (putting the
+     * header in front afterwards cost a MiB allocated and copied per READ).
+     */
+    public Promise<byte[]> compound(XdrDecoder args, Credentials cred, CompoundState.Connection conn, int headroom) {
+        if (headroom < 0 || headroom % 4 != 0) throw new IllegalArgumentException("headroom " + headroom);
         byte[] tag = args.readOpaque(MAX_TAG); // an undecodable header is GARBAGE_ARGS: the caller catches it
         int minor = args.readInt();
         long numOps = args.readUnsignedInt();
-        if (minor < 0 || minor > MAX_MINOR) return Promise.completed(reply(Nfs4Status.MINOR_VERS_MISMATCH, tag, 0, new XdrEncoder()));
+        if (minor < 0 || minor > MAX_MINOR) return Promise.completed(reply(Nfs4Status.MINOR_VERS_MISMATCH, tag, 0, new XdrEncoder(), headroom));
         dev.cairn.nfs.Exports.Rule rule = exports.match(conn.peerAddress());
         CompoundState st = new CompoundState(this, rule == null ? cred : rule.squash(cred), minor, conn, rule);
         st.requestBytes = args.position() + args.remaining();
@@ -212,19 +220,19 @@ public final class Nfs4Server {
             int first = args.remaining() >= 4 ? args.readInt() : Op.ILLEGAL;
             int status = minor == 0 ? Nfs4Status.RESOURCE : Nfs4Status.TOO_MANY_OPS;
             res.writeInt(first).writeInt(status);
-            return Promise.completed(reply(status, tag, 1, res));
+            return Promise.completed(reply(status, tag, 1, res, headroom));
         }
         Promise<byte[]> done = new Promise<>();
-        new Run(st, args, (int) numOps, tag, done).next();
+        new Run(st, args, (int) numOps, tag, done, headroom).next();
         return done;
     }
 
     /** COMPOUND4res, assembled at its exact size with one copy of the results (a READ's are a MiB). */
-    private static byte[] reply(int status, byte[] tag, int count, XdrEncoder results) {
+    private static byte[] reply(int status, byte[] tag, int count, XdrEncoder results, int headroom) {
         int tagBytes = (tag.length + 3) & ~3;
-        byte[] out = new byte[4 + 4 + tagBytes + 4 + results.size()];
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(out);
-        b.putInt(status).putInt(tag.length).put(tag).position(8 + tagBytes);
+        byte[] out = new byte[headroom + 4 + 4 + tagBytes + 4 + results.size()];
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(out).position(headroom);
+        b.putInt(status).putInt(tag.length).put(tag).position(headroom + 8 + tagBytes);
         b.putInt(count);
         results.copyTo(out, b.position());
         return out;
@@ -242,23 +250,26 @@ public final class Nfs4Server {
          * results after. Filled in place at the end, so the reply is not copied to put its header in front.
          */
         final XdrEncoder results = new XdrEncoder(512);
+        /** Zero bytes ahead of COMPOUND4res, for the caller's RPC header. */
+        final int headroom;
         final int headerBytes;
         int index;
         /** When the operation running now began (operations of one COMPOUND run one after the other). */
         long opStartNanos;
 
-        Run(CompoundState st, XdrDecoder args, int numOps, byte[] tag, Promise<byte[]> done) {
+        Run(CompoundState st, XdrDecoder args, int numOps, byte[] tag, Promise<byte[]> done, int headroom) {
             this.st = st;
             this.args = args;
             this.numOps = numOps;
             this.tag = tag;
             this.done = done;
+            this.headroom = headroom;
             headerBytes = 4 + 4 + ((tag.length + 3) & ~3) + 4;
-            results.reserve(headerBytes);
+            results.reserve(headroom + headerBytes);
         }
 
         /** The results' bytes so far (after the header), as the reply size limits count them. */
-        private int resultBytes() { return results.size() - headerBytes; }
+        private int resultBytes() { return results.size() - headroom - headerBytes; }
 
         void next() {
             while (index < numOps) {
@@ -331,7 +342,9 @@ public final class Nfs4Server {
             index = opIndex + 1;
             if (status == Nfs4Status.NFS4_OK && Op.replacesCurrentFh(op)) st.currentStateId = null;
             if (op == Op.SEQUENCE && st.replay != null) {
-                done.complete(st.replay);
+                byte[] again = new byte[headroom + st.replay.length]; // a cached reply is small (the session's limit)
+                System.arraycopy(st.replay, 0, again, headroom, st.replay.length);
+                done.complete(again);
                 return false;
             }
             if (st.replyOverhead + resultBytes() > st.replyLimit) {
@@ -374,12 +387,12 @@ public final class Nfs4Server {
 
         private void complete(int status) {
             if (status != Nfs4Status.NFS4_OK) compoundErrors++;
-            results.patchInt(0, status);
-            results.patchInt(4, tag.length);
-            results.patchFixedOpaque(8, tag);
-            results.patchInt(headerBytes - 4, index);
+            results.patchInt(headroom, status);
+            results.patchInt(headroom + 4, tag.length);
+            results.patchFixedOpaque(headroom + 8, tag);
+            results.patchInt(headroom + headerBytes - 4, index);
             byte[] out = results.finish();
-            if (st.slot != null) st.session.finish(st.slot, out);
+            if (st.slot != null) st.session.finish(st.slot, out, headroom);
             done.complete(out);
         }
     }

@@ -74,9 +74,13 @@ public final class Session {
     }
 
     /** Stores the reply of the request running on {@code slot}; one larger than the negotiated cache size is not kept. */
-    public void finish(Slot slot, byte[] reply) {
+    /** The slot's call is answered with {@code reply}'s bytes from {@code from} (the COMPOUND4res), kept if small enough. */
+    public void finish(Slot slot, byte[] reply, int from) {
         slot.inProgress = false;
-        slot.reply = reply.length > fore.maxResponseSizeCached() ? null : reply; // a retry then gets RETRY_UNCACHED_REP
+        int n = reply.length - from;
+        // a retry of a reply too large to keep gets RETRY_UNCACHED_REP; a kept one is a copy (the reply's own array
+        // carries the RPC header of this call, written into it by the caller)
+        slot.reply = n > fore.maxResponseSizeCached() ? null : java.util.Arrays.copyOfRange(reply, from, reply.length);
     }
 
     /** Bytes held by this session's reply cache (bounded by slots × the cached-reply size). */
