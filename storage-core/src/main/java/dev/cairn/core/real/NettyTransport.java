@@ -18,6 +18,10 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -32,15 +36,20 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * TCP with 4-byte length-prefixed frames, one connection per peer, all on the node's event loop.
+ * TCP with 4-byte length-prefixed frames, one connection per peer. The sockets live on the node's loop or, with socket
+ * threads ({@link #DEFAULT_NET_THREADS}), on threads of the transport's own, which then frame, verify (the cluster key's
+ * tags), sign and decode beside the node's loop (a gateway reading at full speed spends ~30 % of its loop on these);
+ * the node sees only whole messages, handed to its loop in each connection's order, and sends from its loop. What the
+ * node's loop owns: the connection maps and the handler; what socket threads share with it: counters, kept atomic.
  * A frame longer than {@link Codec#MAX_FRAME_BYTES} or one that does not decode closes its connection
  * (the node stays up). Outbound connections are keyed by the target address; accepted ones by the
  * peer's address, so a reply to {@code from} goes back over the connection the request came on.
@@ -73,36 +82,50 @@ final class NettyTransport implements Transport {
     /** A connection holding part of a frame that sends nothing more for this long is closed. */
     static final int FRAME_STALL_SECONDS = 30;
     private static final long WARN_EVERY_NANOS = 60_000_000_000L;
+    /**
+     * Socket threads per node by default: none (the sockets live on the node's loop) below four cores, where every
+     * process of a test cluster shares two cores and handing each message between threads cost 7-15 % of NFS
+     * throughput (docs/benchmarks.md); else half the cores, at most 4. {@code -Dcairn.net.threads=N} sets it.
+     */
+    static final int DEFAULT_NET_THREADS = Integer.getInteger("cairn.net.threads",
+            Runtime.getRuntime().availableProcessors() < 4 ? 0 : Math.min(4, Runtime.getRuntime().availableProcessors() / 2));
+    /** The most socket threads a node takes. */
+    static final int MAX_NET_THREADS = 64;
 
     private final EventLoop loop;
+    /** Where the sockets live (framing, MACs, decoding): the node's loop, or a group of its own beside it. */
+    private final EventLoopGroup sockets;
     private final String host;
     /** Null: an open node (no handshake, unsigned frames). */
     private final ClusterKey key;
-    private final Set<ByteBuffer> handshakeNonces = new HashSet<>();
+    private final Set<ByteBuffer> handshakeNonces = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Map<Address, Channel> channels = new HashMap<>();
     private final Map<Address, ArrayDeque<Message>> connecting = new HashMap<>();
     private Channel server;
     private MessageHandler handler;
-    private boolean stopped;
-    private int accepted;
-    private long partialFrameBytes;
-    private volatile long refusedPeers;
-    private long unsentBytes;
-    private long maxUnsent = MAX_UNSENT_BYTES;
-    private static final io.netty.util.AttributeKey<long[]> UNSENT = io.netty.util.AttributeKey.valueOf("cairn.unsent");
+    private volatile boolean stopped;
+    private final AtomicInteger accepted = new AtomicInteger();
+    private final AtomicLong partialFrameBytes = new AtomicLong();
+    private final AtomicLong refusedPeers = new AtomicLong();
+    private final AtomicLong unsentBytes = new AtomicLong();
+    private volatile long maxUnsent = MAX_UNSENT_BYTES;
+    private static final io.netty.util.AttributeKey<AtomicLong> UNSENT = io.netty.util.AttributeKey.valueOf("cairn.unsent");
     /** Why the last connection this node opened failed its handshake for good (another key, or none); else null. */
     private volatile String refusedBy;
     private long lastWarn = System.nanoTime() - WARN_EVERY_NANOS;
     private int warnsHeld;
 
-    NettyTransport(EventLoop loop, String host, ClusterKey key) {
+    NettyTransport(EventLoop loop, String host, ClusterKey key, int netThreads) {
+        if (netThreads < 0 || netThreads > MAX_NET_THREADS) throw new IllegalArgumentException("socket threads " + netThreads + " not in 0.." + MAX_NET_THREADS);
         this.loop = loop;
+        this.sockets = netThreads == 0 ? loop : new MultiThreadIoEventLoopGroup(netThreads, new DefaultThreadFactory("cairn-net-" + host, true),
+                NioIoHandler.newFactory());
         this.host = host;
         this.key = key;
     }
 
-    /** Connections refused by the cluster handshake since start; on the loop (tests). */
-    long refusedPeers() { return refusedPeers; }
+    /** Connections refused by the cluster handshake since start; any thread. */
+    long refusedPeers() { return refusedPeers.get(); }
 
     /**
      * Why a peer this node connected to is not of its cluster, as far as a handshake settled it (another key on either
@@ -111,50 +134,72 @@ final class NettyTransport implements Transport {
      */
     String refusedBy() { return refusedBy; }
 
-    /** Lowers the unsent budget (half of it per connection); on the loop (tests, whose heap is large). */
+    /** Lowers the unsent budget (half of it per connection); any thread (tests, whose heap is large). */
     void limitUnsent(long bytes) { maxUnsent = bytes; }
 
-    /** Bytes of messages written and not yet taken by their sockets, all connections; on the loop (tests). */
-    long unsentBytes() { return unsentBytes; }
+    /** Bytes of messages written and not yet taken by their sockets, all connections; any thread (tests). */
+    long unsentBytes() { return unsentBytes.get(); }
 
-    /** Frames and their bytes received and sent since start: written on the loop only, read by a metrics scrape. */
-    private volatile long framesIn, bytesIn, framesOut, bytesOut;
+    /** Frames and their bytes received (on the I/O threads) and sent (on the loop) since start; read by a metrics scrape. */
+    private final java.util.concurrent.atomic.LongAdder framesIn = new java.util.concurrent.atomic.LongAdder(), bytesIn = new java.util.concurrent.atomic.LongAdder();
+    private volatile long framesOut, bytesOut;
 
-    long framesIn() { return framesIn; }
+    long framesIn() { return framesIn.sum(); }
 
-    long bytesIn() { return bytesIn; }
+    long bytesIn() { return bytesIn.sum(); }
 
     long framesOut() { return framesOut; }
 
     long bytesOut() { return bytesOut; }
 
     /** Connections open now (to and from peers); from any thread, approximately. */
-    int connections() { return openConnections; }
+    int connections() { return openConnections.get(); }
 
-    private volatile int openConnections;
+    private final AtomicInteger openConnections = new AtomicInteger();
 
-    /** Bytes held in partial frames now; on the loop (for tests of the memory bound). */
-    long partialFrameBytes() { return partialFrameBytes; }
+    /** Bytes held in partial frames now; any thread (tests of the memory bound). */
+    long partialFrameBytes() { return partialFrameBytes.get(); }
+
+    /**
+     * Runs {@code task} on the node's loop, after everything this thread handed it before (a connection's messages and
+     * its end keep their order); dropped once the node is stopping.
+     */
+    private void onLoop(Runnable task) {
+        if (loop.inEventLoop()) { // sockets on the node's loop
+            task.run();
+            return;
+        }
+        if (loop.isShuttingDown()) return;
+        try {
+            loop.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the node stopped meanwhile: nothing is left to tell
+        }
+    }
 
     /** Binds the listening socket; called by the runtime before the node starts, off the loop. */
     void bind(Address local) throws InterruptedException {
         ServerBootstrap b = new ServerBootstrap()
-                .group(loop)
+                .group(loop, sockets)
                 .channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override protected void initChannel(SocketChannel ch) {
+                        // on the channel's I/O thread
                         InetSocketAddress r = ch.remoteAddress();
                         Address peer = new Address(r.getAddress().getHostAddress(), r.getPort());
-                        if (accepted >= MAX_ACCEPTED_CONNECTIONS) {
-                            warnRarely("refusing a connection from " + peer + ": " + accepted + " open already");
+                        if (accepted.incrementAndGet() > MAX_ACCEPTED_CONNECTIONS) {
+                            accepted.decrementAndGet();
+                            warnRarely("refusing a connection from " + peer + ": " + MAX_ACCEPTED_CONNECTIONS + " open already");
                             ch.close();
                             return;
                         }
-                        accepted++;
-                        ch.closeFuture().addListener(f -> accepted--);
+                        ch.closeFuture().addListener(f -> accepted.decrementAndGet());
                         pipeline(ch, peer, PeerAuth.Role.ACCEPTOR);
-                        channels.put(peer, ch);
+                        // known to the node before any of its messages (handed to the loop after this)
+                        onLoop(() -> {
+                            if (ch.isOpen() && !stopped) channels.put(peer, ch);
+                        });
                     }
                 });
         ChannelFuture f = b.bind(local.host(), local.port()).await();
@@ -191,14 +236,14 @@ final class NettyTransport implements Transport {
         q.add(message);
         connecting.put(to, q);
         Bootstrap b = new Bootstrap()
-                .group(loop)
+                .group(sockets)
                 .channel(NioSocketChannel.class)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override protected void initChannel(SocketChannel ch) { pipeline(ch, to, PeerAuth.Role.INITIATOR); }
                 });
-        b.connect(to.host(), to.port()).addListener((ChannelFuture f) -> {
+        b.connect(to.host(), to.port()).addListener((ChannelFuture f) -> onLoop(() -> {
             ArrayDeque<Message> queued = connecting.remove(to);
             if (!f.isSuccess() || stopped) {
                 LOG.debug("[{}] connect to {} failed: {}", host, to, f.cause() == null ? "stopped" : f.cause().toString());
@@ -206,9 +251,12 @@ final class NettyTransport implements Transport {
                 if (handler != null && !stopped) handler.onDisconnect(to);
                 return;
             }
+            // closed before the loop got here (refused, or reset at once): its channelInactive, queued after this, tells
+            // the handler; the messages queued for it are lost with it, as on any broken connection
+            if (!f.channel().isOpen()) return;
             channels.put(to, f.channel());
             if (queued != null) for (Message m : queued) write(f.channel(), m);
-        });
+        }));
     }
 
     private void write(Channel ch, Message m) {
@@ -218,25 +266,25 @@ final class NettyTransport implements Transport {
             frame.release();
             throw new IllegalArgumentException(m.getClass().getSimpleName() + " of " + size + " bytes exceeds the frame limit");
         }
-        long[] unsent = ch.attr(UNSENT).setIfAbsent(new long[1]);
+        AtomicLong unsent = ch.attr(UNSENT).setIfAbsent(new AtomicLong());
         if (unsent == null) unsent = ch.attr(UNSENT).get();
         long n = size;
-        if (unsent[0] + n > maxUnsent / 2) {
+        if (unsent.get() + n > maxUnsent / 2) {
             frame.release();
-            warnRarely("closing connection with " + peerOf(ch) + ": " + (unsent[0] >> 20) + " MiB of messages to it not read");
+            warnRarely("closing connection with " + peerOf(ch) + ": " + (unsent.get() >> 20) + " MiB of messages to it not read");
             ch.close();
             return;
         }
-        long[] held = unsent;
-        held[0] += n;
-        unsentBytes += n;
+        AtomicLong held = unsent;
+        held.addAndGet(n);
+        unsentBytes.addAndGet(n);
         framesOut++;
         bytesOut += n;
-        ch.writeAndFlush(frame).addListener(f -> {
-            held[0] -= n;
-            unsentBytes -= n;
+        ch.writeAndFlush(frame).addListener(f -> { // on the channel's I/O thread
+            held.addAndGet(-n);
+            unsentBytes.addAndGet(-n);
         });
-        if (unsentBytes > maxUnsent) closeLargestUnsent();
+        if (unsentBytes.get() > maxUnsent) closeLargestUnsent();
     }
 
     /**
@@ -256,15 +304,15 @@ final class NettyTransport implements Transport {
         Channel largest = null;
         long most = 0;
         for (Channel c : channels.values()) {
-            long[] u = c.attr(UNSENT).get();
-            if (u != null && u[0] > most) {
-                most = u[0];
+            AtomicLong u = c.attr(UNSENT).get();
+            if (u != null && u.get() > most) {
+                most = u.get();
                 largest = c;
             }
         }
         if (largest == null) return;
         warnRarely("closing connection with " + peerOf(largest) + ": " + (most >> 20) + " MiB of messages to it not read, "
-                + (unsentBytes >> 20) + " MiB over all connections");
+                + (unsentBytes.get() >> 20) + " MiB over all connections");
         largest.close();
     }
 
@@ -272,9 +320,9 @@ final class NettyTransport implements Transport {
 
     /**
      * Logs at most one warning a minute, saying how many were held back: a flood of bad connections must not
-     * become a flood of log lines.
+     * become a flood of log lines. Any thread.
      */
-    private void warnRarely(String what) {
+    private synchronized void warnRarely(String what) {
         long now = System.nanoTime();
         if (now - lastWarn < WARN_EVERY_NANOS) {
             warnsHeld++;
@@ -316,15 +364,15 @@ final class NettyTransport implements Transport {
         @Override public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
             super.channelRead(ctx, msg);
             recount();
-            if (partialFrameBytes > MAX_PARTIAL_FRAME_BYTES && ctx.channel().isOpen()) {
-                warnRarely("closing connection with " + peer + ": " + (partialFrameBytes >> 20) + " MiB held in partial frames over all connections");
+            if (partialFrameBytes.get() > MAX_PARTIAL_FRAME_BYTES && ctx.channel().isOpen()) {
+                warnRarely("closing connection with " + peer + ": " + (partialFrameBytes.get() >> 20) + " MiB held in partial frames over all connections");
                 ctx.close();
             }
         }
 
         private void recount() {
             int now = internalBuffer().readableBytes();
-            partialFrameBytes += now - held;
+            partialFrameBytes.addAndGet(now - held);
             held = now;
         }
 
@@ -338,17 +386,17 @@ final class NettyTransport implements Transport {
         }
 
         @Override protected void handlerRemoved0(ChannelHandlerContext ctx) {
-            partialFrameBytes -= held;
+            partialFrameBytes.addAndGet(-held);
             held = 0;
         }
     }
 
     private void pipeline(SocketChannel ch, Address peer, PeerAuth.Role role) {
-        openConnections++;
-        ch.closeFuture().addListener(f -> openConnections--);
+        openConnections.incrementAndGet();
+        ch.closeFuture().addListener(f -> openConnections.decrementAndGet());
         PeerAuth auth = key == null ? null
                 : new PeerAuth(key, role, handshakeNonces, (why, settled) -> {
-                    refusedPeers++;
+                    refusedPeers.incrementAndGet();
                     if (settled && role == PeerAuth.Role.INITIATOR) refusedBy = peer + " " + why;
                     warnRarely("refusing " + peer + ": " + why);
                 });
@@ -370,8 +418,8 @@ final class NettyTransport implements Transport {
                         }
                         Message m;
                         try {
-                            framesIn++;
-                            bytesIn += buf.readableBytes();
+                            framesIn.increment();
+                            bytesIn.add(buf.readableBytes());
                             // decoded where it lies (one copy of a payload, into the message): copying the frame out
                             // first cost a zeroed array and a copy of each MiB more
                             m = Codec.decode(buf.nioBufferCount() == 1 ? buf.nioBuffer() : java.nio.ByteBuffer.wrap(ByteBufUtil.getBytes(buf)));
@@ -382,12 +430,17 @@ final class NettyTransport implements Transport {
                         } finally {
                             buf.release();
                         }
-                        if (handler != null && !stopped) handler.onMessage(peer, m);
+                        onLoop(() -> {
+                            if (handler != null && !stopped) handler.onMessage(peer, m);
+                        });
                     }
 
                     @Override public void channelInactive(ChannelHandlerContext ctx) {
-                        if (channels.get(peer) == ctx.channel()) channels.remove(peer);
-                        if (handler != null && !stopped) handler.onDisconnect(peer);
+                        Channel gone = ctx.channel();
+                        onLoop(() -> {
+                            if (channels.get(peer) == gone) channels.remove(peer);
+                            if (handler != null && !stopped) handler.onDisconnect(peer);
+                        });
                     }
 
                     @Override public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
@@ -405,13 +458,14 @@ final class NettyTransport implements Transport {
     @Override public void stop() {
         if (!loop.inEventLoop()) {
             if (!loop.isShuttingDown()) loop.submit(this::stop).awaitUninterruptibly(5_000);
+            if (sockets != loop) sockets.shutdownGracefully(0, 2, java.util.concurrent.TimeUnit.SECONDS); // closes what is left on it
             return;
         }
         stopped = true;
-        // closing fires channelInactive, which edits the map: close a copy
         for (Channel ch : new ArrayList<>(channels.values())) ch.close();
         channels.clear();
         connecting.clear();
         if (server != null) server.close();
+        if (sockets != loop) sockets.shutdownGracefully(0, 2, java.util.concurrent.TimeUnit.SECONDS);
     }
 }

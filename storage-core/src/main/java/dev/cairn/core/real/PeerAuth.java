@@ -49,7 +49,7 @@ final class PeerAuth extends ChannelDuplexHandler {
 
     private final ClusterKey key;
     private final Role role;
-    /** Nonces of this node's handshakes on open connections (shared by the node's connections, all on one loop). */
+    /** Nonces of this node's handshakes on open connections (shared by its connections, on several I/O threads: a concurrent set). */
     private final Set<ByteBuffer> ownNonces;
     private final Refusals refused;
     private final byte[] nonce = new byte[NONCE_BYTES];

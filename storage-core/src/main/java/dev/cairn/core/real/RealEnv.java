@@ -36,13 +36,13 @@ public final class RealEnv implements Env {
     private final List<ExecutorService> pools = new ArrayList<>();
     private RocksKv kv;
 
-    RealEnv(String hostId, Path root, java.util.Map<String, Path> volumeDirs, EventLoop loop, ClusterKey key) {
+    RealEnv(String hostId, Path root, java.util.Map<String, Path> volumeDirs, EventLoop loop, ClusterKey key, int netThreads) {
         this.hostId = hostId;
         this.root = root;
         this.volumeDirs = java.util.Map.copyOf(volumeDirs);
         this.loop = loop;
         this.scheduler = new LoopScheduler(loop);
-        this.transport = new NettyTransport(loop, hostId, key);
+        this.transport = new NettyTransport(loop, hostId, key, netThreads);
     }
 
     NettyTransport nettyTransport() { return transport; }

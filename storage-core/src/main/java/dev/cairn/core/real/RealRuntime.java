@@ -77,6 +77,15 @@ public final class RealRuntime implements AutoCloseable {
     /** Nodes that prove they hold {@code key} to every peer and refuse peers that do not ({@link PeerAuth}). */
     public RealRuntime(ClusterKey key) { this.key = java.util.Objects.requireNonNull(key); }
 
+    private int netThreads = NettyTransport.DEFAULT_NET_THREADS;
+
+    /** Socket threads of each node started after this (0: its sockets live on its own loop); returns this runtime. */
+    public synchronized RealRuntime netThreads(int n) {
+        if (n < 0 || n > NettyTransport.MAX_NET_THREADS) throw new IllegalArgumentException("socket threads " + n);
+        netThreads = n;
+        return this;
+    }
+
     /**
      * Starts a node: makes its loop, checks its volumes, binds {@code listen} (if not null), then calls
      * {@link Node#start()} on the loop. Throws with a clear message if the directory or port is unusable.
@@ -90,7 +99,7 @@ public final class RealRuntime implements AutoCloseable {
     public synchronized <N extends Node> Handle<N> start(String hostId, Path dataDir, Address listen, List<String> volumes,
                                                          java.util.Map<String, Path> volumeDirs, Function<Env, N> factory) {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        RealEnv env = new RealEnv(hostId, dataDir, volumeDirs, group.next(), key);
+        RealEnv env = new RealEnv(hostId, dataDir, volumeDirs, group.next(), key, netThreads);
         // a bug caught on the node's loop (a promise chain, a handler) is logged with its stack trace
         org.slf4j.Logger bugs = org.slf4j.LoggerFactory.getLogger("dev.cairn.bug");
         env.loop().execute(() -> dev.cairn.core.async.Unexpected.install(t -> bugs.error("[" + hostId + "] unexpected error (a bug)", t)));

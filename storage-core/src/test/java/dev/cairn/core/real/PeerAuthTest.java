@@ -35,8 +35,11 @@ class PeerAuthTest {
 
     @AfterEach void close() { runtimes.forEach(RealRuntime::close); }
 
+    /** Socket threads per node (0: on the node's loop, the default on small machines). */
+    int netThreads() { return 0; }
+
     RealRuntime runtime(ClusterKey k) {
-        RealRuntime rt = k == null ? new RealRuntime() : new RealRuntime(k);
+        RealRuntime rt = (k == null ? new RealRuntime() : new RealRuntime(k)).netThreads(netThreads());
         runtimes.add(rt);
         return rt;
     }
