@@ -29,6 +29,12 @@ final class NfsCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Mixin MetricsOption metrics;
 
+    /**
+     * Below this heap the gateway's memory bounds (write-behind, calls in flight, an erasure-coded upload's images and
+     * parity) can add up to more than it has: an erasure-coded benchmark at -Xmx256m stalled with a full heap.
+     */
+    static final long MIN_HEAP_MIB = 448;
+
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
         Exports rules;
@@ -41,6 +47,13 @@ final class NfsCommand implements Callable<Integer> {
         RealRuntime rt = key.serverRuntime();
         LocalGateway g = LocalGateway.start(rt, Address.parseList(master), a.host(), a.port(), rules, data.toAbsolutePath());
         System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
+        long heapMib = Runtime.getRuntime().maxMemory() >> 20;
+        if (heapMib < MIN_HEAP_MIB) {
+            System.err.println("cairn nfs: warning: a heap of " + heapMib + " MiB is small for the gateway's bounds (write-behind "
+                    + (dev.cairn.nfs.fs.ClusterFs.MAX_HELD_BYTES >> 20) + " MiB, calls in flight " + (dev.cairn.nfs.real.NfsTcpServer.MAX_CALL_BYTES >> 20)
+                    + " MiB, erasure-coded chunk images and their parity besides); under load it may run out of memory. Give it -Xmx"
+                    + ProcessCluster.GATEWAY_HEAP.substring(4) + " (what ./cairn up gives it).");
+        }
         metrics.serve(g.handle(), "nfs");
         return MasterCommand.waitForSignal(rt);
     }

@@ -76,7 +76,13 @@ final class ChunkUpload {
                 retry(CairnException.statusOf(e), "", CairnException.detailOf(e));
                 return;
             }
-            new Attempt(lease, targets(lease)).start();
+            try {
+                new Attempt(lease, targets(lease)).start();
+            } catch (RuntimeException | Error t) {
+                // a callback's exception would unwind into whoever completed the lease (the transport), leaving this
+                // upload, and the WRITE waiting on it, unanswered for good (an erasure-coded upload out of memory did)
+                done.fail(dev.cairn.core.async.Unexpected.report(t));
+            }
         });
     }
 

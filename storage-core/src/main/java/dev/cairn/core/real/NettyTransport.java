@@ -171,7 +171,13 @@ final class NettyTransport implements Transport {
         }
         if (loop.isShuttingDown()) return;
         try {
-            loop.execute(task);
+            loop.execute(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException | Error t) {
+                    dev.cairn.core.async.Unexpected.report(t); // the node's sink: logged as a bug with its stack trace
+                }
+            });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // the node stopped meanwhile: nothing is left to tell
         }
@@ -283,6 +289,12 @@ final class NettyTransport implements Transport {
         ch.writeAndFlush(frame).addListener(f -> { // on the channel's I/O thread
             held.addAndGet(-n);
             unsentBytes.addAndGet(-n);
+            if (!f.isSuccess() && ch.isOpen()) {
+                // a message that could not be sent (out of memory signing it, say) must not vanish while its caller
+                // waits out a timeout: the connection goes, and its calls fail now and are retried
+                warnRarely("closing connection with " + peerOf(ch) + ": a " + m.getClass().getSimpleName() + " could not be sent (" + f.cause() + ")");
+                ch.close();
+            }
         });
         if (unsentBytes.get() > maxUnsent) closeLargestUnsent();
     }
@@ -446,8 +458,12 @@ final class NettyTransport implements Transport {
                     @Override public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
                         if (cause instanceof TooLongFrameException) {
                             warnRarely("closing connection with " + peer + ": " + cause.getMessage());
-                        } else {
+                        } else if (cause instanceof java.io.IOException || cause instanceof io.netty.handler.codec.DecoderException) {
                             LOG.debug("[{}] connection with {} failed: {}", host, peer, cause.toString());
+                        } else {
+                            // thrown by the node while handling a message (a bug, or out of memory): said loudly, never
+                            // passed off as a broken connection (an out-of-memory error once vanished here at DEBUG)
+                            LOG.error("[{}] unexpected error while handling a message from {}; closing the connection", host, peer, cause);
                         }
                         ctx.close();
                     }
