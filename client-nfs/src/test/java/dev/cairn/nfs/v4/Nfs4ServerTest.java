@@ -33,6 +33,21 @@ class Nfs4ServerTest {
         return c.rest().readFixedOpaque(16);
     }
 
+    @Test void aRetransmittedSequenceIsAnsweredFromTheSlotWithItsOwnXidAndTheSameCompound() {
+        byte[] s = session("retransmit");
+        List<OpCall> ops = List.of(sequence(s, 1, 0), OpCall.of(Op.PUTROOTFH), OpCall.of(Op.GETFH));
+        byte[] first = nfs.run(NfsTestCalls.compoundRecord(700, 1, ops));
+        // the same slot and sequence id again, under another xid (a retransmission on a new connection)
+        byte[] again = nfs.run(NfsTestCalls.compoundRecord(701, 1, ops));
+        assertThat(NfsTestCalls.parse(first).status()).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(NfsTestCalls.parse(again).xid()).isEqualTo(701);
+        int header = RpcReply.ACCEPTED_HEADER_BYTES;
+        assertThat(again).hasSize(first.length);
+        assertThat(java.util.Arrays.copyOfRange(again, header, again.length))
+                .as("the cached COMPOUND reply, after this call's own RPC header").isEqualTo(java.util.Arrays.copyOfRange(first, header, first.length));
+        assertThat(NfsTestCalls.parse(first).xid()).as("the first reply's array is not the cache's").isEqualTo(700);
+    }
+
     @Test void nullAndRpcLevelErrors() {
         byte[] nul = NfsTestCalls.callHeader(9, NfsService.NFS_PROGRAM, 4, NfsService.PROC_NULL, 0).toByteArray();
         assertThat(NfsTestCalls.parse(nfs.run(nul)).acceptStat()).isEqualTo(RpcReply.SUCCESS);
