@@ -274,6 +274,39 @@ class NamespaceTest extends NamespaceFixture {
     }
 
     /**
+     * Boundaries the mutation run (./cairn mutation) found unjudged: a commit vouches only for chunks that start below
+     * the committed size (one starting exactly at it holds nothing committed); a chunk named by a commit must hold the
+     * file as far as it reaches into that chunk, judged within the chunk, not from the file's start.
+     */
+    @Test void aCommitVouchesOnlyForChunksBelowItsSizeAndEachNamedChunkMustReachTheFileEndWithinIt() {
+        FileAttr f = submit(new MetaCommand.CreateFile("/b", 65536, StorageClass.replicated(2), 0));
+        ChunkRecord c0 = submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        ChunkRecord c1 = submit(new MetaCommand.AllocChunk(f.inode(), 1));
+        submit(new MetaCommand.SetLength(f.inode(), 65536, 1, List.of(new Types.ChunkVersion(c0.chunkId(), 1), new Types.ChunkVersion(c1.chunkId(), 1))));
+        assertThat(new Namespace(kv, 3).chunk(c0.chunkId()).dataVersion()).as("the chunk the size covers").isEqualTo(1);
+        assertThat(new Namespace(kv, 3).chunk(c1.chunkId()).dataVersion()).as("a chunk starting at the size holds nothing committed").isZero();
+
+        FileAttr e = submit(new MetaCommand.CreateFile("/e", 65536, StorageClass.ec(2, 1), 0));
+        ChunkRecord e0 = submit(new MetaCommand.AllocChunk(e.inode(), 0));
+        ChunkRecord e1 = submit(new MetaCommand.AllocChunk(e.inode(), 1));
+        submit(new MetaCommand.SetLength(e.inode(), 65536 + 500, 1, List.of(new Types.ChunkVersion(e0.chunkId(), 1), new Types.ChunkVersion(e1.chunkId(), 1))));
+        // chunk 1 written for a file of 65536 + 100 bytes holds 100 of the 500 the file has in it now: refused
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(e.inode(), 65536 + 100, 2, List.of(new Types.ChunkVersion(e1.chunkId(), 1))))))
+                .isEqualTo(Status.STALE);
+        // written for exactly the file's length: it reaches the end, so the commit stands (it grows nothing)
+        submit(new MetaCommand.SetLength(e.inode(), 65536 + 500, 3, List.of(new Types.ChunkVersion(e1.chunkId(), 1))));
+        // a commit of the size the file has, not naming the partly filled last chunk, grows nothing: not refused
+        submit(new MetaCommand.SetLength(e.inode(), 65536 + 500, 4, List.of(new Types.ChunkVersion(e0.chunkId(), 1))));
+        // an erasure-coded file ending exactly at a chunk boundary grows by a new chunk without naming the full one
+        FileAttr g = submit(new MetaCommand.CreateFile("/eg", 65536, StorageClass.ec(2, 1), 0));
+        ChunkRecord g0 = submit(new MetaCommand.AllocChunk(g.inode(), 0));
+        ChunkRecord g1 = submit(new MetaCommand.AllocChunk(g.inode(), 1));
+        submit(new MetaCommand.SetLength(g.inode(), 65536, 1, List.of(new Types.ChunkVersion(g0.chunkId(), 1))));
+        submit(new MetaCommand.SetLength(g.inode(), 65536 + 100, 2, List.of(new Types.ChunkVersion(g1.chunkId(), 1))));
+        assertThat(new Namespace(kv, 3).resolve("/eg").size()).isEqualTo(65536 + 100);
+    }
+
+    /**
      * An erasure-coded file does not grow past its partly filled last chunk unless the commit writes that chunk again
      * (its parts cannot grow in place): a writer committing a size from before another writer's truncate and regrowth
      * is refused (60 s seed 5112); the writer that rewrites the chunk, or names it, grows the file.
