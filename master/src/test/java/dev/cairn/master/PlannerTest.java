@@ -413,6 +413,27 @@ class PlannerTest {
      * The master plans only chunks that changed since they were last found settled: a settled chunk must need
      * nothing (balance aside), whatever the servers around it, so leaving it out changes no plan.
      */
+    /**
+     * A repair copies from the newest copy (a copy a version behind holds the data too, but a late commit of the newer
+     * version would make the new copy outdated at once), then from the least loaded, then the first listed (boundaries
+     * the mutation run found unjudged).
+     */
+    @Test void aRepairCopiesFromTheNewestCopyThenTheLeastLoaded() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 4; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.1, false));
+        ChunkState mixed = new ChunkState(21, 3, StorageClass.replicated(3), List.of(new Holder(s.get(0), 0, 2), new Holder(s.get(1), 0, 3)), List.of());
+        assertThat(Planner.plan(s, List.of(mixed), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Copy.class, copy -> {
+                    assertThat(copy.sources()).extracting(h -> h.server().id).containsExactly("cs1");
+                    assertThat(copy.version()).isEqualTo(3);
+                });
+        ChunkState same = new ChunkState(22, 3, StorageClass.replicated(3), List.of(new Holder(s.get(0), 0, 3), new Holder(s.get(1), 0, 3)), List.of());
+        assertThat(Planner.plan(s, List.of(same), Map.of("cs0", 1), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Copy.class, copy -> assertThat(copy.sources()).extracting(h -> h.server().id).containsExactly("cs1"));
+        assertThat(Planner.plan(s, List.of(same), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Copy.class, copy -> assertThat(copy.sources()).extracting(h -> h.server().id).containsExactly("cs0"));
+    }
+
     @Test void aSettledChunkNeedsNothing() {
         qt().withExamples(2000).forAll(longs().all()).checkAssert(seed -> {
             Cluster c = random(seed, 0);
