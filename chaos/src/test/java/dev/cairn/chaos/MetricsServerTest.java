@@ -51,10 +51,17 @@ class MetricsServerTest {
                         "cairn_up{role=\"master\",node=\"master\"} 1");
                 assertThat(lines).anyMatch(l -> l.startsWith("process_resident_memory_bytes "));
                 assertThat(lines).anyMatch(l -> l.startsWith("cairn_transport_received_bytes_total "));
+                assertThat(lines).as("the create's latency").anyMatch(l -> l.startsWith("cairn_master_request_seconds_count{kind=\"Create\"} "));
 
                 List<String> csLines = scrapeUntil(http, cs.port(), "cairn_chunkserver_chunks 1");
                 assertThat(csLines).contains("cairn_chunkserver_registered 1", "cairn_chunkserver_chunks 1",
                         "cairn_chunkserver_requests_total{kind=\"WriteData\"} 1", "cairn_chunkserver_written_bytes_total 100000");
+                // the disk's calls timed by kind: the write and the syncs that made it durable
+                for (String op : List.of("write", "sync")) {
+                    String count = "cairn_disk_operation_seconds_count{disk=\"disk0\",op=\"" + op + "\"} ";
+                    assertThat(csLines).as("disk %s latency", op).anyMatch(l -> l.startsWith(count) && Long.parseLong(l.substring(count.length())) > 0);
+                }
+                assertThat(csLines).anyMatch(l -> l.startsWith("cairn_disk_operation_seconds_bucket{disk=\"disk0\",op=\"sync\",le=\"+Inf\"} "));
 
                 assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.port() + "/other")).build(),
                         HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(404);
@@ -85,7 +92,9 @@ class MetricsServerTest {
             } else if (!line.startsWith("# HELP ")) {
                 assertThat(line).as("a sample line").matches(SAMPLE);
                 String name = line.split("[{ ]")[0];
-                assertThat(typed).as("%s declared before its samples", name).contains(name);
+                // a histogram's samples are its family's name with _bucket, _sum or _count
+                String family = typed.contains(name) ? name : name.replaceFirst("_(bucket|sum|count)$", "");
+                assertThat(typed).as("%s declared before its samples", name).contains(family);
             }
         }
         return text.lines().filter(l -> !l.startsWith("#")).toList();

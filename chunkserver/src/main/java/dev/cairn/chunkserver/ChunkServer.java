@@ -290,6 +290,13 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
         for (Types.DiskReport d : disks) m.gauge("cairn_disk_chunks", "Chunk copies on the disk", d.chunks(), "disk", d.name());
         for (Types.DiskReport d : disks) m.gauge("cairn_disk_used_bytes", "Bytes of the chunks on the disk", d.usedBytes(), "disk", d.name());
         for (Types.DiskReport d : disks) m.gauge("cairn_disk_quarantined", "Chunk files kept aside (unreadable headers)", d.quarantined(), "disk", d.name());
+        List<dev.cairn.core.metrics.MetricsText.Series> diskLatency = new java.util.ArrayList<>();
+        for (Disk d : store.disks()) {
+            for (Disk.Op op : Disk.Op.values()) {
+                diskLatency.add(new dev.cairn.core.metrics.MetricsText.Series(d.latency(op), "disk", d.name(), "op", op.name().toLowerCase(java.util.Locale.ROOT)));
+            }
+        }
+        m.histogram("cairn_disk_operation_seconds", "Time from a disk call's start to its end (queueing on the disk's threads included), by kind", diskLatency);
         java.util.TreeMap<String, long[]> byKind = new java.util.TreeMap<>();
         requests.forEach((k, v) -> byKind.put(k.getSimpleName(), v));
         byKind.forEach((k, v) -> m.counter("cairn_chunkserver_requests_total", "Requests taken, by message type", v[0], "kind", k));

@@ -152,12 +152,12 @@ final class Disk implements Volume {
 
     @Override public String name() { return volume.name(); }
 
-    @Override public Promise<Void> write(String file, long offset, byte[] data) { return timed(() -> volume.write(file, offset, data)); }
+    @Override public Promise<Void> write(String file, long offset, byte[] data) { return timed(Op.WRITE, () -> volume.write(file, offset, data)); }
 
-    @Override public Promise<byte[]> read(String file, long offset, int length) { return timed(() -> volume.read(file, offset, length)); }
+    @Override public Promise<byte[]> read(String file, long offset, int length) { return timed(Op.READ, () -> volume.read(file, offset, length)); }
 
     @Override public Promise<byte[]> readFromDevice(String file, long offset, int length) {
-        return timed(() -> volume.readFromDevice(file, offset, length));
+        return timed(Op.READ, () -> volume.readFromDevice(file, offset, length));
     }
 
     @Override public void retiring(String file) { volume.retiring(file); }
@@ -165,20 +165,32 @@ final class Disk implements Volume {
     @Override public Space space() { return failure != null ? null : volume.space(); }
 
     @Override public Promise<int[]> checksums(String file, long offset, int length, int blockSize) {
-        return timed(() -> volume.checksums(file, offset, length, blockSize));
+        return timed(Op.READ, () -> volume.checksums(file, offset, length, blockSize));
     }
 
-    @Override public Promise<Void> sync(String file) { return timed(() -> volume.sync(file)); }
+    @Override public Promise<Void> sync(String file) { return timed(Op.SYNC, () -> volume.sync(file)); }
 
-    @Override public Promise<Void> syncDirectory() { return timed(volume::syncDirectory); }
+    @Override public Promise<Void> syncDirectory() { return timed(Op.SYNC, volume::syncDirectory); }
 
-    @Override public Promise<Void> rename(String from, String to) { return timed(() -> volume.rename(from, to)); }
+    @Override public Promise<Void> rename(String from, String to) { return timed(Op.OTHER, () -> volume.rename(from, to)); }
 
-    @Override public Promise<Void> delete(String file) { return timed(() -> volume.delete(file)); }
+    @Override public Promise<Void> delete(String file) { return timed(Op.OTHER, () -> volume.delete(file)); }
 
-    @Override public Promise<List<String>> list() { return timed(volume::list); }
+    @Override public Promise<List<String>> list() { return timed(Op.OTHER, volume::list); }
 
-    private <T> Promise<T> timed(Supplier<Promise<T>> call) {
+    /** What a disk call did, for its latency histogram: reads (and checksums), writes, syncs (files and the directory), the rest. */
+    enum Op { READ, WRITE, SYNC, OTHER }
+
+    /** Latency of this disk's calls by kind, since start (for {@code --metrics}); on the node's loop. */
+    private final dev.cairn.core.metrics.LatencyHistogram[] latency = new dev.cairn.core.metrics.LatencyHistogram[Op.values().length];
+
+    {
+        for (int i = 0; i < latency.length; i++) latency[i] = new dev.cairn.core.metrics.LatencyHistogram();
+    }
+
+    dev.cairn.core.metrics.LatencyHistogram latency(Op op) { return latency[op.ordinal()]; }
+
+    private <T> Promise<T> timed(Op op, Supplier<Promise<T>> call) {
         if (failure != null) return Promise.failed(new CairnException(Status.IO, "disk " + name() + " has failed (" + failure + ")"));
         Call c = new Call(clock.nanoTime());
         calls.add(c);
@@ -192,6 +204,7 @@ final class Disk implements Volume {
         p.onComplete((v, e) -> {
             calls.finish(c);
             long took = clock.nanoTime() - c.startNanos;
+            latency[op.ordinal()].record(took);
             averageNanos = averageNanos == 0 ? took : averageNanos + LATENCY_WEIGHT * (took - averageNanos);
             finishedSinceReport++;
             if (e == null) out.complete(v); else out.fail(judge(e));

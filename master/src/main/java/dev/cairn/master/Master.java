@@ -249,11 +249,17 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             log.warn("request {} failed: {}", m.getClass().getSimpleName(), e.toString());
             reply = Promise.failed(dev.cairn.core.async.Unexpected.report(e));
         }
+        long started = env.clock().nanoTime();
         reply.onComplete((r, e) -> {
+            requestLatency.computeIfAbsent(m.getClass().getSimpleName(), k -> new dev.cairn.core.metrics.LatencyHistogram())
+                    .record(env.clock().nanoTime() - started);
             Message out = e == null ? r : errorReply(m, CairnException.statusOf(e), CairnException.detailOf(e));
             if (out != null) env.transport().send(from, out);
         });
     }
+
+    /** Time from a request's arrival to its reply (its durability in the metadata log included), by kind, for {@code --metrics}. */
+    private final java.util.TreeMap<String, dev.cairn.core.metrics.LatencyHistogram> requestLatency = new java.util.TreeMap<>();
 
     @Override public void onDisconnect(Address peer) {
         rpc.onDisconnect(peer);
@@ -1676,6 +1682,9 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
     /** The cluster as this master sees it, for {@code --metrics}: what {@code cairn status} shows, per server and disk. */
     @Override public void metrics(dev.cairn.core.metrics.MetricsText m) {
         Planner.Counts c = counts;
+        List<dev.cairn.core.metrics.MetricsText.Series> latency = new ArrayList<>();
+        requestLatency.forEach((kind, h) -> latency.add(new dev.cairn.core.metrics.MetricsText.Series(h, "kind", kind)));
+        m.histogram("cairn_master_request_seconds", "Time from a request's arrival to its reply (a change's durability in the metadata log included), by kind", latency);
         m.gauge("cairn_master_grace", "1 while the master waits after its start for the servers it knew (nothing repaired or deleted meanwhile)", grace ? 1 : 0);
         m.gauge("cairn_master_leader_term", "The leader term this master serves (0: a single master)", term);
         m.gauge("cairn_chunks", "Chunks in the namespace", c.chunks());
