@@ -51,6 +51,54 @@ class ChunkRegistryTest {
     }
 
     /**
+     * Forgetting a removed file's chunk names every server to delete it from (current copies and live stale ones, each
+     * once), a broken connection takes the servers behind it down at once (by either of their addresses), and only a
+     * server's report gives a copy a length (paths the mutation run found without a unit test).
+     */
+    @Test void forgettingAChunkNamesItsHoldersAndABrokenConnectionTakesItsServerDown() {
+        Server a = register("a"), b = register("b"), c = register("c");
+        registry.addLocation(7, a, 0, 2, 4096);
+        registry.addLocation(7, b, 0, 2);
+        registry.addStale(7, c, 1);
+        registry.addStale(8, a, 1);
+        assertThat(registry.reportedLength(7, "a")).isEqualTo(4096);
+        assertThat(registry.reportedLength(7, "b")).as("a copy the master made itself").isEqualTo(ChunkRegistry.UNREPORTED);
+        assertThat(registry.reportedLength(7, "c")).as("a stale copy has no current length").isEqualTo(ChunkRegistry.UNREPORTED);
+        changed.clear();
+        assertThat(registry.forget(7)).extracting(s -> s.id).containsExactlyInAnyOrder("a", "b", "c");
+        assertThat(changed).containsExactly(7L);
+        assertThat(registry.holders(7)).isEmpty();
+        assertThat(registry.staleHolders(7)).isEmpty();
+        assertThat(a.chunks).doesNotContain(7L);
+        assertThat(registry.staleHolders(8)).as("another chunk's stale copy stays").containsExactly(a);
+        assertThat(registry.forget(99)).as("a chunk nobody held").isEmpty();
+
+        registry.addLocation(9, b, 0, 1);
+        Address control = new Address("127.0.0.1", 2);
+        c.controlAddress = control;
+        assertThat(registry.liveCount()).isEqualTo(3);
+        changed.clear();
+        assertThat(registry.disconnected(new Address("127.0.0.1", 3))).as("nobody behind that address").isEmpty();
+        assertThat(registry.disconnected(control)).containsExactly(c);
+        assertThat(registry.liveCount()).isEqualTo(2);
+        assertThat(registry.live()).containsExactly(a, b);
+        // a, b share the test's address: both go, and b's chunk has no live holder left
+        assertThat(registry.disconnected(new Address("127.0.0.1", 1))).containsExactly(a, b);
+        assertThat(registry.holders(9)).isEmpty();
+        assertThat(changed).contains(9L);
+        assertThat(registry.disconnected(new Address("127.0.0.1", 1))).as("already down").isEmpty();
+        assertThat(registry.liveCount()).isZero();
+    }
+
+    @Test void aServerExpiresOnlyWhenLastHeardBeforeTheDeadline() {
+        Server a = registry.register("a", new Address("127.0.0.1", 1), 1, 1_000);
+        assertThat(registry.expire(1_000)).as("heard at the deadline itself").isEmpty();
+        assertThat(registry.expire(1_001)).containsExactly(a);
+        assertThat(registry.expire(5_000)).as("expired once").isEmpty();
+        assertThat(registry.all()).containsExactly(a);
+    }
+
+    /**
      * The holders of each chunk against a model (server id -> part and version, sorted by id) through random
      * adds, re-adds, removals, stale marks and re-registrations, over 100 seeds: same holders, same order,
      * and a change is reported exactly when the model changed.
