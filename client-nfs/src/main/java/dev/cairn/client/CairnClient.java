@@ -178,6 +178,28 @@ public final class CairnClient implements Node, MessageHandler {
         return master(rid -> new MasterProtocol.SetAttr(rid, inode, change), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
     }
 
+    /** The value of an inode's extended attribute {@code name}; fails NOT_FOUND ("xattr …") if it is unset. */
+    public Promise<byte[]> getXattr(long inode, String name) {
+        return master(rid -> new MasterProtocol.GetXattr(rid, inode, name), MasterProtocol.XattrReply.class)
+                .map(r -> check(r.status(), r.detail(), r.value()));
+    }
+
+    /** The names of an inode's extended attributes, in name order. */
+    public Promise<List<String>> listXattrs(long inode) {
+        return master(rid -> new MasterProtocol.ListXattrs(rid, inode), MasterProtocol.XattrReply.class)
+                .map(r -> check(r.status(), r.detail(), r.names()));
+    }
+
+    /**
+     * Sets ({@code how}: {@link MasterProtocol#XATTR_EITHER}, {@code _CREATE}, {@code _REPLACE}) or removes
+     * ({@link MasterProtocol#XATTR_REMOVE}, empty value) an extended attribute; answers the inode's attributes after.
+     * Kept under one op id across retries, so a create that reached a new leader twice does not answer EXISTS.
+     */
+    public Promise<FileAttr> setXattr(long inode, String name, byte[] value, int how) {
+        return master(op(op -> rid -> new MasterProtocol.SetXattr(rid, inode, name, value, how, op)), MasterProtocol.XattrReply.class)
+                .map(r -> check(r.status(), r.detail(), r.attr()));
+    }
+
     private Promise<MasterProtocol.ChangeReply> change(LongFunction<Message> req) {
         return master(req, MasterProtocol.ChangeReply.class).map(r -> check(r.status(), r.detail(), r));
     }

@@ -315,6 +315,16 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
                 return new AttrReply(r.rid(), Status.OK, "", res.attr());
             });
         }
+        if (m instanceof MasterProtocol.GetXattr r) {
+            return Promise.completed(new MasterProtocol.XattrReply(r.rid(), Status.OK, "", Types.NO_ATTR, namespace.xattr(r.inode(), r.name()), List.of()));
+        }
+        if (m instanceof MasterProtocol.ListXattrs r) {
+            return Promise.completed(new MasterProtocol.XattrReply(r.rid(), Status.OK, "", Types.NO_ATTR, NO_BYTES, namespace.xattrNames(r.inode())));
+        }
+        if (m instanceof MasterProtocol.SetXattr r) {
+            return metaLog.submit(new MetaCommand.SetXattr(r.inode(), r.name(), r.value(), r.how(), env.clock().wallMillis(), r.op()))
+                    .map(a -> new MasterProtocol.XattrReply(r.rid(), Status.OK, "", a, NO_BYTES, List.of()));
+        }
         if (m instanceof CommitLength r) return commit(r);
         if (m instanceof GetChunks r) return Promise.completed(chunks(r));
         if (m instanceof WriteLease r) return lease(r);
@@ -340,6 +350,8 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         throw new CairnException(Status.BAD_REQUEST, "master does not serve " + m.getClass().getSimpleName());
     }
 
+    private static final byte[] NO_BYTES = new byte[0];
+
     /** The reply a request gets when it fails (each request type has its own reply shape). */
     static Message errorReply(Message req, Status status, String detail) {
         long rid = req.rid();
@@ -347,6 +359,9 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         if (req instanceof MasterProtocol.CreateIn || req instanceof MasterProtocol.Unlink || req instanceof MasterProtocol.Rename
                 || req instanceof MasterProtocol.Link) {
             return new MasterProtocol.ChangeReply(rid, status, detail, Types.NO_ATTR, List.of());
+        }
+        if (req instanceof MasterProtocol.GetXattr || req instanceof MasterProtocol.ListXattrs || req instanceof MasterProtocol.SetXattr) {
+            return new MasterProtocol.XattrReply(rid, status, detail, Types.NO_ATTR, NO_BYTES, List.of());
         }
         if (req instanceof MasterProtocol.ReadDir) return new MasterProtocol.DirReply(rid, status, detail, Types.NO_ATTR, List.of(), false);
         if (req instanceof Lookup || req instanceof Mkdir || req instanceof Create || req instanceof MasterProtocol.SetClass

@@ -40,12 +40,15 @@ class NfsGatewaySimTest extends ClusterScenario {
     }
 
     /** A client whose records go straight to the gateway's NFS service (its port, minus the bytes on a wire). */
-    Nfs4Client client(String owner) {
+    Nfs4Client client(String owner) { return client(owner, 0); }
+
+    /** A client whose calls carry AUTH_SYS uid {@code uid} (gid the same). */
+    Nfs4Client client(String owner, int uid) {
         CompoundState.Connection conn = new CompoundState.Connection(owner.hashCode(), "127.0.0.1");
         Nfs4Client c = new Nfs4Client(record -> {
             if (!gateway.isUp()) return Promise.failed(new IllegalStateException("the gateway is down"));
             return ((NfsGateway) gateway.node()).service().handle(record, conn);
-        }, 0, 0, owner); // root: the export's root directory is root's, mode 0755
+        }, uid, uid, owner); // root by default: the export's root directory is root's, mode 0755
         nfs(c::connect);
         return c;
     }
@@ -484,6 +487,104 @@ class NfsGatewaySimTest extends ClusterScenario {
     static int status(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) if (t instanceof Nfs4Client.NfsException n) return n.status;
         throw new AssertionError("not an NFS error", e);
+    }
+
+    /**
+     * RFC 8276: extended attributes set (either, create, replace), read, listed in pages and removed, each rule's
+     * status; the change attribute moves with each change; readers need read and writers write permission, as ACCESS's
+     * XA bits say; an acknowledged change survives the master losing power; they go with their file.
+     */
+    @Test void extendedAttributesFollowRfc8276AndSurviveAMasterPowerLoss() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        OpenFile f = nfs(() -> c.open(root, "tagged", true));
+        nfs(() -> c.close(f));
+        byte[] fh = f.fh();
+        Nfs4Client.Supported sup = nfs(() -> c.supported(root));
+        assertThat(dev.cairn.nfs.v4.Fattr.isSet(sup.attributes(), 82)).as("xattr_support listed as supported (§8.2)").isTrue();
+        assertThat(sup.xattrSupport()).isTrue();
+        int either = 0, create = 1, replace = 2;
+        byte[] one = "one".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(status(() -> c.getXattr(fh, "user.a"))).isEqualTo(Nfs4Status.NOXATTR);
+        long before = nfs(() -> c.change(fh));
+        long[] info = nfs(() -> c.setXattr(fh, "user.a", one, create));
+        long after = nfs(() -> c.change(fh));
+        assertThat(after).as("the change attribute moves").isGreaterThan(before);
+        assertThat(info[1]).as("change_info's after").isEqualTo(after);
+        assertThat(nfs(() -> c.getXattr(fh, "user.a"))).isEqualTo(one);
+        assertThat(status(() -> c.setXattr(fh, "user.a", one, create))).as("CREATE of a set one").isEqualTo(Nfs4Status.EXIST);
+        assertThat(status(() -> c.setXattr(fh, "user.b", one, replace))).as("REPLACE of an unset one").isEqualTo(Nfs4Status.NOXATTR);
+        nfs(() -> c.setXattr(fh, "user.a", new byte[] {2}, replace));
+        assertThat(nfs(() -> c.getXattr(fh, "user.a"))).containsExactly(2);
+        nfs(() -> c.setXattr(fh, "user.a", new byte[0], either));
+        assertThat(nfs(() -> c.getXattr(fh, "user.a"))).as("an empty value is a value").isEmpty();
+        // limits: a value Linux can set (64 KiB) fits, one byte more is XATTR2BIG; names as component4s
+        byte[] max = Oracle.content(3, 64 * 1024);
+        nfs(() -> c.setXattr(fh, "user.max", max, either));
+        assertThat(nfs(() -> c.getXattr(fh, "user.max"))).isEqualTo(max);
+        assertThat(status(() -> c.setXattr(fh, "user.big", new byte[64 * 1024 + 1], either))).isEqualTo(Nfs4Status.XATTR2BIG);
+        assertThat(status(() -> c.setXattr(fh, "", one, either))).isEqualTo(Nfs4Status.INVAL);
+        assertThat(status(() -> c.setXattr(fh, "n".repeat(256), one, either))).isEqualTo(Nfs4Status.NAMETOOLONG);
+        assertThat(status(() -> c.setXattr(fh, "user.x", one, 7))).as("no such setxattr_option4").isEqualTo(Nfs4Status.INVAL);
+        assertThat(status(() -> c.getXattr(fh, "user.big"))).as("a refused set leaves nothing").isEqualTo(Nfs4Status.NOXATTR);
+
+        // LISTXATTRS in pages: maxcount covers the cookie, the count, the names and eof (16 bytes and 12 a name here)
+        List<String> expected = new ArrayList<>(List.of("user.a", "user.max"));
+        for (int i = 0; i < 9; i++) {
+            int k = i;
+            nfs(() -> c.setXattr(fh, "user.k" + k, new byte[] {(byte) k}, create));
+            expected.add("user.k" + k);
+        }
+        java.util.Collections.sort(expected);
+        assertThat(status(() -> c.listXattrs(fh, 0, 16 + 11))).as("not even one name fits").isEqualTo(Nfs4Status.TOOSMALL);
+        List<String> paged = new ArrayList<>();
+        long cookie = 0;
+        for (int pages = 0; ; pages++) {
+            long from = cookie;
+            Nfs4Client.XattrNames page = nfs(() -> c.listXattrs(fh, from, 16 + 2 * 12));
+            assertThat(page.names()).hasSizeBetween(1, 2);
+            paged.addAll(page.names());
+            cookie = page.cookie();
+            assertThat(pages).isLessThan(expected.size());
+            if (page.eof()) break;
+        }
+        assertThat(paged).isEqualTo(expected);
+        Nfs4Client.XattrNames all = nfs(() -> c.listXattrs(fh, 0, 65536));
+        assertThat(all.names()).isEqualTo(expected);
+        assertThat(all.eof()).isTrue();
+
+        // another user: may read and list (the file is 0644) but not change, and ACCESS says so
+        Nfs4Client bob = client("bob", 1000);
+        int xaRead = 0x40, xaWrite = 0x80, xaList = 0x100;
+        assertThat(nfs(() -> bob.getXattr(fh, "user.k1"))).containsExactly(1);
+        assertThat(status(() -> bob.setXattr(fh, "user.k1", one, either))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(status(() -> bob.removeXattr(fh, "user.k1"))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(nfs(() -> bob.access(fh, xaRead | xaWrite | xaList))).containsExactly(xaRead | xaWrite | xaList, xaRead | xaList);
+        assertThat(nfs(() -> c.access(fh, xaRead | xaWrite | xaList))).containsExactly(xaRead | xaWrite | xaList, xaRead | xaWrite | xaList);
+
+        nfs(() -> c.removeXattr(fh, "user.k0"));
+        assertThat(status(() -> c.removeXattr(fh, "user.k0"))).isEqualTo(Nfs4Status.NOXATTR);
+        assertThat(status(() -> c.getXattr(fh, "user.k0"))).isEqualTo(Nfs4Status.NOXATTR);
+        expected.remove("user.k0");
+
+        // acknowledged means durable: the master loses power at once and comes back with every change
+        nfs(() -> c.setXattr(fh, "user.last", one, create));
+        expected.add("user.last");
+        java.util.Collections.sort(expected);
+        this.c.master().powerLoss();
+        sim.runUntil(sim.now() + SECOND);
+        this.c.master().start();
+        sim.runUntil(sim.now() + 10 * SECOND);
+        assertThat(nfs(() -> c.listXattrs(fh, 0, 65536)).names()).isEqualTo(expected);
+        assertThat(nfs(() -> c.getXattr(fh, "user.last"))).isEqualTo(one);
+
+        // they are the file's: gone with its last name, a new file of the same name has none
+        nfs(() -> c.remove(root, "tagged"));
+        OpenFile g = nfs(() -> c.open(root, "tagged", true));
+        Nfs4Client.XattrNames none = nfs(() -> c.listXattrs(g.fh(), 0, 16));
+        assertThat(none.names()).isEmpty();
+        assertThat(none.eof()).isTrue();
+        assertThat(status(() -> c.getXattr(fh, "user.last"))).as("the old handle").isEqualTo(Nfs4Status.STALE);
     }
 
     @Test void aNameThatIsNotUtf8IsInvalForItsOperationNotBadXdr() {

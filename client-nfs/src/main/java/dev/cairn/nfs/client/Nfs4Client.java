@@ -299,6 +299,83 @@ public final class Nfs4Client {
         });
     }
 
+    /** The change attribute (GETATTR change). */
+    public Promise<Long> change(byte[] fh) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.GETATTR, a -> a.writeInt(1).writeInt(1 << 3)); // attribute 3: change
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            for (int i = 0, words = d.readInt(); i < words; i++) d.readInt();
+            d.readInt(); // attribute bytes
+            return d.readLong();
+        });
+    }
+
+    /** The bitmap of attributes the server supports (GETATTR supported_attrs) and the xattr_support attribute (RFC 8276), if answered. */
+    public record Supported(int[] attributes, Boolean xattrSupport) {}
+
+    public Promise<Supported> supported(byte[] fh) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.GETATTR, a -> a.writeInt(3).writeInt(1).writeInt(0).writeInt(1 << (82 - 64))); // attributes 0 and 82
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            int[] answered = new int[d.readInt()];
+            for (int i = 0; i < answered.length; i++) answered[i] = d.readInt();
+            d.readInt(); // attribute bytes
+            int[] words = new int[d.readInt()];
+            for (int i = 0; i < words.length; i++) words[i] = d.readInt();
+            boolean hasXattr = answered.length > 2 && (answered[2] & (1 << (82 - 64))) != 0;
+            return new Supported(words, hasXattr ? d.readBoolean() : null);
+        });
+    }
+
+    /** GETXATTR (RFC 8276): the value of extended attribute {@code name}; NOXATTR as an {@link NfsException}. */
+    public Promise<byte[]> getXattr(byte[] fh, String name) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.GETXATTR, a -> a.writeString(name));
+        }).map(r -> r.last().readOpaque(MAX_READ));
+    }
+
+    /** SETXATTR with {@code option} (0 either, 1 create, 2 replace): the object's change_info4 {before, after}. */
+    public Promise<long[]> setXattr(byte[] fh, String name, byte[] value, int option) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.SETXATTR, a -> a.writeInt(option).writeString(name).writeOpaque(value));
+        }).map(r -> changeInfo(r.last()));
+    }
+
+    /** REMOVEXATTR: the object's change_info4 {before, after}. */
+    public Promise<long[]> removeXattr(byte[] fh, String name) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.REMOVEXATTR, a -> a.writeString(name));
+        }).map(r -> changeInfo(r.last()));
+    }
+
+    /** One page of LISTXATTRS: the names, the cookie for the next page, and whether this was the last. */
+    public record XattrNames(List<String> names, long cookie, boolean eof) {}
+
+    public Promise<XattrNames> listXattrs(byte[] fh, long cookie, int maxCount) {
+        return send(true, b -> {
+            b.putFh(fh);
+            b.op(Op.LISTXATTRS, a -> a.writeLong(cookie).writeInt(maxCount));
+        }).map(r -> {
+            XdrDecoder d = r.last();
+            long next = d.readLong();
+            List<String> names = new ArrayList<>();
+            for (int i = 0, n = d.readInt(); i < n; i++) names.add(d.readString(MAX_NAME));
+            return new XattrNames(names, next, d.readBoolean());
+        });
+    }
+
+    private static long[] changeInfo(XdrDecoder d) {
+        d.readBoolean();
+        return new long[] {d.readLong(), d.readLong()};
+    }
+
     /** The cluster's space as GETATTR space_total, space_free, space_avail and files_total answer it, in that order. */
     public Promise<long[]> space(byte[] fh) {
         return send(true, b -> {
@@ -597,7 +674,13 @@ public final class Nfs4Client {
                 int words = d.readInt();
                 d.skip(4 * words);
             }
-            case Op.REMOVE -> d.skip(4 + 16);
+            case Op.REMOVE, Op.SETXATTR, Op.REMOVEXATTR -> d.skip(4 + 16);
+            case Op.GETXATTR -> d.readOpaque(MAX_READ);
+            case Op.LISTXATTRS -> {
+                d.readLong();
+                for (int i = 0, n = d.readInt(); i < n; i++) d.readOpaque(MAX_NAME);
+                d.readBoolean();
+            }
             case Op.ACCESS -> d.skip(8);
             case Op.RENAME -> d.skip(2 * (4 + 16));
             case Op.LINK -> d.skip(4 + 16);

@@ -234,6 +234,27 @@ public final class ClusterFs {
         });
     }
 
+    // ---------------------------------------------------------------- extended attributes (RFC 8276)
+
+    /** The value of an extended attribute; fails NOT_FOUND ("xattr …") if unset. Always the master's: nothing of them is cached here. */
+    public Promise<byte[]> getXattr(long inode, String name) { return client.getXattr(inode, name); }
+
+    public Promise<List<String>> listXattrs(long inode) { return client.listXattrs(inode); }
+
+    /**
+     * Sets or removes ({@link dev.cairn.core.proto.MasterProtocol#XATTR_REMOVE}) an extended attribute; answers the
+     * attributes after, whose change attribute moved. For a file this gateway holds, ordered with its other attribute
+     * changes and folded into what it holds, as a mode change is.
+     */
+    public Promise<FileAttr> setXattr(long inode, String name, byte[] value, int how) {
+        OpenFile f = files.get(inode);
+        if (f == null) return client.setXattr(inode, name, value, how).map(this::seen);
+        return f.meta.submit(() -> client.setXattr(inode, name, value, how).map(a -> {
+            f.rebase(a);
+            return f.attr();
+        }));
+    }
+
     // ---------------------------------------------------------------- data
 
     /**

@@ -21,13 +21,13 @@ public final class Fattr {
             FILES_AVAIL = 21, FILES_FREE = 22, FILES_TOTAL = 23, HOMOGENEOUS = 26, MAXFILESIZE = 27, MAXLINK = 28, MAXNAME = 29, MAXREAD = 30, MAXWRITE = 31, MODE = 33, NO_TRUNC = 34,
             NUMLINKS = 35, OWNER = 36, OWNER_GROUP = 37, RAWDEV = 41, SPACE_AVAIL = 42, SPACE_FREE = 43, SPACE_TOTAL = 44, SPACE_USED = 45, TIME_ACCESS = 47, TIME_ACCESS_SET = 48,
             TIME_DELTA = 51, TIME_METADATA = 52, TIME_MODIFY = 53, TIME_MODIFY_SET = 54, MOUNTED_ON_FILEID = 55,
-            SUPPATTR_EXCLCREAT = 75;
+            SUPPATTR_EXCLCREAT = 75, XATTR_SUPPORT = 82;
 
     /** Attributes we return (GETATTR, READDIR), in ascending order. */
     private static final int[] READABLE = {SUPPORTED_ATTRS, TYPE, FH_EXPIRE_TYPE, CHANGE, SIZE, LINK_SUPPORT, SYMLINK_SUPPORT, NAMED_ATTR,
             FSID, UNIQUE_HANDLES, LEASE_TIME, RDATTR_ERROR, CANSETTIME, CASE_INSENSITIVE, CASE_PRESERVING, CHOWN_RESTRICTED, FILEHANDLE,
             FILEID, FILES_AVAIL, FILES_FREE, FILES_TOTAL, HOMOGENEOUS, MAXFILESIZE, MAXLINK, MAXNAME, MAXREAD, MAXWRITE, MODE, NO_TRUNC,
-            NUMLINKS, OWNER, OWNER_GROUP, RAWDEV, SPACE_AVAIL, SPACE_FREE, SPACE_TOTAL, SPACE_USED, TIME_ACCESS, TIME_DELTA, TIME_METADATA, TIME_MODIFY, MOUNTED_ON_FILEID, SUPPATTR_EXCLCREAT};
+            NUMLINKS, OWNER, OWNER_GROUP, RAWDEV, SPACE_AVAIL, SPACE_FREE, SPACE_TOTAL, SPACE_USED, TIME_ACCESS, TIME_DELTA, TIME_METADATA, TIME_MODIFY, MOUNTED_ON_FILEID, SUPPATTR_EXCLCREAT, XATTR_SUPPORT};
     /** Attributes a client may set. */
     private static final int[] SETTABLE = {SIZE, MODE, OWNER, OWNER_GROUP, TIME_ACCESS_SET, TIME_MODIFY_SET};
     /** Settable at an exclusive create (EXCLUSIVE4_1): not the times, which some servers keep the verifier in. */
@@ -58,7 +58,9 @@ public final class Fattr {
 
     public static int[] supported(int minorVersion) {
         int[] words = new int[3];
-        for (int a : READABLE) if (a != SUPPATTR_EXCLCREAT || minorVersion >= 1) set(words, a);
+        // suppattr_exclcreat is 4.1's; xattr_support is RFC 8276's (an extension of 4.2), told to 4.1 as well since
+        // the xattr operations are served there too (Nfs4Server.admissible)
+        for (int a : READABLE) if ((a != SUPPATTR_EXCLCREAT && a != XATTR_SUPPORT) || minorVersion >= 1) set(words, a);
         for (int a : SETTABLE) set(words, a);
         return words;
     }
@@ -120,6 +122,7 @@ public final class Fattr {
                 case TIME_DELTA -> writeTime(e, 1);
                 case TIME_METADATA -> writeTime(e, a.ctimeMillis());
                 case TIME_MODIFY -> writeTime(e, a.mtimeMillis());
+                case XATTR_SUPPORT -> e.writeBoolean(true);
                 case SUPPATTR_EXCLCREAT -> {
                     int[] excl = new int[3];
                     for (int s : EXCL_SETTABLE) set(excl, s);

@@ -81,6 +81,10 @@ public final class Nfs4Status {
     public static final int WRONG_CRED = 10082;
     public static final int WRONG_TYPE = 10083;
     public static final int UNION_NOTSUPP = 10090;
+    /** RFC 8276: the extended attribute asked for is not set. */
+    public static final int NOXATTR = 10095;
+    /** RFC 8276: an extended attribute's value is larger than the server takes. */
+    public static final int XATTR2BIG = 10096;
 
     private Nfs4Status() {}
 }

@@ -74,8 +74,13 @@ public final class Op {
     public static final int SEEK = 69;
     public static final int WRITE_SAME = 70;
     public static final int CLONE = 71;
-    /** The highest operation number of minor version 2. */
-    public static final int LAST_V42 = CLONE;
+    // RFC 8276's extended attributes, an extension of minor version 2 (served in 4.1 COMPOUNDs too: see Nfs4Server)
+    public static final int GETXATTR = 72;
+    public static final int SETXATTR = 73;
+    public static final int LISTXATTRS = 74;
+    public static final int REMOVEXATTR = 75;
+    /** The highest operation number of minor version 2 with RFC 8276's extension. */
+    public static final int LAST_V42 = REMOVEXATTR;
     public static final int ILLEGAL = 10044;
 
     private Op() {}
@@ -88,6 +93,9 @@ public final class Op {
     public static boolean replacesCurrentFh(int op) {
         return op == PUTFH || op == PUTROOTFH || op == PUTPUBFH || op == LOOKUP || op == LOOKUPP || op == CREATE;
     }
+
+    /** RFC 8276's operations on extended attributes. */
+    public static boolean xattr(int op) { return op >= GETXATTR && op <= REMOVEXATTR; }
 
     public static boolean v40Only(int op) {
         return op == OPEN_CONFIRM || op == RENEW || op == SETCLIENTID || op == SETCLIENTID_CONFIRM || op == RELEASE_LOCKOWNER;
@@ -114,7 +122,8 @@ public final class Op {
     public static String name(int op) { return op >= 0 && op < NAMES.length && NAMES[op] != null ? NAMES[op] : "ILLEGAL"; }
 
     public static boolean changesFiles(int op) {
-        return op == WRITE || op == CREATE || op == REMOVE || op == RENAME || op == LINK || op == SETATTR || op == DEALLOCATE;
+        return op == WRITE || op == CREATE || op == REMOVE || op == RENAME || op == LINK || op == SETATTR || op == DEALLOCATE
+                || op == SETXATTR || op == REMOVEXATTR;
     }
 
     /** Operations that may start a 4.1 COMPOUND without SEQUENCE (RFC 8881 §2.6.3.1.1.8). */

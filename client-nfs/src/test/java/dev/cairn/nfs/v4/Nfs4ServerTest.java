@@ -100,6 +100,23 @@ class Nfs4ServerTest {
         assertThat(nfs.compound(1, sequence(s41, 1, 0), OpCall.of(Op.SEEK)).status()).isEqualTo(Nfs4Status.OP_ILLEGAL);
     }
 
+    /**
+     * RFC 8276's operations extend 4.2; a 4.1 COMPOUND may carry them too (known operations there),
+     * a 4.0 one may not (OP_ILLEGAL), and xattr_support is an attribute of 4.1 and 4.2 only.
+     */
+    @Test void theXattrOperationsAreServedFromMinorVersionOne() {
+        byte[] s = session("xattr");
+        for (int op : new int[] {Op.GETXATTR, Op.SETXATTR, Op.LISTXATTRS, Op.REMOVEXATTR}) {
+            Reply r = nfs.compound(1, sequence(s, 1 + op - Op.GETXATTR, 0), OpCall.of(op));
+            // this server has no files: a known operation it cannot serve is NOTSUPP, an unknown one would be OP_ILLEGAL
+            assertThat(r.status()).as(Op.name(op)).isEqualTo(Nfs4Status.NOTSUPP);
+            assertThat(nfs.compound(0, OpCall.of(op)).status()).as(Op.name(op) + " in 4.0").isEqualTo(Nfs4Status.OP_ILLEGAL);
+        }
+        assertThat(Fattr.isSet(Fattr.supported(0), Fattr.XATTR_SUPPORT)).isFalse();
+        assertThat(Fattr.isSet(Fattr.supported(1), Fattr.XATTR_SUPPORT)).isTrue();
+        assertThat(Fattr.isSet(Fattr.supported(2), Fattr.XATTR_SUPPORT)).isTrue();
+    }
+
     @Test void sessionRulesOfMinorVersionOne() {
         assertThat(nfs.compound(1, OpCall.of(Op.PUTROOTFH)).status()).isEqualTo(Nfs4Status.OP_NOT_IN_SESSION);
         assertThat(nfs.compound(1, exchangeId(new byte[] {1}, 1), OpCall.of(Op.PUTROOTFH)).status()).isEqualTo(Nfs4Status.NOT_ONLY_OP);

@@ -17,7 +17,7 @@ public final class MetaCodec {
             MetaCommand.AdoptVersion.class, MetaCommand.SetLength.class, MetaCommand.SetClass.class,
             MetaCommand.ReserveChunkIds.class, MetaCommand.Archive.class, MetaCommand.Format.class,
             MetaCommand.Barrier.class, MetaCommand.ServerKnown.class, MetaCommand.SetDraining.class,
-            MetaCommand.CommitRewrite.class);
+            MetaCommand.CommitRewrite.class, MetaCommand.SetXattr.class);
 
     private MetaCodec() {}
 

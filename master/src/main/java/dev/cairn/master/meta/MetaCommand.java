@@ -19,7 +19,7 @@ public sealed interface MetaCommand<R> {
      * retries ({@link dev.cairn.core.proto.MasterProtocol}, 0: none). Applying it records its outcome with its
      * change; applying it again (a retry that reached a new leader) changes nothing and returns that outcome.
      */
-    sealed interface Op permits Mkdir, CreateFile, Remove, CreateIn, Unlink, Rename, Link {
+    sealed interface Op permits Mkdir, CreateFile, Remove, CreateIn, Unlink, Rename, Link, SetXattr {
         long op();
     }
 
@@ -71,6 +71,24 @@ public sealed interface MetaCommand<R> {
     record SetAttr(long inode, AttrChange change, long timeMillis) implements MetaCommand<AttrResult> {}
 
     record AttrResult(FileAttr attr, List<Long> freedChunks) {}
+
+    /**
+     * Sets or removes an extended attribute of an inode ({@code how}: {@link dev.cairn.core.proto.MasterProtocol#XATTR_EITHER}
+     * and the rest), within the limits there; the inode's ctime and change attribute move. Returns its attributes.
+     */
+    record SetXattr(long inode, String name, byte[] value, int how, long timeMillis, long op) implements MetaCommand<FileAttr>, Op {
+        // a record compares arrays by identity: a command read back from the log must equal the one written
+        @Override public boolean equals(Object o) {
+            return o instanceof SetXattr x && x.inode == inode && x.name.equals(name) && java.util.Arrays.equals(x.value, value) && x.how == how
+                    && x.timeMillis == timeMillis && x.op == op;
+        }
+
+        @Override public int hashCode() { return java.util.Objects.hash(inode, name, java.util.Arrays.hashCode(value), how, timeMillis, op); }
+
+        @Override public String toString() {
+            return "SetXattr[inode=" + inode + ", name=" + name + ", " + value.length + " bytes, how=" + how + ", time=" + timeMillis + ", op=" + op + "]";
+        }
+    }
 
     /**
      * What a namespace change did: the inode it made, named or moved ({@link dev.cairn.core.proto.Types#NO_ATTR}

@@ -5,6 +5,7 @@ import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.env.KvStore;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.CodecException;
+import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.core.proto.Types;
@@ -37,6 +38,7 @@ import java.util.Set;
  *   D parent name                    -> child inode (8 bytes), entry id (8 bytes)
  *   E parent entryId                 -> name (READDIR order and cookies: entry ids only grow)
  *   X inode                          -> exclusive-create verifier (8 bytes)
+ *   A inode name                     -> extended attribute value (name: UTF-8; RFC 8276's user namespace)
  *   C inode index                    -> chunk id (8 bytes)
  *   K chunkId                        -> ChunkRecord
  *   Q op                             -> sequence (8 bytes), outcome: a client operation done (for its retries)
@@ -367,7 +369,9 @@ public final class Namespace {
 
     private static Object outcome(MetaCommand<?> command, byte[] recorded) {
         if (command instanceof MetaCommand.Remove) return List.copyOf(decode(recorded, Freed.class).chunks());
-        if (command instanceof MetaCommand.Mkdir || command instanceof MetaCommand.CreateFile) return decode(recorded, FileAttr.class);
+        if (command instanceof MetaCommand.Mkdir || command instanceof MetaCommand.CreateFile || command instanceof MetaCommand.SetXattr) {
+            return decode(recorded, FileAttr.class);
+        }
         return decode(recorded, MetaCommand.Changed.class);
     }
 
@@ -420,6 +424,7 @@ public final class Namespace {
         if (command instanceof MetaCommand.Rename c) return (R) rename(w, c);
         if (command instanceof MetaCommand.Link c) return (R) link(w, c);
         if (command instanceof MetaCommand.SetAttr c) return (R) setAttr(w, c.inode(), c.change(), c.timeMillis());
+        if (command instanceof MetaCommand.SetXattr c) return (R) setXattr(w, c);
         if (command instanceof MetaCommand.AllocChunk c) return (R) allocChunk(c.inode(), c.index(), batch);
         if (command instanceof MetaCommand.BumpVersion c) return (R) bumpVersion(c.chunkId(), batch);
         if (command instanceof MetaCommand.AdoptVersion c) return (R) adoptVersion(c.chunkId(), c.version(), batch);
@@ -582,6 +587,7 @@ public final class Namespace {
         w.inodes.remove(rec.inode());
         w.batch.delete(inodeKey(rec.inode()));
         w.batch.delete(verifierKey(rec.inode()));
+        kv.scan(xattrPrefix(rec.inode()), (k, v) -> { w.batch.delete(k); return true; });
         return chunkIds;
     }
 
@@ -687,6 +693,77 @@ public final class Namespace {
                 size, ch.atimeMillis() == AttrChange.KEEP ? rec.atimeMillis() : ch.atimeMillis(), mtime, now);
         w.put(next);
         return new MetaCommand.AttrResult(next.attr(), freed);
+    }
+
+    private FileAttr setXattr(Writes w, MetaCommand.SetXattr c) {
+        InodeRecord rec = w.get(c.inode());
+        checkXattrName(c.name());
+        byte[] key = xattrKey(c.inode(), c.name());
+        byte[] old = kv.get(key);
+        switch (c.how()) {
+            case MasterProtocol.XATTR_EITHER -> { }
+            case MasterProtocol.XATTR_CREATE -> { if (old != null) throw new CairnException(Status.EXISTS, "xattr " + c.name()); }
+            case MasterProtocol.XATTR_REPLACE, MasterProtocol.XATTR_REMOVE -> {
+                if (old == null) throw new CairnException(Status.NOT_FOUND, "xattr " + c.name());
+            }
+            default -> throw new CairnException(Status.BAD_REQUEST, "xattr option " + c.how());
+        }
+        if (c.how() == MasterProtocol.XATTR_REMOVE) {
+            if (c.value().length != 0) throw new CairnException(Status.BAD_REQUEST, "a removal carries no value");
+            w.batch.delete(key);
+        } else {
+            if (c.value().length > MasterProtocol.MAX_XATTR_VALUE_BYTES) {
+                throw new CairnException(Status.BAD_REQUEST, "xattr value of " + c.value().length + " bytes (at most " + MasterProtocol.MAX_XATTR_VALUE_BYTES + ")");
+            }
+            // the inode's attributes as they would be: bounded in number and bytes, so a listing fits one reply
+            int nameBytes = key.length - 9;
+            long[] held = {0, 0}; // count, bytes
+            kv.scan(xattrPrefix(c.inode()), (k, v) -> {
+                held[0]++;
+                held[1] += k.length - 9 + v.length;
+                return true;
+            });
+            if (old != null) {
+                held[0]--;
+                held[1] -= nameBytes + old.length;
+            }
+            if (held[0] + 1 > MasterProtocol.MAX_XATTRS || held[1] + nameBytes + c.value().length > MasterProtocol.MAX_XATTR_BYTES) {
+                throw new CairnException(Status.NO_SPACE, "inode " + c.inode() + " holds " + held[0] + " extended attributes of " + held[1]
+                        + " bytes: at most " + MasterProtocol.MAX_XATTRS + " and " + MasterProtocol.MAX_XATTR_BYTES + " bytes");
+            }
+            w.batch.put(key, c.value());
+        }
+        InodeRecord next = rec.withAttrs(rec.mode(), rec.uid(), rec.gid(), rec.size(), rec.atimeMillis(), rec.mtimeMillis(), c.timeMillis());
+        w.put(next);
+        return next.attr();
+    }
+
+    /** An extended attribute's name: 1 to {@link MasterProtocol#MAX_XATTR_NAME_BYTES} bytes of UTF-8 without NUL. */
+    private static void checkXattrName(String name) {
+        int n = name.getBytes(StandardCharsets.UTF_8).length;
+        if (n == 0 || n > MasterProtocol.MAX_XATTR_NAME_BYTES || name.indexOf('\0') >= 0) {
+            throw new CairnException(Status.BAD_REQUEST, "an extended attribute's name is 1.." + MasterProtocol.MAX_XATTR_NAME_BYTES + " bytes without NUL");
+        }
+    }
+
+    /** The value of extended attribute {@code name} of an inode; NOT_FOUND ("xattr …") if it has none of that name. */
+    public byte[] xattr(long ino, String name) {
+        inode(ino); // NOT_FOUND "inode …" for an inode that is gone
+        checkXattrName(name);
+        byte[] v = kv.get(xattrKey(ino, name));
+        if (v == null) throw new CairnException(Status.NOT_FOUND, "xattr " + name);
+        return v;
+    }
+
+    /** The names of an inode's extended attributes, in the byte order of their UTF-8 (at most {@link MasterProtocol#MAX_XATTRS}). */
+    public List<String> xattrNames(long ino) {
+        inode(ino);
+        List<String> out = new ArrayList<>();
+        kv.scan(xattrPrefix(ino), (k, v) -> {
+            out.add(new String(k, 9, k.length - 9, StandardCharsets.UTF_8));
+            return true;
+        });
+        return out;
     }
 
     private ChunkRecord allocChunk(long ino, int index, KvBatch batch) {
@@ -944,6 +1021,13 @@ public final class Namespace {
 
     private static byte[] entryKey(long parent, long entryId) {
         return ByteBuffer.allocate(17).put((byte) 'E').putLong(parent).putLong(entryId).array();
+    }
+
+    private static byte[] xattrPrefix(long ino) { return ByteBuffer.allocate(9).put((byte) 'A').putLong(ino).array(); }
+
+    private static byte[] xattrKey(long ino, String name) {
+        byte[] n = name.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(9 + n.length).put((byte) 'A').putLong(ino).put(n).array();
     }
 
     private static byte[] verifierKey(long ino) { return ByteBuffer.allocate(9).put((byte) 'X').putLong(ino).array(); }

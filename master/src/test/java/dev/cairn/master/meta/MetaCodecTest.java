@@ -87,6 +87,11 @@ class MetaCodecTest {
         if (kind == MetaCommand.Barrier.class) return new MetaCommand.Barrier(l);
         if (kind == MetaCommand.ServerKnown.class) return new MetaCommand.ServerKnown(s);
         if (kind == MetaCommand.SetDraining.class) return new MetaCommand.SetDraining(s, r.nextBoolean());
+        if (kind == MetaCommand.SetXattr.class) {
+            byte[] value = new byte[r.nextInt(40)];
+            for (int b = 0; b < value.length; b++) value[b] = (byte) r.nextInt();
+            return new MetaCommand.SetXattr(l, s, value, r.nextInt(4), r.nextLong(), r.nextLong());
+        }
         throw new AssertionError("no sample for " + kind.getSimpleName() + ": add one");
     }
 

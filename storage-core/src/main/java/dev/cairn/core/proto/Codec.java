@@ -90,7 +90,11 @@ public final class Codec {
             MasterProtocol.ReplicaStatus.class,
             MasterProtocol.ReplicaStatusReply.class,
             MasterProtocol.ChangeMasters.class,
-            MasterProtocol.MastersReply.class);
+            MasterProtocol.MastersReply.class,
+            MasterProtocol.GetXattr.class,
+            MasterProtocol.ListXattrs.class,
+            MasterProtocol.SetXattr.class,
+            MasterProtocol.XattrReply.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

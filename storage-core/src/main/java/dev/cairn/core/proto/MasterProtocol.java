@@ -136,6 +136,38 @@ public sealed interface MasterProtocol extends Message {
     /** Mode, owner, times, size. Answered with AttrReply. */
     record SetAttr(long rid, long inode, Types.AttrChange change) implements MasterProtocol {}
 
+    /**
+     * Extended attributes of an inode (RFC 8276's user namespace, as the NFS gateway serves them): names are 1 to
+     * {@link #MAX_XATTR_NAME_BYTES} bytes of UTF-8 without NUL, values at most {@link #MAX_XATTR_VALUE_BYTES}; an inode
+     * holds at most {@link #MAX_XATTRS} of them and {@link #MAX_XATTR_BYTES} of names and values together.
+     */
+    int MAX_XATTR_NAME_BYTES = 255;
+    /** Linux's XATTR_SIZE_MAX: the largest value a client can set. */
+    int MAX_XATTR_VALUE_BYTES = 64 * 1024;
+    int MAX_XATTRS = 1024;
+    /** Names and values of one inode together: keeps a listing and the inode's store footprint bounded. */
+    int MAX_XATTR_BYTES = 1 << 20;
+
+    /** The value of extended attribute {@code name}. Answered with XattrReply (its value; NOT_FOUND "xattr …" if unset). */
+    record GetXattr(long rid, long inode, String name) implements MasterProtocol {}
+
+    /** The names of an inode's extended attributes, in name order. Answered with XattrReply (its names). */
+    record ListXattrs(long rid, long inode) implements MasterProtocol {}
+
+    /**
+     * Sets ({@link #XATTR_EITHER}, {@link #XATTR_CREATE}: EXISTS if set, {@link #XATTR_REPLACE}: NOT_FOUND if unset) or
+     * removes ({@link #XATTR_REMOVE}, value empty: NOT_FOUND if unset) an extended attribute; the inode's ctime and change
+     * attribute move. Answered with XattrReply (the inode's attributes after).
+     */
+    record SetXattr(long rid, long inode, String name, byte[] value, int how, long op) implements MasterProtocol {}
+
+    /** How a {@link SetXattr} sets: RFC 8276's setxattr_option4 values, then removal. */
+    int XATTR_EITHER = 0, XATTR_CREATE = 1, XATTR_REPLACE = 2, XATTR_REMOVE = 3;
+
+    record XattrReply(long rid, Status status, String detail, FileAttr attr, byte[] value, List<String> names) implements MasterProtocol {
+        @Override public boolean isReply() { return true; }
+    }
+
     /** The inode a change made or moved ({@link Types#NO_ATTR} for a removal) and the directories it changed, as they are now. */
     record ChangeReply(long rid, Status status, String detail, FileAttr attr, List<FileAttr> dirs) implements MasterProtocol {
         @Override public boolean isReply() { return true; }

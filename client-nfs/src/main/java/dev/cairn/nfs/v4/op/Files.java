@@ -2,6 +2,7 @@ package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.proto.CairnException;
+import dev.cairn.core.proto.MasterProtocol;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.fs.ClusterFs;
@@ -20,6 +21,8 @@ import java.nio.charset.StandardCharsets;
 final class Files {
     static final int ACCESS4_READ = 0x01, ACCESS4_LOOKUP = 0x02, ACCESS4_MODIFY = 0x04, ACCESS4_EXTEND = 0x08, ACCESS4_DELETE = 0x10,
             ACCESS4_EXECUTE = 0x20;
+    /** RFC 8276 §8.3: reading, writing and listing extended attributes. */
+    static final int ACCESS4_XAREAD = 0x40, ACCESS4_XAWRITE = 0x80, ACCESS4_XALIST = 0x100;
     static final int MAX_NAME_BYTES = 255;
     static final int MAX_LINKTEXT = 4096;
 
@@ -38,7 +41,8 @@ final class Files {
             // the master's "inode N": the file is gone (the handle is stale); a chunk a copy no longer holds while data
             // is written or read is an I/O error of a file that still exists (STALE would make a client drop the file)
             case NOT_FOUND -> CairnException.detailOf(c).startsWith("inode ") ? Nfs4Status.STALE
-                    : CairnException.detailOf(c).startsWith("chunk ") ? Nfs4Status.IO : Nfs4Status.NOENT;
+                    : CairnException.detailOf(c).startsWith("chunk ") ? Nfs4Status.IO
+                    : CairnException.detailOf(c).startsWith("xattr ") ? Nfs4Status.NOXATTR : Nfs4Status.NOENT;
             case EXISTS -> Nfs4Status.EXIST;
             case NOT_DIR -> Nfs4Status.NOTDIR;
             case IS_DIR -> Nfs4Status.ISDIR;
@@ -250,6 +254,29 @@ final class Files {
         if (bad != null) return Promise.completed(bad);
         long dir = st.current.inode();
         return inDirectory(st, dir, write, da -> then.apply(dir, name));
+    }
+
+    /**
+     * An extended attribute's name (xattrkey4, a component4) as GETXATTR, SETXATTR and REMOVEXATTR carry it: INVAL if
+     * empty, not UTF-8 or holding NUL, NAMETOOLONG past {@link MasterProtocol#MAX_XATTR_NAME_BYTES}; null if fine. Any
+     * other byte is allowed ('/' too: an xattr's name is no path).
+     */
+    static Integer badXattrName(String name) {
+        if (name.isEmpty() || name == NOT_UTF8 || name.indexOf('\0') >= 0) return Nfs4Status.INVAL;
+        return name.getBytes(StandardCharsets.UTF_8).length > MasterProtocol.MAX_XATTR_NAME_BYTES ? Integer.valueOf(Nfs4Status.NAMETOOLONG) : null;
+    }
+
+    /**
+     * Runs {@code then} with the current object's attributes once the caller may read its extended attributes (list
+     * them), or with {@code write}, change them: the object's read or write permission, as ACCESS's XAREAD, XALIST and
+     * XAWRITE report them (RFC 8276 §8.3); else ACCESS, or STALE for an object that is gone.
+     */
+    static Promise<Integer> withXattrAccess(CompoundState st, boolean write, java.util.function.Function<FileAttr, Promise<Integer>> then) {
+        return fs(st).getAttr(st.current.inode()).then((a, e) -> {
+            if (e != null) return Promise.completed(status(e));
+            boolean allowed = write ? mayWrite(st.credentials, a) : mayRead(st.credentials, a);
+            return allowed ? then.apply(a) : Promise.completed(Nfs4Status.ACCESS);
+        });
     }
 
     /** The current handle's inode, or the status when there is none. */
