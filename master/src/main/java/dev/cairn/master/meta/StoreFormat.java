@@ -171,7 +171,8 @@ public final class StoreFormat {
         Shape s = shape(type);
         if (depth > MAX_DEPTH) throw new CodecException(type.getSimpleName() + " nested too deep");
         long count = in.uvarint();
-        if (count > s.fields.length) {
+        // counts are unsigned: one past 2^63 reads as negative here and must not pass for "fewer fields" (Jazzer found the list case)
+        if (count < 0 || count > s.fields.length) {
             throw new CodecException(type.getSimpleName() + " record with " + count + " fields; this Cairn knows " + s.fields.length
                     + " (written by a newer Cairn?)");
         }
@@ -194,7 +195,7 @@ public final class StoreFormat {
             case ENUM: return constant(f, in.utf8(in.uvarint(), where(s, field)), s, field);
             case LIST: {
                 long n = in.uvarint();
-                if (n > in.left()) throw new CodecException(where(s, field) + ": a list of " + n + " in " + in.left() + " bytes");
+                if (n < 0 || n > in.left()) throw new CodecException(where(s, field) + ": a list of " + Long.toUnsignedString(n) + " in " + in.left() + " bytes");
                 Object[] out = new Object[(int) n];
                 for (int i = 0; i < out.length; i++) out[i] = readValue(in, f.element, s, field, depth);
                 return List.of(out);
