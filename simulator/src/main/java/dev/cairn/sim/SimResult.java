@@ -59,9 +59,9 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
         }
         if (stats.nfsReconnects > 0) {
             sb.append(String.format(Locale.ROOT, "  nfs: %d created, %d changed in place (%d of erasure-coded files; %d writes, %d COMMITs, %d FILE_SYNC writes and %d DEALLOCATEs acknowledged, %d resent after a"
-                            + " verifier change), %d reads, %d removes, %d given up, %d calls retried, %d sessions%n",
+                            + " verifier change), %d reads, %d removes, %d xattr changes (%d acknowledged), %d given up, %d calls retried, %d sessions%n",
                     stats.nfsCreates, stats.nfsUpdates, stats.nfsEcUpdates, stats.nfsWrites, stats.nfsCommits, stats.nfsSyncWrites, stats.nfsDeallocates, stats.nfsResends, stats.nfsReads,
-                    stats.nfsRemoves, stats.nfsFailures, stats.nfsRetries, stats.nfsReconnects));
+                    stats.nfsRemoves, stats.nfsXattrChanges, stats.nfsXattrsAcknowledged, stats.nfsFailures, stats.nfsRetries, stats.nfsReconnects));
         }
         if (stats.drains + stats.classChanges + stats.retired > 0) {
             sb.append(String.format(Locale.ROOT, "  operator: %d drains (%d taken back), %d class changes, %d servers retired%n",

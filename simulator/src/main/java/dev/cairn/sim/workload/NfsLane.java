@@ -30,6 +30,12 @@ import java.util.SplittableRandom;
  * abandons the change (its writes may or may not have landed). Every acknowledgement goes to the same oracle and
  * ack-time witness as the native client's, and every acknowledged file is read back at the end with the rest.
  * Writes in flight together never overlap: NFS orders nothing between concurrent requests.
+ *
+ * <p>It also sets and removes extended attributes of acknowledged files (RFC 8276; every option, values up to the
+ * 64 KiB limit) and holds the gateway to them: an acknowledged change is what LISTXATTRS and GETXATTR answer from then
+ * on, through every fault, checked after each change and at each read of the file; a refusal must follow from the
+ * acknowledged state (EXIST only for a set name, NOXATTR only for an unset one). A change whose outcome is unknown (given
+ * up, or a refusal that a retried call may have caused itself) leaves its name unchecked until a later one is acknowledged.
  */
 public final class NfsLane {
     /** The lane's directories and the class each gives the files created in it. */
@@ -84,6 +90,8 @@ public final class NfsLane {
     /** Bumped at every new session: state opened before it is gone. */
     private int generation;
     private Promise<Void> connecting;
+    /** Extended attributes acknowledged, by file (the model's identity: a path made again starts with none). */
+    private final Map<FileModel, Xattrs> xattrs = new java.util.IdentityHashMap<>();
     private int fileCounter;
     private boolean running;
     private String current = "starting";
@@ -129,7 +137,7 @@ public final class NfsLane {
         }
         scheduler.schedule(rnd.nextLong(MAX_THINK_NANOS), () -> {
             int dice = rnd.nextInt(100);
-            Promise<Void> op = dice < 35 ? createFile() : dice < 60 ? updateFile() : dice < 90 ? readFile() : removeFile();
+            Promise<Void> op = dice < 35 ? createFile() : dice < 60 ? updateFile() : dice < 85 ? readFile() : dice < 92 ? changeXattrs() : removeFile();
             op.onComplete((v, e) -> {
                 if (e != null) sim.violation("exception", "the NFS lane's " + current + " failed unexpectedly: " + e);
                 next();
@@ -450,8 +458,112 @@ public final class NfsLane {
             } else {
                 String wrong = model.check(bytes, window);
                 if (wrong != null) sim.violation("corrupt-read", "NFS read of " + path + " returned " + wrong + "; " + model);
+                Xattrs x = xattrs.get(model);
+                if (x != null) return checkXattrs(h, path, x).then((v, e2) -> h.close());
             }
             return h.close();
+        });
+    }
+
+    // ---------------------------------------------------------------- extended attributes
+
+    /** The names the lane uses (few, so that options meet set and unset names alike). */
+    static final String[] XATTR_NAMES = {"user.a", "user.b", "user.c"};
+    static final int XATTR_EITHER = 0, XATTR_CREATE = 1, XATTR_REPLACE = 2, XATTR_REMOVE = 3;
+
+    /** One file's extended attributes as acknowledged; a name in {@code unknown} had a change of unknown outcome since. */
+    static final class Xattrs {
+        final java.util.TreeMap<String, byte[]> values = new java.util.TreeMap<>();
+        final Set<String> unknown = new HashSet<>();
+    }
+
+    /** One to four changes of one file's extended attributes, each checked against the model after it. */
+    private Promise<Void> changeXattrs() {
+        String path = oracle.pick(rnd.nextInt());
+        if (path == null) return createFile();
+        FileModel model = oracle.model(path);
+        Xattrs x = xattrs.computeIfAbsent(model, m -> new Xattrs());
+        oracle.writing(path);
+        Handle h = new Handle(path, false, Nfs4Client.SHARE_ACCESS_READ);
+        return changeXattr(h, path, x, 1 + rnd.nextInt(4)).then((v, e) -> h.close()).then((v, e) -> {
+            oracle.written(path);
+            return Promise.completed(null);
+        });
+    }
+
+    private Promise<Void> changeXattr(Handle h, String path, Xattrs x, int left) {
+        if (left == 0) return Promise.completed(null);
+        String name = XATTR_NAMES[rnd.nextInt(XATTR_NAMES.length)];
+        int how = rnd.nextInt(4);
+        byte[] value = new byte[how == XATTR_REMOVE ? 0 : rnd.nextInt(10) == 0 ? rnd.nextInt(64 * 1024 + 1) : rnd.nextInt(300)];
+        rnd.nextBytes(value);
+        doing("xattr " + how + " of " + name + " on " + path);
+        stats.nfsXattrChanges++;
+        long start = sim.now();
+        int[] attempts = {0};
+        return retry(h, f -> {
+            attempts[0]++;
+            return how == XATTR_REMOVE ? nfs.removeXattr(f.fh(), name) : nfs.setXattr(f.fh(), name, value, how);
+        }).then((info, e) -> {
+            observer.operation(start, sim.now(), "nfs-xattr", path, e == null ? null : String.valueOf(e.getMessage()));
+            judgeXattrChange(path, x, name, how, value, attempts[0], e);
+            return checkXattrs(h, path, x);
+        }).flatMap(v -> changeXattr(h, path, x, left - 1));
+    }
+
+    /** Folds a change's outcome into the model, and judges a refusal against what was acknowledged before it. */
+    private void judgeXattrChange(String path, Xattrs x, String name, int how, byte[] value, int attempts, Throwable e) {
+        boolean known = !x.unknown.contains(name);
+        boolean set = x.values.containsKey(name);
+        String what = "xattr " + name + " of " + path + " (option " + how + ")";
+        if (e == null) {
+            stats.nfsXattrsAcknowledged++;
+            if (known && (how == XATTR_CREATE && set || (how == XATTR_REPLACE || how == XATTR_REMOVE) && !set)) {
+                sim.violation("metadata", what + " succeeded though the name was " + (set ? "set" : "unset"));
+            }
+            if (how == XATTR_REMOVE) x.values.remove(name); else x.values.put(name, value);
+            x.unknown.remove(name);
+            return;
+        }
+        int status = e instanceof NfsException n ? n.status : -1;
+        boolean exist = status == Nfs4Status.EXIST && how == XATTR_CREATE;
+        boolean unset = status == Nfs4Status.NOXATTR && (how == XATTR_REPLACE || how == XATTR_REMOVE);
+        if (exist || unset) {
+            // a refusal the acknowledged state explains; after a retry it may be the first try's own effect
+            if (known && attempts == 1 && (exist != set)) sim.violation("metadata", what + " refused with " + status + " though the name was " + (set ? "set" : "unset"));
+            if (attempts > 1 || !known) x.unknown.add(name);
+            return;
+        }
+        stats.nfsFailures++;
+        x.unknown.add(name); // given up: it may or may not have landed
+    }
+
+    /** LISTXATTRS and GETXATTR agree with every acknowledged change; nothing the lane never set is listed. */
+    private Promise<Void> checkXattrs(Handle h, String path, Xattrs x) {
+        return retry(h, f -> nfs.listXattrs(f.fh(), 0, 65536).flatMap(list -> readValues(f, list.names(), 0, new java.util.TreeMap<>())))
+                .then((found, e) -> {
+                    if (e != null) return Promise.completed(null); // faults outlasted the mount: judged elsewhere
+                    for (String name : XATTR_NAMES) {
+                        if (x.unknown.contains(name)) continue;
+                        byte[] want = x.values.get(name), got = found.get(name);
+                        if (want == null && got != null) sim.violation("metadata", "xattr " + name + " of " + path + " is listed but was never set or was removed");
+                        if (want != null && got == null) sim.violation("metadata", "xattr " + name + " of " + path + " was acknowledged (" + want.length + " bytes) and is gone");
+                        if (want != null && got != null && !java.util.Arrays.equals(want, got)) {
+                            sim.violation("metadata", "xattr " + name + " of " + path + " reads " + got.length + " bytes unlike the " + want.length + " acknowledged");
+                        }
+                    }
+                    for (String name : found.keySet()) {
+                        if (!java.util.Arrays.asList(XATTR_NAMES).contains(name)) sim.violation("metadata", "xattr " + name + " of " + path + " was never set");
+                    }
+                    return Promise.completed(null);
+                });
+    }
+
+    private Promise<Map<String, byte[]>> readValues(OpenFile f, List<String> names, int i, Map<String, byte[]> out) {
+        if (i == names.size()) return Promise.completed(out);
+        return nfs.getXattr(f.fh(), names.get(i)).flatMap(v -> {
+            out.put(names.get(i), v);
+            return readValues(f, names, i + 1, out);
         });
     }
 
