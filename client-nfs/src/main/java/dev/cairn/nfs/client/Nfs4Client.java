@@ -510,6 +510,16 @@ public final class Nfs4Client {
         }
 
         public Builder putFh(byte[] fh) { return op(Op.PUTFH, a -> a.writeOpaque(fh)); }
+
+        /**
+         * {@code count} operations already encoded, numbers and arguments, as they come (a probe or a fuzzer's input):
+         * the COMPOUND counts them, but this client cannot read their results past an operation it does not know.
+         */
+        public Builder raw(int count, byte[] encoded) {
+            ops.writeRaw(encoded);
+            for (int i = 0; i < count; i++) numbers.add(-1);
+            return this;
+        }
     }
 
     /**
