@@ -279,6 +279,19 @@ final class Files {
         });
     }
 
+    /**
+     * GETXATTR's and REMOVEXATTR's shared start: reads the name, checks the handle, the name and the caller's right to
+     * read (or with {@code write}, change) the object's extended attributes, then runs {@code then(inode, name)}.
+     */
+    static Promise<Integer> namedXattr(CompoundState st, XdrDecoder d, boolean write, java.util.function.BiFunction<Long, String, Promise<Integer>> then) {
+        String name = readName(d);
+        if (st.current == null) return Promise.completed(Nfs4Status.NOFILEHANDLE);
+        Integer bad = badXattrName(name);
+        if (bad != null) return Promise.completed(bad);
+        long ino = st.current.inode();
+        return withXattrAccess(st, write, a -> then.apply(ino, name));
+    }
+
     /** The current handle's inode, or the status when there is none. */
     static Integer noFh(CompoundState st) { return st.current == null ? Nfs4Status.NOFILEHANDLE : null; }
 }

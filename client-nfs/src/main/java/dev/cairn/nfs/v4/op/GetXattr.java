@@ -14,12 +14,7 @@ import dev.cairn.nfs.xdr.XdrEncoder;
  */
 public final class GetXattr implements Operation {
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
-        String name = Files.readName(d);
-        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
-        Integer bad = Files.badXattrName(name);
-        if (bad != null) return Operation.status(bad);
-        long ino = st.current.inode();
-        return Files.withXattrAccess(st, false, a -> Files.call(Files.fs(st).getXattr(ino, name), value -> {
+        return Files.namedXattr(st, d, false, (ino, name) -> Files.call(Files.fs(st).getXattr(ino, name), value -> {
             res.writeOpaque(value);
             return Nfs4Status.NFS4_OK;
         }));

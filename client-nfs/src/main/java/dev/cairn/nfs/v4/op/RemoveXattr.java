@@ -16,12 +16,7 @@ public final class RemoveXattr implements Operation {
     private static final byte[] NO_VALUE = new byte[0];
 
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
-        String name = Files.readName(d);
-        if (st.current == null) return Operation.status(Nfs4Status.NOFILEHANDLE);
-        Integer bad = Files.badXattrName(name);
-        if (bad != null) return Operation.status(bad);
-        long ino = st.current.inode();
-        return Files.withXattrAccess(st, true, a -> Files.call(Files.fs(st).setXattr(ino, name, NO_VALUE, MasterProtocol.XATTR_REMOVE), after -> {
+        return Files.namedXattr(st, d, true, (ino, name) -> Files.call(Files.fs(st).setXattr(ino, name, NO_VALUE, MasterProtocol.XATTR_REMOVE), after -> {
             Files.writeChangeInfo(res, after);
             return Nfs4Status.NFS4_OK;
         }));
