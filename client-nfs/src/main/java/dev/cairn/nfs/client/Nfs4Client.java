@@ -246,14 +246,17 @@ public final class Nfs4Client {
     }
 
     /** The file's size (GETATTR size). */
-    public Promise<Long> size(byte[] fh) {
+    public Promise<Long> size(byte[] fh) { return longAttribute(fh, 4); }
+
+    /** One 64-bit attribute of the first bitmap word (change 3, size 4, …), as GETATTR answers it. */
+    private Promise<Long> longAttribute(byte[] fh, int attribute) {
+        assert attribute < 32;
         return send(true, b -> {
             b.putFh(fh);
-            b.op(Op.GETATTR, a -> a.writeInt(1).writeInt(1 << 4)); // attribute 4: size
+            b.op(Op.GETATTR, a -> a.writeInt(1).writeInt(1 << attribute));
         }).map(r -> {
             XdrDecoder d = r.last();
-            int words = d.readInt();
-            for (int i = 0; i < words; i++) d.readInt();
+            for (int i = 0, words = d.readInt(); i < words; i++) d.readInt();
             d.readInt(); // attribute bytes
             return d.readLong();
         });
@@ -300,17 +303,7 @@ public final class Nfs4Client {
     }
 
     /** The change attribute (GETATTR change). */
-    public Promise<Long> change(byte[] fh) {
-        return send(true, b -> {
-            b.putFh(fh);
-            b.op(Op.GETATTR, a -> a.writeInt(1).writeInt(1 << 3)); // attribute 3: change
-        }).map(r -> {
-            XdrDecoder d = r.last();
-            for (int i = 0, words = d.readInt(); i < words; i++) d.readInt();
-            d.readInt(); // attribute bytes
-            return d.readLong();
-        });
-    }
+    public Promise<Long> change(byte[] fh) { return longAttribute(fh, 3); }
 
     /** The bitmap of attributes the server supports (GETATTR supported_attrs) and the xattr_support attribute (RFC 8276), if answered. */
     public record Supported(int[] attributes, Boolean xattrSupport) {}
