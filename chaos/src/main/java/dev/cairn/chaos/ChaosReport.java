@@ -49,6 +49,7 @@ public final class ChaosReport {
                 md.append("- ").append(f.fault()).append(" (at ").append(wall).append(" in the node logs")
                         .append(f.mastersInGroup() < 0 ? "" : "; " + f.mastersInGroup() + " of " + r.config().scenario().masters() + " masters in the group before it")
                         .append(')')
+                        .append(f.note() == null ? "" : " (" + f.note() + ")")
                         .append(f.error() == null ? "" : " (error: " + f.error() + ")")
                         .append(pause < 0 ? "" : f.appliedMillis() + pause > r.config().durationMillis() ? "; the workload ended before clients resumed"
                                 : String.format(java.util.Locale.ROOT, "; clients paused %.1f s", pause / 1e3)).append('\n');
@@ -114,6 +115,7 @@ public final class ChaosReport {
         Set<String> lanes = new LinkedHashSet<>();
         lanes.add("master");
         for (int i = 1; i <= r.config().chunkservers(); i++) lanes.add("cs" + i);
+        lanes.add(Nemesis.GATEWAY);
         List<String> opLanes = List.of("WRITE", "READ", "CHECK", "NEW_FILE");
         List<String> all = new ArrayList<>(lanes);
         all.addAll(opLanes);
@@ -130,14 +132,16 @@ public final class ChaosReport {
             svg.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='6' x2='%.1f' y2='%d' stroke='#eee'/><text x='%.1f' y='%d' fill='#888'>%ds</text>",
                     x, x, height - 24, x + 2, height - 8, s / 1000));
         }
-        for (ChaosRun.Fired f : r.faults()) {
-            int lane = all.indexOf(f.fault().target());
+        for (ChaosRun.Fired f : r.faults()) for (String node : f.fault().nodes(List.copyOf(lanes))) {
+            int lane = all.indexOf(node);
             if (lane < 0) continue;
             String color = switch (f.fault().kind()) {
                 case KILL -> "#d9534f";
                 case STALL -> "#f0ad4e";
                 case CLOCK_STEP -> "#8e6cc0";
                 case DISK_FULL -> "#5b8fd6";
+                case POWER_LOSS -> "#333";
+                case DISK_STALL -> "#c8a000";
             };
             svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s'><title>%s%s</title></rect>",
                     LEFT + f.appliedMillis() * scale, 12 + lane * LANE, Math.max(1, (f.healedMillis() - f.appliedMillis()) * scale), LANE - 6, color,

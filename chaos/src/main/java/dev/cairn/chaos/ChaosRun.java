@@ -60,8 +60,9 @@ public final class ChaosRun {
      * @param mastersInGroup for a fault on the leader: how many masters of the group were up and in touch with it
      *                       just before (a master killed earlier may still be restarting: with it, killing the leader
      *                       leaves no majority until it is back, which is an outage, not a failover); -1 otherwise
+     * @param note what the fault did beyond its kind (a power loss: how many changes and bytes each disk lost), or null
      */
-    public record Fired(Nemesis.Fault fault, long appliedMillis, long healedMillis, String error, int mastersInGroup) {}
+    public record Fired(Nemesis.Fault fault, long appliedMillis, long healedMillis, String error, int mastersInGroup, String note) {}
 
     /**
      * @param convergence the cluster's health, as {@code status} showed it, each time it changed while the run
@@ -105,9 +106,14 @@ public final class ChaosRun {
         for (int i = 1; i <= config.chunkservers(); i++) chunkservers.add("cs" + i);
         List<Nemesis.Fault> schedule = Nemesis.schedule(config.scenario(), config.seed(), config.durationMillis(), chunkservers);
         long ackBytes = 0, lost = 0, converge = -1;
-        try (NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks());
+        List<String> lossy = new ArrayList<>(chunkservers);
+        if (config.scenario() == Nemesis.Scenario.POWER_LOSS) lossy.addAll(List.of("master", Nemesis.GATEWAY));
+        // declared first, closed last: the nodes stop before their disks are unmounted
+        try (LossyDisks lossyDisks = config.scenario().needsLossyDisks() ? LossyDisks.mount(config.dir(), lossy) : null;
+             NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks());
              SmallDisks disks = config.scenario().fillsDisks() ? SmallDisks.mount(config.dir(), chunkservers, Nemesis.DISK_BYTES) : null) {
             this.disks = disks;
+            this.lossyDisks = lossyDisks;
             String master = startMasters(nodes);
             for (String cs : chunkservers) {
                 startNode(nodes, cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master,
@@ -148,6 +154,11 @@ public final class ChaosRun {
 
     /** The chunkservers' small filesystems, in the disk-full scenario (else null). */
     private SmallDisks disks;
+    /** The nodes' disks that lose power or stall, in the scenarios that need them (else null). */
+    private LossyDisks lossyDisks;
+
+    /** Why this process cannot run the power-loss and disk-stall scenarios, or null if it can. */
+    public static String cannotLoseDisks() { return LossyDisks.unavailable(); }
 
     /** Every node and the run's clients share a cluster key, as {@code cairn up}'s do. */
     private ClusterKey key;
@@ -251,6 +262,7 @@ public final class ChaosRun {
         long[] applied = new long[schedule.size()];
         String[] errors = new String[schedule.size()];
         String[] targets = new String[schedule.size()];
+        String[] notes = new String[schedule.size()];
         boolean[] skipped = new boolean[schedule.size()];
         int[] inGroup = new int[schedule.size()];
         java.util.Arrays.fill(inGroup, -1);
@@ -273,8 +285,10 @@ public final class ChaosRun {
                     switch (s.fault.kind()) {
                         case KILL -> nodes.kill(targets[i]);
                         case STALL -> nodes.pause(targets[i]);
-                        case CLOCK_STEP -> nodes.stepClock(targets[i], s.fault.clockStepSeconds());
+                        case CLOCK_STEP -> nodes.stepClock(targets[i], s.fault.amount());
                         case DISK_FULL -> disks.fill(targets[i]);
+                        case POWER_LOSS -> notes[i] = losePower(nodes, s.fault.nodes(nodes.names()));
+                        case DISK_STALL -> lossyDisks.stall(targets[i], (int) s.fault.amount());
                     }
                 } else if (skipped[i]) {
                     continue;
@@ -284,23 +298,43 @@ public final class ChaosRun {
                         case STALL -> nodes.resume(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], 0);
                         case DISK_FULL -> disks.empty(targets[i]);
+                        case POWER_LOSS -> {
+                            for (String n : s.fault.nodes(nodes.names())) nodes.restart(n);
+                        }
+                        case DISK_STALL -> lossyDisks.stall(targets[i], 0);
                     }
-                    fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i]));
+                    fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i], notes[i]));
                 } else {
-                    fired.add(new Fired(s.fault, applied[i], now(), errors[i], inGroup[i]));
+                    fired.add(new Fired(s.fault, applied[i], now(), errors[i], inGroup[i], notes[i]));
                 }
             } catch (IOException | RuntimeException e) {
                 errors[i] = e.toString();
-                if (s.heal) fired.add(new Fired(targets[i] == null ? s.fault : resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i]));
+                if (s.heal) fired.add(new Fired(targets[i] == null ? s.fault : resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i], notes[i]));
             }
         }
         long rest = config.durationMillis() - now();
         if (rest > 0) Thread.sleep(rest);
     }
 
+    /**
+     * Power loss of {@code names}: each is killed, then its disk loses whatever was not durable. All die before any
+     * disk is touched (a site's power goes at once), and a moment passes after the last death: a write the dead
+     * process had handed to the kernel may still be on its way through FUSE.
+     */
+    private String losePower(NodeProcesses nodes, List<String> names) throws IOException, InterruptedException {
+        for (String n : names) nodes.kill(n);
+        Thread.sleep(IN_FLIGHT_SETTLE_MILLIS);
+        List<String> lost = new ArrayList<>();
+        for (String n : names) lost.add(n + " " + lossyDisks.powerLoss(n));
+        return String.join("; ", lost);
+    }
+
+    /** How long a power loss waits between its kills and undoing the disks' unsynced changes. */
+    static final long IN_FLIGHT_SETTLE_MILLIS = 200;
+
     /** The fault as it was carried out: on the node its target named when it fired (the leader of the moment). */
     private static Nemesis.Fault resolved(Nemesis.Fault f, String node) {
-        return node.equals(f.target()) ? f : new Nemesis.Fault(f.atMillis(), f.kind(), node, f.forMillis(), f.clockStepSeconds());
+        return node.equals(f.target()) ? f : new Nemesis.Fault(f.atMillis(), f.kind(), node, f.forMillis(), f.amount());
     }
 
     private void heal(NodeProcesses nodes) throws IOException, InterruptedException {

@@ -19,6 +19,10 @@ public final class Nemesis {
     public static final String GATEWAY = "nfs";
     /** The target of a fault on whichever master of a group leads when the fault fires. */
     public static final String LEADER = "leader";
+    /** The target of a fault on every node at once (the power loss of a whole site). */
+    public static final String ALL = "all";
+    /** Joins the nodes of a fault on several at once (a rack: {@code cs2+cs4}). */
+    public static final String AND = "+";
     static final long FIRST_FAULT_MILLIS = 4_000, QUIET_TAIL_MILLIS = 4_000;
     static final long MIN_GAP_MILLIS = 2_000, MAX_GAP_MILLIS = 7_000;
     static final long MIN_FAULT_MILLIS = 2_000, MAX_FAULT_MILLIS = 9_000;
@@ -49,7 +53,19 @@ public final class Nemesis {
          * servers with room, nothing acknowledged is lost, and the full server takes chunks again once it has room.
          */
         DISK_FULL(Kind.DISK_FULL, false),
-        /** All of the above but the full disk and the clock steps, drawn at random. */
+        /**
+         * Power loss: a node killed and every change its disk had not made durable undone (each node's data on
+         * {@code cairn-lossyfs}, a FUSE layer that keeps POSIX's durability rules strictly: data until its file's
+         * fsync, names until their directory's), then started again on what survived. One chunkserver, the master,
+         * the gateway, a rack of two chunkservers, or every node at once. Root only (it mounts).
+         */
+        POWER_LOSS(Kind.POWER_LOSS, null),
+        /**
+         * A slow or stalled disk: every read, write and sync of one chunkserver's disk delayed by
+         * {@link #MIN_STALL_MILLIS}–{@link #MAX_STALL_MILLIS} ms for the fault's length (the same FUSE layer).
+         */
+        DISK_STALL(Kind.DISK_STALL, false),
+        /** All of the above but the full disk, the clock steps, power losses and stalled disks, drawn at random. */
         MIXED(null, null);
 
         private final Kind only;
@@ -71,30 +87,46 @@ public final class Nemesis {
         /** Whether each chunkserver's data needs a small filesystem of its own (a tmpfs the run mounts). */
         public boolean fillsDisks() { return only == Kind.DISK_FULL; }
 
+        /** Whether nodes' data need {@code cairn-lossyfs} under them (power loss, stalled disks). */
+        public boolean needsLossyDisks() { return only == Kind.POWER_LOSS || only == Kind.DISK_STALL; }
+
         public static Scenario parse(String s) {
             for (Scenario x : values()) if (x.id().equals(s)) return x;
             throw new IllegalArgumentException("no scenario '" + s + "'; known: all, " + String.join(", ", Arrays.stream(values()).map(Scenario::id).toList()));
         }
     }
 
-    public enum Kind { KILL, STALL, CLOCK_STEP, DISK_FULL }
+    public enum Kind { KILL, STALL, CLOCK_STEP, DISK_FULL, POWER_LOSS, DISK_STALL }
 
     /** The size of each chunkserver's filesystem in the disk-full scenario: room for the run's data four times over. */
     public static final long DISK_BYTES = 1L << 30;
 
     /** Largest wall-clock step: a day. */
     static final long MAX_CLOCK_STEP_SECONDS = 86_400, MIN_CLOCK_STEP_SECONDS = 3_600;
+    /** The delay of each call to a stalled disk: from slow to all but stopped (a 1 MiB write takes one call or a few). */
+    static final long MIN_STALL_MILLIS = 20, MAX_STALL_MILLIS = 2_000;
 
     /**
-     * One fault: from {@code atMillis} (since the workload started) for {@code forMillis}, then healed;
-     * {@code clockStepSeconds} is the wall-clock step of a {@link Kind#CLOCK_STEP} (0 otherwise).
+     * One fault: from {@code atMillis} (since the workload started) for {@code forMillis}, then healed. {@code target}
+     * is a node, {@link #LEADER}, {@link #ALL}, or nodes joined by {@link #AND}. {@code amount} is the wall-clock step
+     * in seconds of a {@link Kind#CLOCK_STEP}, the delay in milliseconds of each call of a {@link Kind#DISK_STALL},
+     * and 0 otherwise.
      */
-    public record Fault(long atMillis, Kind kind, String target, long forMillis, long clockStepSeconds) {
+    public record Fault(long atMillis, Kind kind, String target, long forMillis, long amount) {
         public long endMillis() { return atMillis + forMillis; }
 
+        /** The nodes it hits, of {@code every} node of the cluster (the leader is resolved before this is asked). */
+        public List<String> nodes(List<String> every) {
+            return target.equals(ALL) ? every : List.of(target.split("\\" + AND));
+        }
+
         @Override public String toString() {
-            String step = kind == Kind.CLOCK_STEP ? String.format(Locale.ROOT, " (%+d s)", clockStepSeconds) : "";
-            return String.format(Locale.ROOT, "%6.1fs %-10s %-7s for %4.1fs%s", atMillis / 1e3, kind, target, forMillis / 1e3, step);
+            String more = switch (kind) {
+                case CLOCK_STEP -> String.format(Locale.ROOT, " (%+d s)", amount);
+                case DISK_STALL -> String.format(Locale.ROOT, " (%d ms a call)", amount);
+                default -> "";
+            };
+            return String.format(Locale.ROOT, "%6.1fs %-10s %-7s for %4.1fs%s", atMillis / 1e3, kind, target, forMillis / 1e3, more);
         }
     }
 
@@ -111,28 +143,50 @@ public final class Nemesis {
             boolean onMaster = scenario.master != null ? scenario.master : r.nextInt(4) == 0;
             Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
             String target = scenario == Scenario.GATEWAY_KILL ? GATEWAY : onMaster ? (scenario.masters() > 1 ? LEADER : "master") : chunkservers.get(r.nextInt(chunkservers.size()));
-            long step = 0;
+            if (kind == Kind.POWER_LOSS) target = powerLossTarget(r, chunkservers);
+            long amount = 0;
             if (kind == Kind.CLOCK_STEP) {
-                step = r.nextLong(MIN_CLOCK_STEP_SECONDS, MAX_CLOCK_STEP_SECONDS + 1) * (r.nextBoolean() ? 1 : -1);
+                amount = r.nextLong(MIN_CLOCK_STEP_SECONDS, MAX_CLOCK_STEP_SECONDS + 1) * (r.nextBoolean() ? 1 : -1);
                 length = Math.max(length, MAX_FAULT_MILLIS); // long enough for leases and heartbeats to cross the step
                 if (t + length > lastEnd) break;
             }
-            if (fits(out, t, length, target)) out.add(new Fault(t, kind, target, length, step));
+            if (kind == Kind.DISK_STALL) amount = r.nextLong(MIN_STALL_MILLIS, MAX_STALL_MILLIS + 1);
+            if (fits(out, t, length, target, chunkservers)) out.add(new Fault(t, kind, target, length, amount));
             t += r.nextLong(MIN_GAP_MILLIS, MAX_GAP_MILLIS + 1);
         }
         out.sort(Comparator.comparingLong(Fault::atMillis));
         return out;
     }
 
-    /** No overlap on one node, and at most {@link #MAX_CHUNKSERVERS_AT_ONCE} chunkservers faulted at once. */
-    private static boolean fits(List<Fault> planned, long at, long length, String target) {
-        int chunkserversBusy = 0;
+    /** Half the time one chunkserver; else the master, the gateway, a rack of two chunkservers, or every node. */
+    private static String powerLossTarget(SplittableRandom r, List<String> chunkservers) {
+        int draw = r.nextInt(10);
+        if (draw < 5) return chunkservers.get(r.nextInt(chunkservers.size()));
+        if (draw == 5) return "master";
+        if (draw == 6) return GATEWAY;
+        if (draw == 9) return ALL;
+        int a = r.nextInt(chunkservers.size()), b = r.nextInt(chunkservers.size() - 1);
+        if (b >= a) b++;
+        return chunkservers.get(Math.min(a, b)) + AND + chunkservers.get(Math.max(a, b));
+    }
+
+    /**
+     * No overlap on one node, and at most {@link #MAX_CHUNKSERVERS_AT_ONCE} chunkservers faulted at once; a fault on
+     * every node overlaps no other.
+     */
+    private static boolean fits(List<Fault> planned, long at, long length, String target, List<String> chunkservers) {
+        List<String> every = new ArrayList<>(chunkservers);
+        every.addAll(List.of("master", GATEWAY, LEADER));
+        List<String> mine = new Fault(at, Kind.KILL, target, length, 0).nodes(every);
+        long chunkserversBusy = mine.stream().filter(n -> n.startsWith("cs")).count();
         for (Fault f : planned) {
             boolean overlaps = f.atMillis < at + length && at < f.endMillis();
             if (!overlaps) continue;
-            if (f.target.equals(target)) return false;
-            if (f.target.startsWith("cs")) chunkserversBusy++;
+            if (target.equals(ALL) || f.target.equals(ALL)) return false;
+            List<String> theirs = f.nodes(every);
+            if (theirs.stream().anyMatch(mine::contains)) return false;
+            chunkserversBusy += theirs.stream().filter(n -> n.startsWith("cs")).count();
         }
-        return !target.startsWith("cs") || chunkserversBusy < MAX_CHUNKSERVERS_AT_ONCE;
+        return target.equals(ALL) || chunkserversBusy <= MAX_CHUNKSERVERS_AT_ONCE || mine.stream().noneMatch(n -> n.startsWith("cs"));
     }
 }

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 /** The fault schedule: a function of the seed, within its rules, for every scenario and many seeds. */
 class NemesisTest {
     static final List<String> CS = List.of("cs1", "cs2", "cs3", "cs4", "cs5");
+    static final List<String> EVERY = List.of("master", "cs1", "cs2", "cs3", "cs4", "cs5", Nemesis.GATEWAY);
 
     @Test void theScheduleIsTheSeedsAndKeepsItsRules() {
         for (Nemesis.Scenario s : Nemesis.Scenario.values()) {
@@ -23,22 +24,43 @@ class NemesisTest {
                         case CHUNKSERVER_STALL -> assertThat(f.kind()).isEqualTo(Nemesis.Kind.STALL);
                         case MASTER_KILL -> assertThat(f.target()).isEqualTo("master");
                         case GATEWAY_KILL -> assertThat(f.target()).isEqualTo(Nemesis.GATEWAY);
-                        case CLOCK_STEP -> assertThat(Math.abs(f.clockStepSeconds())).isBetween(Nemesis.MIN_CLOCK_STEP_SECONDS, Nemesis.MAX_CLOCK_STEP_SECONDS);
-                        case MIXED -> assertThat(f.kind()).isNotEqualTo(Nemesis.Kind.CLOCK_STEP);
+                        case CLOCK_STEP -> assertThat(Math.abs(f.amount())).isBetween(Nemesis.MIN_CLOCK_STEP_SECONDS, Nemesis.MAX_CLOCK_STEP_SECONDS);
+                        case DISK_STALL -> assertThat(f.amount()).isBetween(Nemesis.MIN_STALL_MILLIS, Nemesis.MAX_STALL_MILLIS);
+                        case POWER_LOSS -> assertThat(f.nodes(EVERY)).isSubsetOf(EVERY).isNotEmpty();
+                        case MIXED -> assertThat(f.kind()).isIn(Nemesis.Kind.KILL, Nemesis.Kind.STALL);
+                        default -> { }
                     }
-                    if (s == Nemesis.Scenario.CHUNKSERVER_KILL || s == Nemesis.Scenario.CHUNKSERVER_STALL) assertThat(f.target()).isIn(CS);
-                    if (f.kind() != Nemesis.Kind.CLOCK_STEP) assertThat(f.clockStepSeconds()).isZero();
+                    if (s == Nemesis.Scenario.CHUNKSERVER_KILL || s == Nemesis.Scenario.CHUNKSERVER_STALL || s == Nemesis.Scenario.DISK_STALL) {
+                        assertThat(f.target()).isIn(CS);
+                    }
+                    if (f.kind() != Nemesis.Kind.CLOCK_STEP && f.kind() != Nemesis.Kind.DISK_STALL) assertThat(f.amount()).isZero();
                     for (long t = f.atMillis(); t < f.endMillis(); t += 250) {
                         long at = t;
                         List<Nemesis.Fault> now = faults.stream().filter(g -> g.atMillis() <= at && at < g.endMillis()).toList();
-                        assertThat(now.stream().map(Nemesis.Fault::target).distinct().count()).as("one fault per node at a time").isEqualTo(now.size());
-                        assertThat(now.stream().filter(g -> g.target().startsWith("cs")).count()).isLessThanOrEqualTo(Nemesis.MAX_CHUNKSERVERS_AT_ONCE);
+                        List<String> hit = now.stream().flatMap(g -> g.nodes(EVERY).stream()).toList();
+                        assertThat(hit.stream().distinct().count()).as("one fault per node at a time").isEqualTo(hit.size());
+                        if (now.stream().noneMatch(g -> g.target().equals(Nemesis.ALL))) {
+                            assertThat(hit.stream().filter(n -> n.startsWith("cs")).count()).isLessThanOrEqualTo(Nemesis.MAX_CHUNKSERVERS_AT_ONCE);
+                        } else {
+                            assertThat(now).as("power loss of every node overlaps nothing").hasSize(1);
+                        }
                     }
                 }
                 if (duration >= 60_000) assertThat(faults).as(s + " seed " + seed + " fires something in a minute").isNotEmpty();
             }
         }
         assertThat(Nemesis.schedule(Nemesis.Scenario.MIXED, 1, 60_000, CS)).isNotEqualTo(Nemesis.schedule(Nemesis.Scenario.MIXED, 2, 60_000, CS));
+    }
+
+    @Test void powerLossHitsOneNodeARackOrEveryNode() {
+        List<String> targets = new java.util.ArrayList<>();
+        for (long seed = 1; seed <= 40; seed++) {
+            for (Nemesis.Fault f : Nemesis.schedule(Nemesis.Scenario.POWER_LOSS, seed, 120_000, CS)) targets.add(f.target());
+        }
+        assertThat(targets).contains("master", Nemesis.GATEWAY, Nemesis.ALL).anyMatch(CS::contains)
+                .anySatisfy(t -> assertThat(t).matches("cs\\d\\+cs\\d"));
+        assertThat(new Nemesis.Fault(0, Nemesis.Kind.POWER_LOSS, "cs2+cs4", 1, 0).nodes(EVERY)).containsExactly("cs2", "cs4");
+        assertThat(new Nemesis.Fault(0, Nemesis.Kind.POWER_LOSS, Nemesis.ALL, 1, 0).nodes(EVERY)).isEqualTo(EVERY);
     }
 
     @Test void scenariosAreNamedAsOnTheCommandLine() {

@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
                 + "then heal, let it converge and check every acknowledged byte.")
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--scenario", defaultValue = "all",
-            description = "chunkserver-kill, gateway-kill, chunkserver-stall, master-kill, leader-kill, clock-step (needs libfaketime), disk-full (needs root), mixed, or all (default: ${DEFAULT-VALUE}).")
+            description = "chunkserver-kill, gateway-kill, chunkserver-stall, master-kill, leader-kill, clock-step (needs libfaketime), disk-full (needs root), power-loss and disk-stall (need root and FUSE), mixed, or all (default: ${DEFAULT-VALUE}).")
     String scenario;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the fault schedule and the data (default: ${DEFAULT-VALUE}).")
@@ -44,9 +44,14 @@ final class ChaosCommand implements Callable<Integer> {
         List<ChaosRun.Result> results = new ArrayList<>();
         System.out.println(ChaosReport.header());
         boolean mounts = scenarios.stream().anyMatch(Nemesis.Scenario::fillsDisks) && ChaosRun.canFillDisks();
+        String noLossyDisks = ChaosRun.cannotLoseDisks();
         for (Nemesis.Scenario s : scenarios) {
             if (s.fillsDisks() && !mounts && scenarios.size() > 1) {
                 System.out.println("(" + s.id() + " skipped: it mounts a small filesystem per chunkserver, which needs root allowed to mount)");
+                continue;
+            }
+            if (s.needsLossyDisks() && noLossyDisks != null && scenarios.size() > 1) {
+                System.out.println("(" + s.id() + " skipped: " + noLossyDisks + ")");
                 continue;
             }
             Path dir = report.resolve(s.id());

@@ -210,7 +210,7 @@ public final class RatisLog implements ReplicatedLog {
             return t;
         });
         try {
-            Files.createDirectories(dir);
+            dev.cairn.core.real.DurableDirectories.create(dir);
             boolean fresh;
             try (var s = Files.list(dir)) { fresh = s.findAny().isEmpty(); }
             TermIndex stored = TermIndex.valueOf(appliedTerm, appliedIndex);

@@ -74,7 +74,7 @@ final class SnapshotFile {
 
     /** Writes {@code view} as the snapshot at (term, index) into {@code dir}, durably; returns its path. */
     static Path write(Path dir, long term, long index, KvStore.View view) throws IOException {
-        Files.createDirectories(dir);
+        dev.cairn.core.real.DurableDirectories.create(dir);
         Path tmp = dir.resolve(name(term, index) + ".tmp");
         Path done = dir.resolve(name(term, index));
         CRC32C crc = new CRC32C();

@@ -63,7 +63,7 @@ public final class ClusterKey {
         ClusterKey k = random();
         try {
             Path dir = file.toAbsolutePath().getParent();
-            Files.createDirectories(dir);
+            DurableDirectories.create(dir);
             Path tmp = Files.createTempFile(dir, FILE_NAME, ".new",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(tmp, HexFormat.of().formatHex(k.key) + "\n", StandardCharsets.US_ASCII, StandardOpenOption.SYNC);
@@ -74,6 +74,7 @@ public final class ClusterKey {
             } finally {
                 Files.delete(tmp);
             }
+            DurableDirectories.sync(dir); // the key's name, as its bytes: a node must not come back to a new key
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot create the cluster key " + file + ": " + e.getMessage(), e);
         }

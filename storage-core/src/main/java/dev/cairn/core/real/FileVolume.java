@@ -49,7 +49,7 @@ final class FileVolume implements Volume {
     /** Creates the directory if needed and proves it writable and syncable, or fails with a clear reason. */
     static void check(Path dir) {
         try {
-            Files.createDirectories(dir);
+            DurableDirectories.create(dir);
             Path probe = dir.resolve(".cairn-probe");
             try (FileChannel ch = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
                 ch.write(ByteBuffer.wrap(new byte[] {1}));

@@ -46,7 +46,7 @@ final class RocksKv implements KvStore, AutoCloseable {
         this.loop = loop;
         this.options = new Options().setCreateIfMissing(true);
         try {
-            Files.createDirectories(dir);
+            DurableDirectories.create(dir);
             this.db = RocksDB.open(options, dir.toString());
         } catch (Exception e) {
             throw new IllegalStateException("cannot open metadata store in " + dir + ": " + e.getMessage(), e);
