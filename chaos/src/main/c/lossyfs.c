@@ -1,7 +1,7 @@
 /*
  * cairn-lossyfs: a FUSE pass-through filesystem that can lose power.
  *
- *   cairn-lossyfs BACKING_DIR MOUNT_POINT
+ *   cairn-lossyfs BACKING_DIR MOUNT_POINT [strict|journaled]
  *
  * Every call goes through to BACKING_DIR at once, but what it changed is remembered until the change is durable the
  * way POSIX says, strictly: a file's data and size once the file is fsynced (or fdatasynced), a name (created,
@@ -10,6 +10,11 @@
  * host lost power: unsynced writes and truncations gone, unsynced new names gone, unsynced removals back. This is
  * stricter than ext4 in ordered mode (which usually persists a new file's name with its data), which is the point:
  * software that relies on more than POSIX promises is caught here, as with LazyFS and ALICE.
+ *
+ * `journaled` models a journaling filesystem's metadata instead (ext4 with its journal, XFS): names change in one
+ * ordered log that any fsync or directory fsync commits whole, so every name change made before a sync is durable
+ * after it, whichever file or directory was synced. Data stays as strict as before (only the synced file's).
+ * Software written for Linux often relies on this (a new file's name made durable by the file's own fsync).
  *
  * How undo works: a write or truncation saves the bytes it overwrote (within the old size) and the old size, with a
  * descriptor of the file kept open until the record goes, so undo reaches the file whatever it is called by then. A
@@ -87,6 +92,8 @@ static node *nodes;
 static long pending, undo_bytes, stash_seq;
 static volatile int stall_ms;
 static int warned;
+/* names are committed by any sync (a journaling filesystem's metadata), not only their directory's */
+static int journaled;
 
 static void say(const char *fmt, ...) {
     va_list a;
@@ -301,10 +308,19 @@ static void crash(long *changes, long *bytes) {
     syncfs(rootfd);
 }
 
+/* Journaled metadata: a sync commits every name change made before it. */
+static void journal_committed(void) {
+    for (rec *r = head, *next; r; r = next) {
+        next = r->next;
+        if (r->kind != R_DATA) drop(r, 1);
+    }
+}
+
 /* fsync of a file: its data and size are durable. */
 static void file_synced(int fd) {
     struct stat st;
     if (fstat(fd, &st) != 0) return;
+    if (journaled) journal_committed();
     for (rec *r = head, *next; r; r = next) {
         next = r->next;
         if (r->kind == R_DATA && r->file->ino == st.st_ino && r->file->dev == st.st_dev) drop(r, 1);
@@ -315,6 +331,7 @@ static void file_synced(int fd) {
 static void dir_synced(int fd) {
     struct stat st;
     if (fstat(fd, &st) != 0) return;
+    if (journaled) journal_committed();
     for (rec *r = head, *next; r; r = next) {
         next = r->next;
         if (r->kind == R_DATA) continue;
@@ -725,10 +742,11 @@ static void *commands(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: cairn-lossyfs BACKING_DIR MOUNT_POINT\n");
+    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "strict") != 0 && strcmp(argv[3], "journaled") != 0)) {
+        fprintf(stderr, "usage: cairn-lossyfs BACKING_DIR MOUNT_POINT [strict|journaled]\n");
         return 2;
     }
+    journaled = argc == 4 && strcmp(argv[3], "journaled") == 0;
     rootfd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
         fprintf(stderr, "cairn-lossyfs: %s: %s\n", argv[1], strerror(errno));

@@ -108,8 +108,9 @@ public final class ChaosRun {
         long ackBytes = 0, lost = 0, converge = -1;
         List<String> lossy = new ArrayList<>(chunkservers);
         if (config.scenario() == Nemesis.Scenario.POWER_LOSS) lossy.addAll(List.of("master", Nemesis.GATEWAY));
+        if (config.scenario() == Nemesis.Scenario.GROUP_POWER_LOSS) lossy.addAll(List.of("master1", "master2", "master3", Nemesis.GATEWAY));
         // declared first, closed last: the nodes stop before their disks are unmounted
-        try (LossyDisks lossyDisks = config.scenario().needsLossyDisks() ? LossyDisks.mount(config.dir(), lossy) : null;
+        try (LossyDisks lossyDisks = config.scenario().needsLossyDisks() ? LossyDisks.mount(config.dir(), lossy, config.scenario().metadata()) : null;
              NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks());
              SmallDisks disks = config.scenario().fillsDisks() ? SmallDisks.mount(config.dir(), chunkservers, Nemesis.DISK_BYTES) : null) {
             this.disks = disks;
@@ -287,7 +288,7 @@ public final class ChaosRun {
                         case STALL -> nodes.pause(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], s.fault.amount());
                         case DISK_FULL -> disks.fill(targets[i]);
-                        case POWER_LOSS -> notes[i] = losePower(nodes, s.fault.nodes(nodes.names()));
+                        case POWER_LOSS -> notes[i] = losePower(nodes, resolved(s.fault, targets[i]).nodes(nodes.names()));
                         case DISK_STALL -> lossyDisks.stall(targets[i], (int) s.fault.amount());
                     }
                 } else if (skipped[i]) {
@@ -299,7 +300,7 @@ public final class ChaosRun {
                         case CLOCK_STEP -> nodes.stepClock(targets[i], 0);
                         case DISK_FULL -> disks.empty(targets[i]);
                         case POWER_LOSS -> {
-                            for (String n : s.fault.nodes(nodes.names())) nodes.restart(n);
+                            for (String n : resolved(s.fault, targets[i]).nodes(nodes.names())) nodes.restart(n);
                         }
                         case DISK_STALL -> lossyDisks.stall(targets[i], 0);
                     }

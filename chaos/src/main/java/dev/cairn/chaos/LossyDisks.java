@@ -37,7 +37,12 @@ public final class LossyDisks implements AutoCloseable {
     private final Path tool;
     private final Map<String, Mount> mounts = new LinkedHashMap<>();
 
-    private LossyDisks(Path tool) { this.tool = tool; }
+    private final Metadata metadata;
+
+    private LossyDisks(Path tool, Metadata metadata) {
+        this.tool = tool;
+        this.metadata = metadata;
+    }
 
     /**
      * Why this process cannot run the tool (null when it can): not root, no {@code /dev/fuse}, or the build had no
@@ -52,8 +57,15 @@ public final class LossyDisks implements AutoCloseable {
         return null;
     }
 
+    /**
+     * How names (create, rename, unlink) become durable on the lossy disks. {@code STRICT}: POSIX's letter, once
+     * their directory is fsynced. {@code JOURNALED}: as on ext4 or XFS, whose metadata is one ordered journal, once
+     * anything is synced after them.
+     */
+    public enum Metadata { STRICT, JOURNALED }
+
     /** Mounts a lossy disk on {@code root/NAME} for each node name, over {@code root/NAME.backing}. */
-    static LossyDisks mount(Path root, List<String> names) throws IOException {
+    static LossyDisks mount(Path root, List<String> names, Metadata metadata) throws IOException {
         String why = unavailable();
         if (why != null) throw new IllegalStateException("power loss and disk stalls need cairn-lossyfs: " + why);
         Path tool = root.resolve("cairn-lossyfs");
@@ -61,7 +73,7 @@ public final class LossyDisks implements AutoCloseable {
             Files.copy(in, tool, StandardCopyOption.REPLACE_EXISTING);
         }
         Files.setPosixFilePermissions(tool, PosixFilePermissions.fromString("rwx------"));
-        LossyDisks d = new LossyDisks(tool);
+        LossyDisks d = new LossyDisks(tool, metadata);
         try {
             for (String n : names) d.mountOne(n, root.resolve(n), root.resolve(n + BACKING_SUFFIX));
         } catch (IOException | RuntimeException e) {
@@ -74,7 +86,7 @@ public final class LossyDisks implements AutoCloseable {
     private void mountOne(String name, Path mountPoint, Path backing) throws IOException {
         Files.createDirectories(mountPoint);
         Files.createDirectories(backing);
-        Process p = new ProcessBuilder(tool.toString(), backing.toString(), mountPoint.toString())
+        Process p = new ProcessBuilder(tool.toString(), backing.toString(), mountPoint.toString(), metadata.name().toLowerCase(java.util.Locale.ROOT))
                 .redirectError(ProcessBuilder.Redirect.appendTo(mountPoint.resolveSibling(name + ".lossyfs.log").toFile())).start();
         Mount m = new Mount(p, p.getOutputStream(), new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)), mountPoint);
         mounts.put(name, m);

@@ -61,6 +61,12 @@ public final class Nemesis {
          */
         POWER_LOSS(Kind.POWER_LOSS, null),
         /**
+         * Power loss under a Raft group of three masters, every node on the same layer: the leader of the moment,
+         * all three masters at once, every node at once, or one chunkserver. The Raft log, its snapshots and the
+         * masters' stores must keep what they acknowledged through a cut that takes everything unsynced.
+         */
+        GROUP_POWER_LOSS(Kind.POWER_LOSS, null),
+        /**
          * A slow or stalled disk: every read, write and sync of one chunkserver's disk delayed by
          * {@link #MIN_STALL_MILLIS}–{@link #MAX_STALL_MILLIS} ms for the fault's length (the same FUSE layer).
          */
@@ -79,13 +85,20 @@ public final class Nemesis {
         public String id() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
 
         /** Masters the scenario runs: a group of three where the leader is the target, else one. */
-        public int masters() { return this == LEADER_KILL ? 3 : 1; }
+        public int masters() { return this == LEADER_KILL || this == GROUP_POWER_LOSS ? 3 : 1; }
 
         /** Whether its faults need libfaketime under every node. */
         public boolean stepsClocks() { return only == Kind.CLOCK_STEP; }
 
         /** Whether each chunkserver's data needs a small filesystem of its own (a tmpfs the run mounts). */
         public boolean fillsDisks() { return only == Kind.DISK_FULL; }
+
+        /**
+         * How the lossy disks make names durable: by POSIX's letter, except under the master group, whose Raft log
+         * (Apache Ratis) makes a new segment's or metadata file's name durable only by syncing the file itself,
+         * which ext4 and XFS honour (their metadata is one ordered journal) and POSIX does not promise.
+         */
+        public LossyDisks.Metadata metadata() { return this == GROUP_POWER_LOSS ? LossyDisks.Metadata.JOURNALED : LossyDisks.Metadata.STRICT; }
 
         /** Whether nodes' data need {@code cairn-lossyfs} under them (power loss, stalled disks). */
         public boolean needsLossyDisks() { return only == Kind.POWER_LOSS || only == Kind.DISK_STALL; }
@@ -143,7 +156,7 @@ public final class Nemesis {
             boolean onMaster = scenario.master != null ? scenario.master : r.nextInt(4) == 0;
             Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
             String target = scenario == Scenario.GATEWAY_KILL ? GATEWAY : onMaster ? (scenario.masters() > 1 ? LEADER : "master") : chunkservers.get(r.nextInt(chunkservers.size()));
-            if (kind == Kind.POWER_LOSS) target = powerLossTarget(r, chunkservers);
+            if (kind == Kind.POWER_LOSS) target = scenario.masters() > 1 ? groupPowerLossTarget(r, chunkservers) : powerLossTarget(r, chunkservers);
             long amount = 0;
             if (kind == Kind.CLOCK_STEP) {
                 amount = r.nextLong(MIN_CLOCK_STEP_SECONDS, MAX_CLOCK_STEP_SECONDS + 1) * (r.nextBoolean() ? 1 : -1);
@@ -170,6 +183,18 @@ public final class Nemesis {
         return chunkservers.get(Math.min(a, b)) + AND + chunkservers.get(Math.max(a, b));
     }
 
+    /** Under a master group: the leader, every master, every node, or a chunkserver. */
+    private static String groupPowerLossTarget(SplittableRandom r, List<String> chunkservers) {
+        int draw = r.nextInt(10);
+        if (draw < 4) return LEADER;
+        if (draw < 6) return String.join(AND, List.of("master1", "master2", "master3"));
+        if (draw < 8) return ALL;
+        return chunkservers.get(r.nextInt(chunkservers.size()));
+    }
+
+    /** A node's name for telling overlaps: every master of a group is one (the leader may be any of them). */
+    private static String overlapName(String node) { return node.equals(LEADER) || node.startsWith("master") ? "master" : node; }
+
     /**
      * No overlap on one node, and at most {@link #MAX_CHUNKSERVERS_AT_ONCE} chunkservers faulted at once; a fault on
      * every node overlaps no other.
@@ -177,13 +202,13 @@ public final class Nemesis {
     private static boolean fits(List<Fault> planned, long at, long length, String target, List<String> chunkservers) {
         List<String> every = new ArrayList<>(chunkservers);
         every.addAll(List.of("master", GATEWAY, LEADER));
-        List<String> mine = new Fault(at, Kind.KILL, target, length, 0).nodes(every);
+        List<String> mine = new Fault(at, Kind.KILL, target, length, 0).nodes(every).stream().map(Nemesis::overlapName).toList();
         long chunkserversBusy = mine.stream().filter(n -> n.startsWith("cs")).count();
         for (Fault f : planned) {
             boolean overlaps = f.atMillis < at + length && at < f.endMillis();
             if (!overlaps) continue;
             if (target.equals(ALL) || f.target.equals(ALL)) return false;
-            List<String> theirs = f.nodes(every);
+            List<String> theirs = f.nodes(every).stream().map(Nemesis::overlapName).toList();
             if (theirs.stream().anyMatch(mine::contains)) return false;
             chunkserversBusy += theirs.stream().filter(n -> n.startsWith("cs")).count();
         }
