@@ -26,6 +26,7 @@
  * Commands, one per line on standard input, each answered with one line on standard output:
  *   crash        undo every change not yet durable (the process using the filesystem must be dead: killed first)
  *   stall MS     delay every read, write and sync by MS milliseconds (0: no delay): a slow or stalled disk
+ *   fail on|off  answer every read, write, sync and name change with EIO (a dying disk) until `fail off`
  *   stats        the changes not yet durable and the bytes their undo holds
  *   quit         unmount and exit (so does the end of standard input)
  */
@@ -90,7 +91,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static rec *head, *tail;
 static node *nodes;
 static long pending, undo_bytes, stash_seq;
-static volatile int stall_ms;
+static volatile int stall_ms, failing;
 static int warned;
 /* names are committed by any sync (a journaling filesystem's metadata), not only their directory's */
 static int journaled;
@@ -104,12 +105,14 @@ static void say(const char *fmt, ...) {
     fflush(stdout);
 }
 
-static void stall(void) {
+/* Delays a data call on a stalled disk; says whether a failing disk refuses it (with EIO). */
+static int stall(void) {
     int ms = stall_ms;
     if (ms > 0) {
         struct timespec t = {ms / 1000, (long) (ms % 1000) * 1000000L};
         nanosleep(&t, NULL);
     }
+    return failing;
 }
 
 static const char *rel(const char *path) { return path[1] ? path + 1 : "."; }
@@ -372,6 +375,7 @@ static int lfs_readlink(const char *path, char *buf, size_t size) {
 
 /* Runs `make` on the parent of `path` under the lock, recording the new name if it made one. */
 static int make_name(const char *path, int (*make)(int dirfd, const char *name, const void *arg), const void *arg) {
+    if (failing) return -EIO;
     char name[NAME_MAX + 1];
     int d = parent_of(path, name);
     if (d < 0) return -errno;
@@ -398,6 +402,7 @@ static int lfs_symlink(const char *target, const char *path) { return make_name(
 static int lfs_link(const char *from, const char *to) { return make_name(to, do_link, from); }
 
 static int remove_name(const char *path, int dir) {
+    if (failing) return -EIO;
     char name[NAME_MAX + 1];
     int d = parent_of(path, name);
     if (d < 0) return -errno;
@@ -426,6 +431,7 @@ static int lfs_rmdir(const char *path) { return remove_name(path, 1); }
 
 static int lfs_rename(const char *from, const char *to, unsigned int flags) {
     if (flags & RENAME_EXCHANGE) return -EINVAL;
+    if (failing) return -EIO;
     char n1[NAME_MAX + 1], n2[NAME_MAX + 1];
     int d1 = parent_of(from, n1);
     if (d1 < 0) return -errno;
@@ -488,7 +494,7 @@ static int lfs_utimens(const char *path, const struct timespec tv[2], struct fus
 }
 
 static int truncate_fd(int fd, off_t size) {
-    stall();
+    if (stall()) return -EIO;
     struct stat st;
     if (fstat(fd, &st) != 0) return -errno;
     pthread_mutex_lock(&mu);
@@ -528,6 +534,7 @@ static int lfs_open(const char *path, struct fuse_file_info *fi) {
 }
 
 static int lfs_create(const char *path, mode_t mode, struct fuse_file_info *fi) {
+    if (failing) return -EIO;
     char name[NAME_MAX + 1];
     int d = parent_of(path, name);
     if (d < 0) return -errno;
@@ -558,14 +565,14 @@ static int lfs_create(const char *path, mode_t mode, struct fuse_file_info *fi) 
 
 static int lfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
     (void) path;
-    stall();
+    if (stall()) return -EIO;
     ssize_t n = pread((int) fi->fh, buf, size, off);
     return n < 0 ? -errno : (int) n;
 }
 
 static int lfs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
     (void) path;
-    stall();
+    if (stall()) return -EIO;
     int fd = (int) fi->fh;
     if (fi->flags & O_APPEND) {
         struct stat st;
@@ -599,7 +606,7 @@ static int lfs_release(const char *path, struct fuse_file_info *fi) {
 
 static int lfs_fsync(const char *path, int datasync, struct fuse_file_info *fi) {
     (void) path;
-    stall();
+    if (stall()) return -EIO;
     int fd = (int) fi->fh;
     pthread_mutex_lock(&mu);
     int r = (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : -errno;
@@ -611,6 +618,7 @@ static int lfs_fsync(const char *path, int datasync, struct fuse_file_info *fi) 
 static int lfs_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi) {
     (void) path;
     if (mode != 0) return -EOPNOTSUPP;
+    if (failing) return -EIO;
     int fd = (int) fi->fh;
     pthread_mutex_lock(&mu);
     int r = save_data(fd, off, 0); /* the contents stay; the size may grow, which undo takes back */
@@ -670,7 +678,7 @@ static int lfs_releasedir(const char *path, struct fuse_file_info *fi) {
 static int lfs_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi) {
     (void) path;
     (void) datasync;
-    stall();
+    if (stall()) return -EIO;
     open_dir *od = (open_dir *) (uintptr_t) fi->fh;
     pthread_mutex_lock(&mu);
     int r = fsync(od->fd) == 0 ? 0 : -errno;
@@ -726,6 +734,9 @@ static void *commands(void *arg) {
         } else if (sscanf(line, "stall %d", &ms) == 1 && ms >= 0) {
             stall_ms = ms;
             say("ok stall %d", ms);
+        } else if (strcmp(line, "fail on") == 0 || strcmp(line, "fail off") == 0) {
+            failing = strcmp(line, "fail on") == 0;
+            say("ok fail %s", failing ? "on" : "off");
         } else if (strcmp(line, "stats") == 0) {
             pthread_mutex_lock(&mu);
             say("ok stats %ld changes, %ld bytes", pending, undo_bytes);

@@ -142,6 +142,7 @@ public final class ChaosReport {
                 case DISK_FULL -> "#5b8fd6";
                 case POWER_LOSS -> "#333";
                 case DISK_STALL -> "#c8a000";
+                case DISK_ERROR -> "#a0522d";
             };
             svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s'><title>%s%s</title></rect>",
                     LEFT + f.appliedMillis() * scale, 12 + lane * LANE, Math.max(1, (f.healedMillis() - f.appliedMillis()) * scale), LANE - 6, color,

@@ -290,6 +290,7 @@ public final class ChaosRun {
                         case DISK_FULL -> disks.fill(targets[i]);
                         case POWER_LOSS -> notes[i] = losePower(nodes, resolved(s.fault, targets[i]).nodes(nodes.names()));
                         case DISK_STALL -> lossyDisks.stall(targets[i], (int) s.fault.amount());
+                        case DISK_ERROR -> lossyDisks.fail(targets[i], true);
                     }
                 } else if (skipped[i]) {
                     continue;
@@ -303,6 +304,11 @@ public final class ChaosRun {
                             for (String n : resolved(s.fault, targets[i]).nodes(nodes.names())) nodes.restart(n);
                         }
                         case DISK_STALL -> lossyDisks.stall(targets[i], 0);
+                        case DISK_ERROR -> { // the disk works again; the operator restarts its server, which takes it back
+                            lossyDisks.fail(targets[i], false);
+                            nodes.kill(targets[i]);
+                            nodes.restart(targets[i]);
+                        }
                     }
                     fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i], notes[i]));
                 } else {

@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * this, {@code chaos/src/main/c/lossyfs.c}) mounted on it over a backing directory beside it. It passes every call
  * through and remembers what is not yet durable by POSIX's rules (a file's data until the file is fsynced, a name
  * until its directory is); {@link #powerLoss} undoes all of that, as a host's power cut would, once its node is
- * dead. {@link #stall} slows every read, write and sync of a disk (a slow or stalled disk). Run as root only (it
+ * dead. {@link #stall} slows every read, write and sync of a disk (a slow or stalled disk); {@link #fail} makes them
+ * fail with EIO (a dying disk). Run as root only (it
  * mounts), with {@code /dev/fuse} and the tool built (it needs libfuse3's headers, Debian's {@code libfuse3-dev}).
  */
 public final class LossyDisks implements AutoCloseable {
@@ -107,6 +108,11 @@ public final class LossyDisks implements AutoCloseable {
     /** Delays every read, write and sync of {@code name}'s disk by {@code millis} (0: back to full speed). */
     public synchronized void stall(String name, int millis) throws IOException {
         command(name, "stall " + millis);
+    }
+
+    /** From now on every read, write, sync and name change on {@code name}'s disk fails with EIO, or no longer does. */
+    public synchronized void fail(String name, boolean failing) throws IOException {
+        command(name, failing ? "fail on" : "fail off");
     }
 
     public synchronized boolean has(String name) { return mounts.containsKey(name); }

@@ -71,6 +71,13 @@ public final class Nemesis {
          * {@link #MIN_STALL_MILLIS}–{@link #MAX_STALL_MILLIS} ms for the fault's length (the same FUSE layer).
          */
         DISK_STALL(Kind.DISK_STALL, false),
+        /**
+         * A dying disk: every read, write, sync and name change on one chunkserver's disk fails with EIO for the
+         * fault's length; then the disk works again and the chunkserver is restarted (an operator's fix): it
+         * writes the disk off, its chunks are repaired elsewhere, and after the restart its old copies must be
+         * judged stale, never served over the newer ones.
+         */
+        DISK_ERROR(Kind.DISK_ERROR, false),
         /** All of the above but the full disk, the clock steps, power losses and stalled disks, drawn at random. */
         MIXED(null, null);
 
@@ -101,7 +108,7 @@ public final class Nemesis {
         public LossyDisks.Metadata metadata() { return this == GROUP_POWER_LOSS ? LossyDisks.Metadata.JOURNALED : LossyDisks.Metadata.STRICT; }
 
         /** Whether nodes' data need {@code cairn-lossyfs} under them (power loss, stalled disks). */
-        public boolean needsLossyDisks() { return only == Kind.POWER_LOSS || only == Kind.DISK_STALL; }
+        public boolean needsLossyDisks() { return only == Kind.POWER_LOSS || only == Kind.DISK_STALL || only == Kind.DISK_ERROR; }
 
         public static Scenario parse(String s) {
             for (Scenario x : values()) if (x.id().equals(s)) return x;
@@ -109,7 +116,7 @@ public final class Nemesis {
         }
     }
 
-    public enum Kind { KILL, STALL, CLOCK_STEP, DISK_FULL, POWER_LOSS, DISK_STALL }
+    public enum Kind { KILL, STALL, CLOCK_STEP, DISK_FULL, POWER_LOSS, DISK_STALL, DISK_ERROR }
 
     /** The size of each chunkserver's filesystem in the disk-full scenario: room for the run's data four times over. */
     public static final long DISK_BYTES = 1L << 30;

@@ -120,6 +120,20 @@ class LossyDisksTest {
         }
     }
 
+    @Test void aFailingDiskAnswersEioUntilItIsWell() throws IOException {
+        try (LossyDisks d = mount(LossyDisks.Metadata.STRICT)) {
+            write(disk.resolve("f"), "x", true);
+            d.fail("n", true);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> write(disk.resolve("f"), "y", true)).isInstanceOf(IOException.class);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> Files.readString(disk.resolve("f"))).isInstanceOf(IOException.class);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> Files.createDirectory(disk.resolve("d"))).isInstanceOf(IOException.class);
+            d.fail("n", false);
+            assertThat(Files.readString(disk.resolve("f"))).isEqualTo("x");
+            write(disk.resolve("f"), "z", true);
+            assertThat(Files.readString(disk.resolve("f"))).isEqualTo("z");
+        }
+    }
+
     private static void write(Path f, String s, boolean sync) throws IOException {
         try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
             ch.write(ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8)));

@@ -30,7 +30,8 @@ class NemesisTest {
                         case MIXED -> assertThat(f.kind()).isIn(Nemesis.Kind.KILL, Nemesis.Kind.STALL);
                         default -> { }
                     }
-                    if (s == Nemesis.Scenario.CHUNKSERVER_KILL || s == Nemesis.Scenario.CHUNKSERVER_STALL || s == Nemesis.Scenario.DISK_STALL) {
+                    if (s == Nemesis.Scenario.CHUNKSERVER_KILL || s == Nemesis.Scenario.CHUNKSERVER_STALL || s == Nemesis.Scenario.DISK_STALL
+                            || s == Nemesis.Scenario.DISK_ERROR) {
                         assertThat(f.target()).isIn(CS);
                     }
                     if (f.kind() != Nemesis.Kind.CLOCK_STEP && f.kind() != Nemesis.Kind.DISK_STALL) assertThat(f.amount()).isZero();

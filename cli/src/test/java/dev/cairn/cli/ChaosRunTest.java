@@ -189,4 +189,21 @@ class ChaosRunTest {
         assertThat(r.faults()).extracting(f -> f.fault().target()).contains(Nemesis.ALL).anyMatch(t -> t.matches("master\\d"));
         assertThat(r.count(History.Op.WRITE, History.Outcome.OK)).isPositive();
     }
+
+    /**
+     * A chunkserver's disk failing every call with EIO, one at a time, then well again and its server restarted: the
+     * server writes the disk off, the master repairs its chunks elsewhere, and the copies the disk still holds after
+     * the restart are judged against the newer ones, never served in their place.
+     */
+    @Test void dyingDisksLoseNothingAndComeBackAfterARestart() throws Exception {
+        String why = ChaosRun.cannotLoseDisks();
+        org.junit.jupiter.api.Assumptions.assumeTrue(why == null, "the disk-error scenario cannot run here: " + why);
+        long seed = 1;
+        ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(Nemesis.Scenario.DISK_ERROR, seed, 30_000, 5, dir.resolve("error"), launcher(),
+                "./cairn chaos --scenario disk-error --seed " + seed + " --duration 30s"));
+        assertThat(r.violations()).as(ChaosReport.row(r)).isEmpty();
+        assertThat(r.lostBytes()).isZero();
+        assertThat(r.faults()).hasSizeGreaterThanOrEqualTo(3).allSatisfy(f -> assertThat(f.error()).isNull());
+        assertThat(r.convergeMillis()).isNotNegative();
+    }
 }
