@@ -273,7 +273,7 @@ public final class ChaosRun {
             int i = schedule.indexOf(s.fault);
             try {
                 if (!s.heal) {
-                    if (s.fault.target().equals(Nemesis.LEADER)) {
+                    if (s.fault.target().equals(Nemesis.LEADER) || config.scenario() == Nemesis.Scenario.QUORUM_LOSS) {
                         inGroup[i] = awaitWholeGroup();
                         // waiting for the group moved the kill so late that clients could not show they went on after it
                         if (config.durationMillis() - now() < LAST_KILL_MARGIN_MILLIS) {
@@ -284,7 +284,9 @@ public final class ChaosRun {
                     targets[i] = s.fault.target().equals(Nemesis.LEADER) ? leaderNode() : s.fault.target();
                     applied[i] = now(); // when it is carried out, after finding its target
                     switch (s.fault.kind()) {
-                        case KILL -> nodes.kill(targets[i]);
+                        case KILL -> {
+                            for (String n : resolved(s.fault, targets[i]).nodes(nodes.names())) nodes.kill(n);
+                        }
                         case STALL -> nodes.pause(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], s.fault.amount());
                         case DISK_FULL -> disks.fill(targets[i]);
@@ -296,7 +298,9 @@ public final class ChaosRun {
                     continue;
                 } else if (targets[i] != null) {
                     switch (s.fault.kind()) {
-                        case KILL -> nodes.restart(targets[i]);
+                        case KILL -> {
+                            for (String n : resolved(s.fault, targets[i]).nodes(nodes.names())) nodes.restart(n);
+                        }
                         case STALL -> nodes.resume(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], 0);
                         case DISK_FULL -> disks.empty(targets[i]);

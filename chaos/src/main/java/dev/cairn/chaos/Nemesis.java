@@ -43,6 +43,12 @@ public final class Nemesis {
          */
         LEADER_KILL(Kind.KILL, true),
         /**
+         * A Raft group of three masters loses its majority: kill -9 of two of them at once (the leader among them or
+         * not), restarted after a while. Until one is back no write can commit: clients must wait or fail, never be
+         * told a write is done; once a majority is back, the group elects and writes go on with nothing lost.
+         */
+        QUORUM_LOSS(Kind.KILL, true),
+        /**
          * The wall clock of a chunkserver or the master stepped by an hour to a day, forwards or back, then stepped
          * back (libfaketime; the monotonic clock is left alone, as on a host whose NTP steps).
          */
@@ -92,7 +98,7 @@ public final class Nemesis {
         public String id() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
 
         /** Masters the scenario runs: a group of three where the leader is the target, else one. */
-        public int masters() { return this == LEADER_KILL || this == GROUP_POWER_LOSS ? 3 : 1; }
+        public int masters() { return this == LEADER_KILL || this == QUORUM_LOSS || this == GROUP_POWER_LOSS ? 3 : 1; }
 
         /** Whether its faults need libfaketime under every node. */
         public boolean stepsClocks() { return only == Kind.CLOCK_STEP; }
@@ -164,6 +170,10 @@ public final class Nemesis {
             Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
             String target = scenario == Scenario.GATEWAY_KILL ? GATEWAY : onMaster ? (scenario.masters() > 1 ? LEADER : "master") : chunkservers.get(r.nextInt(chunkservers.size()));
             if (kind == Kind.POWER_LOSS) target = scenario.masters() > 1 ? groupPowerLossTarget(r, chunkservers) : powerLossTarget(r, chunkservers);
+            if (scenario == Scenario.QUORUM_LOSS) {
+                int spared = r.nextInt(3) + 1; // the one of three left running
+                target = String.join(AND, java.util.stream.IntStream.rangeClosed(1, 3).filter(m -> m != spared).mapToObj(m -> "master" + m).toList());
+            }
             long amount = 0;
             if (kind == Kind.CLOCK_STEP) {
                 amount = r.nextLong(MIN_CLOCK_STEP_SECONDS, MAX_CLOCK_STEP_SECONDS + 1) * (r.nextBoolean() ? 1 : -1);

@@ -26,6 +26,7 @@ class NemesisTest {
                         case GATEWAY_KILL -> assertThat(f.target()).isEqualTo(Nemesis.GATEWAY);
                         case CLOCK_STEP -> assertThat(Math.abs(f.amount())).isBetween(Nemesis.MIN_CLOCK_STEP_SECONDS, Nemesis.MAX_CLOCK_STEP_SECONDS);
                         case DISK_STALL -> assertThat(f.amount()).isBetween(Nemesis.MIN_STALL_MILLIS, Nemesis.MAX_STALL_MILLIS);
+                        case QUORUM_LOSS -> assertThat(f.target()).matches("master(\\d)\\+master(?!\\1)\\d");
                         case POWER_LOSS -> assertThat(f.nodes(EVERY)).isSubsetOf(EVERY).isNotEmpty();
                         case MIXED -> assertThat(f.kind()).isIn(Nemesis.Kind.KILL, Nemesis.Kind.STALL);
                         default -> { }

@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
                 + "then heal, let it converge and check every acknowledged byte.")
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--scenario", defaultValue = "all",
-            description = "chunkserver-kill, gateway-kill, chunkserver-stall, master-kill, leader-kill, clock-step (needs libfaketime), disk-full (needs root), power-loss, group-power-loss, disk-stall and disk-error (need root and FUSE), mixed, or all (default: ${DEFAULT-VALUE}).")
+            description = "chunkserver-kill, gateway-kill, chunkserver-stall, master-kill, leader-kill, quorum-loss, clock-step (needs libfaketime), disk-full (needs root), power-loss, group-power-loss, disk-stall and disk-error (need root and FUSE), mixed, or all (default: ${DEFAULT-VALUE}).")
     String scenario;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the fault schedule and the data (default: ${DEFAULT-VALUE}).")
