@@ -1523,12 +1523,15 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         }
     }
 
-    /** What the planner is told of one chunk; null for a chunk allocated and never written (nothing to plan). */
+    /** What the planner is told of one chunk; null for a chunk never committed that no server holds (nothing to plan). */
     private Planner.ChunkState chunkState(ChunkRecord c, Map<Long, InodeRecord> files, Set<Long> leasingInodes, Set<Long> skip) {
         InodeRecord f = files.computeIfAbsent(c.inode(), namespace::inode);
         if (leasingInodes.contains(c.inode()) || metaLog.changing(c.inode())) skip.add(c.chunkId());
         List<Holder> holders = registry.holders(c.chunkId());
-        if (c.isNew() && holders.isEmpty()) return null;
+        // no copy, and no commit ever vouched for one (allocated, perhaps leased again, never committed): nothing
+        // anyone was told is durable is missing, so nothing is lost and nothing can be planned (power-loss chaos
+        // seed 4: a put cut off by a power loss left such a chunk counted "lost" for good)
+        if (!c.committed() && holders.isEmpty()) return null;
         List<Server> staleHolders = registry.staleHolders(c.chunkId());
         if (env.planted(Plant.DELETE_UNCHECKED) && !f.storageClass().isEc() && !staleHolders.isEmpty()) {
             // the planted bug: every copy counts as current (at the chunk's version, unchecked), so tidying may
