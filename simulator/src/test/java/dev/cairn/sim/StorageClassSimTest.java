@@ -100,7 +100,11 @@ class StorageClassSimTest extends ClusterScenario {
                 .isInstanceOfSatisfying(CairnException.class, e -> assertThat(e.status()).isEqualTo(Status.NO_SPACE));
         byte[] second = write("/b", spill, 3 * CHUNK, 53);
         for (ChunkInfo ch : info("/b").chunks()) assertThat(current(ch)).containsAnyOf("cs3", "cs4").doesNotContain("cs1", "cs2");
-        assertThat(status().underGoal()).as("overflowed chunks are not where their class wants them").isPositive();
+        // while the labelled servers are full the class is planned without its label (Master.asPlanned): the overflowed
+        // copies count toward the goal; and the refused write's chunk, never committed and held nowhere, is not lost.
+        // (This asserted "under goal > 0" and passed only because that chunk was counted lost and under goal.)
+        assertThat(status().lost()).as("nothing acknowledged is missing").isZero();
+        assertThat(status().underGoal()).as("overflowed copies count toward the goal while the label has no room").isZero();
         run(() -> c.client().remove("/a"));
         awaitChunks("/b", 200, chunks -> {
             for (ChunkInfo ch : chunks) if (!Set.copyOf(current(ch)).equals(Set.of("cs1", "cs2")) || ch.copies().size() != 2) return false;
