@@ -74,4 +74,17 @@ class LeaseDurabilitySimTest {
         assertThat(status.underGoal()).isZero();
         assertThat(sim.violations()).isEmpty();
     }
+
+    /** The other side of the rule above: a committed chunk whose every copy is gone is counted lost, not skipped. */
+    @Test void aCommittedChunkWhoseCopiesAreGoneIsCountedLost() {
+        cluster.startAll();
+        sim.runUntil(2_000_000_000L);
+        CairnClient c = cluster.client();
+        FileAttr attr = run(() -> c.create("/h", 128 << 10, StorageClass.replicated(2)));
+        FileWriter w = c.writer(attr);
+        run(() -> w.write(Oracle.content(78, 5_000)).flatMap(v -> w.sync())); // acknowledged: committed
+        for (SimHost h : cluster.chunkservers()) h.destroy();
+        sim.runUntil(sim.now() + 120_000_000_000L);
+        assertThat(run(() -> c.status()).lost()).as("acknowledged bytes with no copy left").isEqualTo(1);
+    }
 }
