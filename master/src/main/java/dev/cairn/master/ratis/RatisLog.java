@@ -220,18 +220,42 @@ public final class RatisLog implements ReplicatedLog {
                 l.install(local.term(), local.index(), sink -> readSnapshot(local, sink));
                 stored = TermIndex.valueOf(local.term(), local.index());
             }
+            CairnStateMachine machine = new CairnStateMachine(stored);
             server = RaftServer.newBuilder()
                     .setServerId(RaftPeerId.valueOf(self.id()))
                     .setGroup(RaftGroup.valueOf(GROUP, group))
-                    .setStateMachine(new CairnStateMachine(stored))
+                    .setStateMachine(machine)
                     .setProperties(p)
                     .setOption(fresh ? RaftStorage.StartupOption.FORMAT : RaftStorage.StartupOption.RECOVER)
                     .build();
             server.start();
+            if (stored.getIndex() > 0 && SnapshotFile.latest(stateMachineDir()) == null) snapshotNow(machine);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the master group's log in " + dir + ": " + e.getMessage(), e);
         }
         poller.scheduleWithFixedDelay(this::checkRole, 0, ROLE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The store holds entries but no snapshot file exists (none was due yet, or the file was lost): until one is
+     * taken, replay starts at the store's own index with a snapshot that has no file, and that cannot be sent to a
+     * member that lacks the entries before it — which happens as soon as this log lost its early entries (segments
+     * whose names a power cut took on a filesystem that does not journal them): Ratis then fails every install with
+     * "Failed to compute total size for snapshot", and the member never catches up. A real snapshot is taken in the
+     * background at once (it goes through the replica's loop, on which this start runs, so it cannot be awaited here).
+     */
+    private void snapshotNow(CairnStateMachine machine) {
+        Thread t = new Thread(() -> {
+            try {
+                long at = machine.takeSnapshot();
+                if (at > 0) LOG.info("no snapshot file was there at start: took one at log entry {}", at);
+            } catch (IOException | RuntimeException e) {
+                if (!closing) LOG.warn("no snapshot file was there at start, and taking one failed (the next one is due after {} entries): {}",
+                        tuning.snapshotEvery(), e.toString());
+            }
+        }, "cairn-raft-first-snapshot");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** Where Ratis keeps the state machine's files (the snapshots): {@code DIR/GROUP-ID/sm}. */
@@ -479,7 +503,8 @@ public final class RatisLog implements ReplicatedLog {
             };
         }
 
-        @Override public long takeSnapshot() throws IOException {
+        /** Synchronized: Ratis's own trigger and {@link #snapshotNow} may ask at once, and both write to one directory. */
+        @Override public synchronized long takeSnapshot() throws IOException {
             CompletableFuture<Object[]> taken = new CompletableFuture<>();
             Listener l = listener;
             loop.execute(() -> {

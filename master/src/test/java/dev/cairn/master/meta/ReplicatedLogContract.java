@@ -129,9 +129,9 @@ public abstract class ReplicatedLogContract {
         synchronized String error() { return error; }
     }
 
-    static byte[] entry(String s) { return s.getBytes(StandardCharsets.UTF_8); }
+    protected static byte[] entry(String s) { return s.getBytes(StandardCharsets.UTF_8); }
 
-    int leader(Harness h, int... among) {
+    protected int leader(Harness h, int... among) {
         int[] found = {-1};
         h.await("a leader", () -> {
             for (int i : among) if (h.recorder(i).role().leads()) { found[0] = i; return true; }
@@ -141,7 +141,7 @@ public abstract class ReplicatedLogContract {
     }
 
     /** Proposes until one is accepted: a new leader may refuse until it is ready. */
-    void commit(Harness h, int[] members, String e) {
+    protected void commit(Harness h, int[] members, String e) {
         long deadline = System.nanoTime() + 120_000_000_000L;
         while (true) {
             int l = leader(h, members);
@@ -152,7 +152,7 @@ public abstract class ReplicatedLogContract {
         }
     }
 
-    void allHold(Harness h, List<String> expected, int... members) {
+    protected void allHold(Harness h, List<String> expected, int... members) {
         for (int i : members) {
             h.await("member " + i + " applied " + expected.size() + " entries", () -> h.recorder(i).count() >= expected.size());
             List<String> a = h.recorder(i).applied();
