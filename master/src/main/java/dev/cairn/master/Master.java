@@ -747,6 +747,19 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
                             vouched.add(s.id);
                         }
                     }
+                } else if (chain == null && rec.version() == w.version()) {
+                    // the lease was granted by an earlier leader (its chain was that master's soft state), or this
+                    // commit follows another under the same lease: the copies recorded at the lease's version are its
+                    // chain's — a version is bumped on the chain only, and a copy that fails is left out by a new lease
+                    // at a new version — so the writer's commit vouches for each, whatever length it registered with
+                    // in the middle of the write. Judged by those lengths, every copy was marked stale and the chunk
+                    // counted lost, unreadable until the next inventory (chaos partition seed 10: a leader cut off from
+                    // the other masters mid-write; CommitAfterFailoverSimTest).
+                    for (Holder h : registry.holders(w.chunkId())) {
+                        if (h.version() != w.version()) continue;
+                        registry.addLocation(w.chunkId(), h.server(), h.part(), w.version());
+                        vouched.add(h.server().id);
+                    }
                 }
                 for (Holder h : registry.holders(w.chunkId())) {
                     if (vouched.contains(h.server().id)) continue;
