@@ -41,7 +41,9 @@ public final class ChaosReport {
             md.append("\n## ").append(r.config().scenario().id()).append(" (seed ").append(r.config().seed()).append(")\n\n");
             md.append("Re-run: `").append(r.config().rerunCommand()).append("`\n\n");
             md.append("Writes through the NFS gateway (OPEN, UNSTABLE WRITEs, COMMIT, CLOSE): ").append(r.nfsWrites(History.Outcome.OK))
-                    .append(" acknowledged, ").append(r.nfsWrites(History.Outcome.FAILED)).append(" failed; the rest through the native client.\n\nFaults:\n\n");
+                    .append(" acknowledged, ").append(r.nfsWrites(History.Outcome.FAILED)).append(" failed; the rest through the native client.\n");
+            md.append(failureReasons(r));
+            md.append("\nFaults:\n\n");
             for (ChaosRun.Fired f : r.faults()) {
                 long pause = pauseMillis(r, f.appliedMillis());
                 String wall = java.time.Instant.ofEpochMilli(r.startWallMillis() + f.appliedMillis()).atZone(java.time.ZoneId.systemDefault())
@@ -79,8 +81,26 @@ public final class ChaosReport {
         return before < 0 || after < 0 ? -1 : after - before;
     }
 
+    /** How many failed calls of the run's clients a report lists the reasons of (the commonest first). */
+    static final int REASONS_LISTED = 5;
+
+    /** The commonest reasons the run's failed writes and reads gave (a write failing is allowed; why is worth knowing). */
+    static String failureReasons(ChaosRun.Result r) {
+        java.util.Map<String, Long> count = new java.util.TreeMap<>();
+        for (History.Entry e : r.history()) {
+            if (e.outcome() != History.Outcome.FAILED) continue;
+            String why = e.op() + " " + e.detail().replaceAll("\\d+", "N");
+            count.merge(why.length() > 200 ? why.substring(0, 200) + "…" : why, 1L, Long::sum);
+        }
+        if (count.isEmpty()) return "";
+        StringBuilder out = new StringBuilder("\nWhy calls failed (commonest first, numbers as N):\n\n");
+        count.entrySet().stream().sorted(java.util.Map.Entry.<String, Long>comparingByValue().reversed()).limit(REASONS_LISTED)
+                .forEach(e -> out.append("- ").append(e.getValue()).append(" × ").append(e.getKey()).append('\n'));
+        return out.toString();
+    }
+
     /**
-     * For kills of the leader: the pauses clients felt, apart for kills that found every master in the group (a
+     * For faults on the leader (kills, power losses, partitions): the pauses clients felt, apart for kills that found every master in the group (a
      * failover: a majority is left) and kills that found one still restarting (no majority until it is back; a
      * kill waits a bounded time for the group to be whole, see {@code ChaosRun.awaitWholeGroup}).
      */
@@ -94,7 +114,7 @@ public final class ChaosReport {
             (f.mastersInGroup() >= masters ? whole : short_).add(pause);
         }
         if (whole.isEmpty() && short_.isEmpty()) return "";
-        return String.format(Locale.ROOT, "%nClient pauses after a kill of the leader: with every master in the group before it (a failover) %s;"
+        return String.format(Locale.ROOT, "%nClient pauses after a fault on the leader: with every master in the group before it (a failover) %s;"
                 + " with one still rejoining (no majority left until it is back) %s.%n", stats(whole), stats(short_));
     }
 
@@ -102,7 +122,7 @@ public final class ChaosReport {
         if (pauses.isEmpty()) return "none";
         List<Long> s = new ArrayList<>(pauses);
         java.util.Collections.sort(s);
-        return String.format(Locale.ROOT, "%d kills, median %.1f s, max %.1f s", s.size(), s.get(s.size() / 2) / 1e3, s.get(s.size() - 1) / 1e3);
+        return String.format(Locale.ROOT, "%d faults, median %.1f s, max %.1f s", s.size(), s.get(s.size() / 2) / 1e3, s.get(s.size() - 1) / 1e3);
     }
 
     static final int WIDTH = 1200, LANE = 22, LEFT = 90;
@@ -143,6 +163,8 @@ public final class ChaosReport {
                 case POWER_LOSS -> "#333";
                 case DISK_STALL -> "#c8a000";
                 case DISK_ERROR -> "#a0522d";
+                case PARTITION -> "#2a9d8f";
+                case PACKET_LOSS -> "#7fb8b0";
             };
             svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s'><title>%s%s</title></rect>",
                     LEFT + f.appliedMillis() * scale, 12 + lane * LANE, Math.max(1, (f.healedMillis() - f.appliedMillis()) * scale), LANE - 6, color,

@@ -109,20 +109,29 @@ public final class ChaosRun {
         List<String> lossy = new ArrayList<>(chunkservers);
         if (config.scenario() == Nemesis.Scenario.POWER_LOSS) lossy.addAll(List.of("master", Nemesis.GATEWAY));
         if (config.scenario() == Nemesis.Scenario.GROUP_POWER_LOSS) lossy.addAll(List.of("master1", "master2", "master3", Nemesis.GATEWAY));
-        // declared first, closed last: the nodes stop before their disks are unmounted
-        try (LossyDisks lossyDisks = config.scenario().needsLossyDisks() ? LossyDisks.mount(config.dir(), lossy, config.scenario().metadata()) : null;
+        List<String> names = new ArrayList<>(masterNames());
+        names.addAll(chunkservers);
+        names.add(Nemesis.GATEWAY);
+        // declared first, closed last: the nodes stop before their disks are unmounted and their networks deleted
+        try (NetNamespaces net = config.scenario().needsNetwork() ? NetNamespaces.create(names) : null;
+             LossyDisks lossyDisks = config.scenario().needsLossyDisks() ? LossyDisks.mount(config.dir(), lossy, config.scenario().metadata()) : null;
              NodeProcesses nodes = new NodeProcesses(config.dir(), config.launcher(), config.scenario().stepsClocks());
              SmallDisks disks = config.scenario().fillsDisks() ? SmallDisks.mount(config.dir(), chunkservers, Nemesis.DISK_BYTES) : null) {
             this.disks = disks;
             this.lossyDisks = lossyDisks;
+            this.net = net;
+            if (net != null) nodes.prefixWith(net::prefix);
             String master = startMasters(nodes);
             for (String cs : chunkservers) {
-                startNode(nodes, cs, List.of("chunkserver", "--id", cs, "--listen", "127.0.0.1:" + freePort(), "--master", master,
+                startNode(nodes, cs, List.of("chunkserver", "--id", cs, "--listen", listen(cs, CHUNKSERVER_PORT).toString(), "--master", master,
                         "--data", config.dir().resolve(cs).toString(), "--volume", "disk0"));
             }
-            int nfsPort = freePort();
-            startNode(nodes, Nemesis.GATEWAY, List.of("nfs", "--listen", "127.0.0.1:" + nfsPort, "--master", master,
+            Address nfs = listen(Nemesis.GATEWAY, NFS_PORT);
+            List<String> gateway = new ArrayList<>(List.of("nfs", "--listen", nfs.toString(), "--master", master,
                     "--data", config.dir().resolve("nfs").toString()));
+            // the run's clients come from their own address, not 127.0.0.1 (the default export's only client)
+            if (net != null) gateway.addAll(List.of("--exports", net.runAddress() + "/32 rw no_root_squash"));
+            startNode(nodes, Nemesis.GATEWAY, gateway);
             try (RealClient client = RealClient.connect(masters, CALL_TIMEOUT_SECONDS, key)) {
                 t0 = System.currentTimeMillis();
                 awaitHealthy(client, nodes, READY_BOUND_MILLIS, "come up");
@@ -131,7 +140,7 @@ public final class ChaosRun {
                 Workload w = new Workload(client);
                 List<Thread> threads = new ArrayList<>();
                 for (int i = 0; i < WRITERS; i++) threads.add(new Thread(w::write, "chaos-writer-" + i));
-                threads.add(new Thread(() -> w.writeOverNfs(nfsPort), "chaos-nfs-writer"));
+                threads.add(new Thread(() -> w.writeOverNfs(nfs), "chaos-nfs-writer"));
                 threads.add(new Thread(w::read, "chaos-reader"));
                 for (Thread t : threads) t.start();
                 carryOut(schedule, nodes);
@@ -161,6 +170,26 @@ public final class ChaosRun {
     /** Why this process cannot run the power-loss and disk-stall scenarios, or null if it can. */
     public static String cannotLoseDisks() { return LossyDisks.unavailable(); }
 
+    /** Why this process cannot run the partition and packet-loss scenarios (network namespaces), or null if it can. */
+    public static String cannotPartition() { return NetNamespaces.unavailable(); }
+
+    /** Each node's network, in the scenarios whose faults are on the network (else null: every node on 127.0.0.1). */
+    private NetNamespaces net;
+    /** A node's ports when it has an address of its own (on 127.0.0.1 free ports are taken instead). */
+    static final int MASTER_PORT = 7000, CHUNKSERVER_PORT = 7100, NFS_PORT = 2049;
+
+    /** Where {@code node} listens: its own address at {@code port} on its network, or a free port of 127.0.0.1. */
+    private Address listen(String node, int port) throws IOException {
+        return net == null ? new Address("127.0.0.1", freePort()) : new Address(net.address(node), port);
+    }
+
+    /** The masters' node names: {@code master}, or {@code master1..N} of a group. */
+    private List<String> masterNames() {
+        int n = config.scenario().masters();
+        if (n == 1) return List.of("master");
+        return java.util.stream.IntStream.rangeClosed(1, n).mapToObj(i -> "master" + i).toList();
+    }
+
     /** Every node and the run's clients share a cluster key, as {@code cairn up}'s do. */
     private ClusterKey key;
     private Path keyFile;
@@ -177,8 +206,12 @@ public final class ChaosRun {
     /** Starts the scenario's master or master group; returns the {@code --master} argument that names it. */
     private String startMasters(NodeProcesses nodes) throws IOException {
         int n = config.scenario().masters();
-        // a master group's members also listen on their port + RAFT_PORT_OFFSET: ports whose partner is free too
-        masters.addAll(n == 1 ? List.of(new Address("127.0.0.1", freePort())) : dev.cairn.master.ratis.RatisLog.freeLoopbackGroup(n));
+        if (net != null) {
+            for (String m : masterNames()) masters.add(listen(m, MASTER_PORT));
+        } else {
+            // a master group's members also listen on their port + RAFT_PORT_OFFSET: ports whose partner is free too
+            masters.addAll(n == 1 ? List.of(new Address("127.0.0.1", freePort())) : dev.cairn.master.ratis.RatisLog.freeLoopbackGroup(n));
+        }
         String list = String.join(",", masters.stream().map(Address::toString).toList());
         if (n == 1) {
             startNode(nodes, "master", List.of("master", "--listen", list, "--data", config.dir().resolve("master").toString()));
@@ -273,7 +306,7 @@ public final class ChaosRun {
             int i = schedule.indexOf(s.fault);
             try {
                 if (!s.heal) {
-                    if (s.fault.target().equals(Nemesis.LEADER) || config.scenario() == Nemesis.Scenario.QUORUM_LOSS) {
+                    if (onLeader(s.fault) || config.scenario() == Nemesis.Scenario.QUORUM_LOSS) {
                         inGroup[i] = awaitWholeGroup();
                         // waiting for the group moved the kill so late that clients could not show they went on after it
                         if (config.durationMillis() - now() < LAST_KILL_MARGIN_MILLIS) {
@@ -281,7 +314,7 @@ public final class ChaosRun {
                             continue;
                         }
                     }
-                    targets[i] = s.fault.target().equals(Nemesis.LEADER) ? leaderNode() : s.fault.target();
+                    targets[i] = onLeader(s.fault) ? resolveLeader(s.fault.target(), leaderNode()) : s.fault.target();
                     applied[i] = now(); // when it is carried out, after finding its target
                     switch (s.fault.kind()) {
                         case KILL -> {
@@ -293,6 +326,8 @@ public final class ChaosRun {
                         case POWER_LOSS -> notes[i] = losePower(nodes, resolved(s.fault, targets[i]).nodes(nodes.names()));
                         case DISK_STALL -> lossyDisks.stall(targets[i], (int) s.fault.amount());
                         case DISK_ERROR -> lossyDisks.fail(targets[i], true);
+                        case PARTITION -> partition(resolved(s.fault, targets[i]).nodes(nodes.names()), s.fault.amount());
+                        case PACKET_LOSS -> net.loss(targets[i], (int) s.fault.amount());
                     }
                 } else if (skipped[i]) {
                     continue;
@@ -312,6 +347,9 @@ public final class ChaosRun {
                             lossyDisks.fail(targets[i], false);
                             nodes.kill(targets[i]);
                             nodes.restart(targets[i]);
+                        }
+                        case PARTITION, PACKET_LOSS -> {
+                            for (String n : resolved(s.fault, targets[i]).nodes(nodes.names())) net.heal(n);
                         }
                     }
                     fired.add(new Fired(resolved(s.fault, targets[i]), applied[i], now(), errors[i], inGroup[i], notes[i]));
@@ -343,12 +381,34 @@ public final class ChaosRun {
     /** How long a power loss waits between its kills and undoing the disks' unsynced changes. */
     static final long IN_FLIGHT_SETTLE_MILLIS = 200;
 
+    private void partition(List<String> side, long how) throws IOException, InterruptedException {
+        if (how != Nemesis.FROM_MASTERS) {
+            net.isolate(side, how == Nemesis.ONE_WAY);
+            return;
+        }
+        List<String> otherMasters = masterNames().stream().filter(m -> !side.contains(m)).toList();
+        net.cut(side.stream().filter(masterNames()::contains).toList(), otherMasters, false, false);
+    }
+
+    /** Whether the fault's target names the leader (alone or with other nodes): it is found when the fault fires. */
+    private static boolean onLeader(Nemesis.Fault f) {
+        return List.of(f.target().split("\\" + Nemesis.AND)).contains(Nemesis.LEADER);
+    }
+
+    /** {@code target} with the leader's name in place of {@link Nemesis#LEADER}. */
+    static String resolveLeader(String target, String leader) {
+        List<String> out = new ArrayList<>();
+        for (String n : target.split("\\" + Nemesis.AND)) out.add(n.equals(Nemesis.LEADER) ? leader : n);
+        return String.join(Nemesis.AND, out);
+    }
+
     /** The fault as it was carried out: on the node its target named when it fired (the leader of the moment). */
     private static Nemesis.Fault resolved(Nemesis.Fault f, String node) {
         return node.equals(f.target()) ? f : new Nemesis.Fault(f.atMillis(), f.kind(), node, f.forMillis(), f.amount());
     }
 
     private void heal(NodeProcesses nodes) throws IOException, InterruptedException {
+        if (net != null) net.healAll();
         for (String n : nodes.names()) {
             if (nodes.paused(n)) nodes.resume(n);
             if (!nodes.running(n)) {
@@ -437,7 +497,7 @@ public final class ChaosRun {
          * verifier means the server restarted and the writes must be sent again). Any failure drops the connection;
          * the next file starts on a new one, as a new client.
          */
-        void writeOverNfs(int port) {
+        void writeOverNfs(Address gateway) {
             ExecutorService loop = Executors.newSingleThreadExecutor();
             NfsTcpChannel ch = null;
             Nfs4Client c = null;
@@ -452,7 +512,7 @@ public final class ChaosRun {
                     long start = now();
                     try {
                         if (c == null) {
-                            ch = new NfsTcpChannel("127.0.0.1", port, loop);
+                            ch = new NfsTcpChannel(gateway.host(), gateway.port(), loop);
                             Nfs4Client nc = new Nfs4Client(ch, 0, 0, "chaos-" + config.seed());
                             c = nc;
                             nfs(loop, nc::connect);

@@ -43,6 +43,13 @@ public final class Nemesis {
          */
         LEADER_KILL(Kind.KILL, true),
         /**
+         * A Raft group of three masters; SIGSTOP of whichever leads (a GC pause or a stalled host), SIGCONT after a
+         * while: the others elect a new leader meanwhile, and the old one wakes up believing it still leads, its
+         * timers due at once. What it then sends chunkservers carries its old term and must be refused, and
+         * nothing it proposes can commit.
+         */
+        LEADER_STALL(Kind.STALL, true),
+        /**
          * A Raft group of three masters loses its majority: kill -9 of two of them at once (the leader among them or
          * not), restarted after a while. Until one is back no write can commit: clients must wait or fail, never be
          * told a write is done; once a majority is back, the group elects and writes go on with nothing lost.
@@ -84,6 +91,19 @@ public final class Nemesis {
          * judged stale, never served over the newer ones.
          */
         DISK_ERROR(Kind.DISK_ERROR, false),
+        /**
+         * Network partitions under a Raft group of three masters (each node in a network namespace of its own, cut
+         * off by nftables rules; root only): the leader alone, the leader with a chunkserver (a minority holding
+         * data), any master, a chunkserver or two, the gateway; both ways, or one way (the target hears nothing).
+         * A deposed leader on the minority side must not hand out a lease, bump a version or delete a copy the
+         * majority's leader relies on; clients on the majority side go on once it has elected.
+         */
+        PARTITION(Kind.PARTITION, null),
+        /**
+         * Packet loss under a Raft group: {@link #MIN_LOSS_PERCENT}–{@link #MAX_LOSS_PERCENT} % of a node's
+         * packets dropped each way (the leader, a chunkserver or the gateway; the same namespaces and rules).
+         */
+        PACKET_LOSS(Kind.PACKET_LOSS, null),
         /** All of the above but the full disk, the clock steps, power losses and stalled disks, drawn at random. */
         MIXED(null, null);
 
@@ -98,7 +118,12 @@ public final class Nemesis {
         public String id() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
 
         /** Masters the scenario runs: a group of three where the leader is the target, else one. */
-        public int masters() { return this == LEADER_KILL || this == QUORUM_LOSS || this == GROUP_POWER_LOSS ? 3 : 1; }
+        public int masters() {
+            return this == LEADER_KILL || this == LEADER_STALL || this == QUORUM_LOSS || this == GROUP_POWER_LOSS || needsNetwork() ? 3 : 1;
+        }
+
+        /** Whether each node needs a network namespace of its own (the faults are nftables rules in them). */
+        public boolean needsNetwork() { return only == Kind.PARTITION || only == Kind.PACKET_LOSS; }
 
         /** Whether its faults need libfaketime under every node. */
         public boolean stepsClocks() { return only == Kind.CLOCK_STEP; }
@@ -122,7 +147,16 @@ public final class Nemesis {
         }
     }
 
-    public enum Kind { KILL, STALL, CLOCK_STEP, DISK_FULL, POWER_LOSS, DISK_STALL, DISK_ERROR }
+    public enum Kind { KILL, STALL, CLOCK_STEP, DISK_FULL, POWER_LOSS, DISK_STALL, DISK_ERROR, PARTITION, PACKET_LOSS }
+
+    /**
+     * {@link Fault#amount} of a {@link Kind#PARTITION}: the target neither hears nor is heard by anyone, or only hears
+     * nothing, or is cut off (both ways) from the other masters only, chunkservers, the gateway and clients still
+     * reaching it (a split brain: the deposed leader still reaches the servers it commands).
+     */
+    public static final long BOTH_WAYS = 0, ONE_WAY = 1, FROM_MASTERS = 2;
+    /** The share of a node's packets a {@link Kind#PACKET_LOSS} drops each way, in percent. */
+    static final long MIN_LOSS_PERCENT = 5, MAX_LOSS_PERCENT = 40;
 
     /** The size of each chunkserver's filesystem in the disk-full scenario: room for the run's data four times over. */
     public static final long DISK_BYTES = 1L << 30;
@@ -136,7 +170,8 @@ public final class Nemesis {
      * One fault: from {@code atMillis} (since the workload started) for {@code forMillis}, then healed. {@code target}
      * is a node, {@link #LEADER}, {@link #ALL}, or nodes joined by {@link #AND}. {@code amount} is the wall-clock step
      * in seconds of a {@link Kind#CLOCK_STEP}, the delay in milliseconds of each call of a {@link Kind#DISK_STALL},
-     * and 0 otherwise.
+     * {@link #BOTH_WAYS} or {@link #ONE_WAY} for a {@link Kind#PARTITION}, the percentage of packets a
+     * {@link Kind#PACKET_LOSS} drops, and 0 otherwise.
      */
     public record Fault(long atMillis, Kind kind, String target, long forMillis, long amount) {
         public long endMillis() { return atMillis + forMillis; }
@@ -150,6 +185,8 @@ public final class Nemesis {
             String more = switch (kind) {
                 case CLOCK_STEP -> String.format(Locale.ROOT, " (%+d s)", amount);
                 case DISK_STALL -> String.format(Locale.ROOT, " (%d ms a call)", amount);
+                case PARTITION -> amount == ONE_WAY ? " (one way: hears nothing)" : amount == FROM_MASTERS ? " (from the other masters only)" : " (both ways)";
+                case PACKET_LOSS -> String.format(Locale.ROOT, " (%d%% of packets each way)", amount);
                 default -> "";
             };
             return String.format(Locale.ROOT, "%6.1fs %-10s %-7s for %4.1fs%s", atMillis / 1e3, kind, target, forMillis / 1e3, more);
@@ -181,6 +218,16 @@ public final class Nemesis {
                 if (t + length > lastEnd) break;
             }
             if (kind == Kind.DISK_STALL) amount = r.nextLong(MIN_STALL_MILLIS, MAX_STALL_MILLIS + 1);
+            if (kind == Kind.PARTITION) {
+                target = partitionTarget(r, chunkservers);
+                int way = r.nextInt(6);
+                amount = way < 3 ? BOTH_WAYS : way < 4 ? ONE_WAY : !target.contains(AND) && (target.equals(LEADER) || target.startsWith("master")) ? FROM_MASTERS : BOTH_WAYS;
+            }
+            if (kind == Kind.PACKET_LOSS) {
+                int draw = r.nextInt(5);
+                target = draw < 2 ? LEADER : draw < 4 ? chunkservers.get(r.nextInt(chunkservers.size())) : GATEWAY;
+                amount = r.nextLong(MIN_LOSS_PERCENT, MAX_LOSS_PERCENT + 1);
+            }
             if (fits(out, t, length, target, chunkservers)) out.add(new Fault(t, kind, target, length, amount));
             t += r.nextLong(MIN_GAP_MILLIS, MAX_GAP_MILLIS + 1);
         }
@@ -198,6 +245,24 @@ public final class Nemesis {
         int a = r.nextInt(chunkservers.size()), b = r.nextInt(chunkservers.size() - 1);
         if (b >= a) b++;
         return chunkservers.get(Math.min(a, b)) + AND + chunkservers.get(Math.max(a, b));
+    }
+
+    /**
+     * The side cut off: the leader alone (a third of the time), the leader with a chunkserver, a master named in
+     * advance (the leader or not), a chunkserver, a rack of two, or the gateway.
+     */
+    private static String partitionTarget(SplittableRandom r, List<String> chunkservers) {
+        int draw = r.nextInt(12);
+        String cs = chunkservers.get(r.nextInt(chunkservers.size()));
+        if (draw < 4) return LEADER;
+        if (draw < 6) return LEADER + AND + cs;
+        if (draw < 7) return "master" + (r.nextInt(3) + 1);
+        if (draw < 9) return cs;
+        if (draw < 10) {
+            String other = chunkservers.get(r.nextInt(chunkservers.size()));
+            return other.equals(cs) ? cs : cs + AND + other;
+        }
+        return GATEWAY;
     }
 
     /** Under a master group: the leader, every master, every node, or a chunkserver. */

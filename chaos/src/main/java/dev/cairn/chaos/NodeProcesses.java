@@ -53,8 +53,15 @@ public final class NodeProcesses implements AutoCloseable {
         Files.move(tmp, f, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
+    /** What each node's command starts with: nothing, or what puts it in a network of its own ({@link NetNamespaces#prefix}). */
+    private java.util.function.Function<String, List<String>> prefix = name -> List.of();
+
+    /** Nodes started from now on run under {@code prefix.apply(name)} (e.g. {@code nsenter --net=… --}). */
+    public synchronized void prefixWith(java.util.function.Function<String, List<String>> prefix) { this.prefix = prefix; }
+
     public synchronized void start(String name, List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(launcher);
+        List<String> cmd = new ArrayList<>(prefix.apply(name));
+        cmd.addAll(launcher);
         cmd.addAll(args);
         nodes.put(name, new Node(cmd, spawn(name, cmd), false));
     }

@@ -29,13 +29,25 @@ class NemesisTest {
                         case QUORUM_LOSS -> assertThat(f.target()).matches("master(\\d)\\+master(?!\\1)\\d");
                         case POWER_LOSS -> assertThat(f.nodes(EVERY)).isSubsetOf(EVERY).isNotEmpty();
                         case MIXED -> assertThat(f.kind()).isIn(Nemesis.Kind.KILL, Nemesis.Kind.STALL);
+                        case PARTITION -> {
+                            assertThat(f.kind()).isEqualTo(Nemesis.Kind.PARTITION);
+                            assertThat(f.amount()).isIn(Nemesis.BOTH_WAYS, Nemesis.ONE_WAY, Nemesis.FROM_MASTERS);
+                            if (f.amount() == Nemesis.FROM_MASTERS) assertThat(f.target()).matches("leader|master\\d");
+                        }
+                        case PACKET_LOSS -> {
+                            assertThat(f.amount()).isBetween(Nemesis.MIN_LOSS_PERCENT, Nemesis.MAX_LOSS_PERCENT);
+                            assertThat(f.target()).matches("leader|cs\\d|" + Nemesis.GATEWAY);
+                        }
                         default -> { }
                     }
                     if (s == Nemesis.Scenario.CHUNKSERVER_KILL || s == Nemesis.Scenario.CHUNKSERVER_STALL || s == Nemesis.Scenario.DISK_STALL
                             || s == Nemesis.Scenario.DISK_ERROR) {
                         assertThat(f.target()).isIn(CS);
                     }
-                    if (f.kind() != Nemesis.Kind.CLOCK_STEP && f.kind() != Nemesis.Kind.DISK_STALL) assertThat(f.amount()).isZero();
+                    if (f.kind() != Nemesis.Kind.CLOCK_STEP && f.kind() != Nemesis.Kind.DISK_STALL && f.kind() != Nemesis.Kind.PARTITION
+                            && f.kind() != Nemesis.Kind.PACKET_LOSS) {
+                        assertThat(f.amount()).isZero();
+                    }
                     for (long t = f.atMillis(); t < f.endMillis(); t += 250) {
                         long at = t;
                         List<Nemesis.Fault> now = faults.stream().filter(g -> g.atMillis() <= at && at < g.endMillis()).toList();
@@ -63,6 +75,25 @@ class NemesisTest {
                 .anySatisfy(t -> assertThat(t).matches("cs\\d\\+cs\\d"));
         assertThat(new Nemesis.Fault(0, Nemesis.Kind.POWER_LOSS, "cs2+cs4", 1, 0).nodes(EVERY)).containsExactly("cs2", "cs4");
         assertThat(new Nemesis.Fault(0, Nemesis.Kind.POWER_LOSS, Nemesis.ALL, 1, 0).nodes(EVERY)).isEqualTo(EVERY);
+    }
+
+    @Test void partitionsCutTheLeaderAMasterAServerARackOrTheGatewayEveryWay() {
+        List<String> targets = new java.util.ArrayList<>();
+        java.util.Set<Long> ways = new java.util.HashSet<>();
+        for (long seed = 1; seed <= 40; seed++) {
+            for (Nemesis.Fault f : Nemesis.schedule(Nemesis.Scenario.PARTITION, seed, 120_000, CS)) {
+                targets.add(f.target());
+                ways.add(f.amount());
+            }
+        }
+        assertThat(targets).contains(Nemesis.LEADER, Nemesis.GATEWAY).anyMatch(CS::contains)
+                .anySatisfy(t -> assertThat(t).matches("leader\\+cs\\d"))
+                .anySatisfy(t -> assertThat(t).matches("cs\\d\\+cs\\d"))
+                .anySatisfy(t -> assertThat(t).matches("master\\d"));
+        assertThat(ways).containsExactlyInAnyOrder(Nemesis.BOTH_WAYS, Nemesis.ONE_WAY, Nemesis.FROM_MASTERS);
+        assertThat(Nemesis.Scenario.PARTITION.masters()).as("partitions are of a master group").isEqualTo(3);
+        assertThat(Nemesis.Scenario.PARTITION.needsNetwork()).isTrue();
+        assertThat(Nemesis.Scenario.MIXED.needsNetwork()).isFalse();
     }
 
     @Test void scenariosAreNamedAsOnTheCommandLine() {

@@ -45,6 +45,7 @@ final class ChaosCommand implements Callable<Integer> {
         System.out.println(ChaosReport.header());
         boolean mounts = scenarios.stream().anyMatch(Nemesis.Scenario::fillsDisks) && ChaosRun.canFillDisks();
         String noLossyDisks = ChaosRun.cannotLoseDisks();
+        String noNetworks = ChaosRun.cannotPartition();
         for (Nemesis.Scenario s : scenarios) {
             if (s.fillsDisks() && !mounts && scenarios.size() > 1) {
                 System.out.println("(" + s.id() + " skipped: it mounts a small filesystem per chunkserver, which needs root allowed to mount)");
@@ -52,6 +53,10 @@ final class ChaosCommand implements Callable<Integer> {
             }
             if (s.needsLossyDisks() && noLossyDisks != null && scenarios.size() > 1) {
                 System.out.println("(" + s.id() + " skipped: " + noLossyDisks + ")");
+                continue;
+            }
+            if (s.needsNetwork() && noNetworks != null && scenarios.size() > 1) {
+                System.out.println("(" + s.id() + " skipped: " + noNetworks + ")");
                 continue;
             }
             Path dir = report.resolve(s.id());
