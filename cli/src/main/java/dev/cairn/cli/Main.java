@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
             ClientCommands.Mkdir.class, ClientCommands.Rm.class,
             AdminCommands.Status.class, AdminCommands.FileInfo.class, AdminCommands.Drain.class, AdminCommands.SetClass.class,
             AdminCommands.FsckCommand.class, AdminCommands.Masters.class,
-            SimCommand.class, ChaosCommand.class
+            SimCommand.class, ChaosCommand.class, AgentCommand.class
         })
 public final class Main implements Runnable {
     /** Exit status for bad usage or configuration. */
