@@ -52,8 +52,14 @@ public final class FileWriter {
     private long position;
     /** Replicated files: bytes written since the last checkpoint. */
     private long sinceCheckpoint;
-    private boolean failed;
+    /** Why an earlier write, sync or upload failed (null: none did); every later call fails saying so. */
+    private Throwable failure;
     private boolean closed;
+
+    /** The refusal of a call after a failure, with the failure's own words (a caller sees why, not only that). */
+    private String failedEarlier() {
+        return "writer failed earlier: " + CairnException.statusOf(failure) + ": " + CairnException.detailOf(failure);
+    }
 
     FileWriter(CairnClient client, FileAttr file) {
         if (file.size() != 0) throw new CairnException(Status.BAD_REQUEST, "the writer appends to an empty file only");
@@ -68,7 +74,7 @@ public final class FileWriter {
     public Promise<Void> write(byte[] data) { return write(data, 0, data.length); }
 
     public Promise<Void> write(byte[] data, int off, int len) {
-        if (failed || closed) return Promise.failed(new CairnException(Status.BAD_REQUEST, failed ? "writer failed earlier" : "writer closed"));
+        if (failure != null || closed) return Promise.failed(new CairnException(Status.BAD_REQUEST, failure != null ? failedEarlier() : "writer closed"));
         return ec ? writeBuffered(data, off, len) : writeStreamed(data, off, len);
     }
 
@@ -80,7 +86,7 @@ public final class FileWriter {
         int inChunk = (int) (position % chunkSize);
         int n = Math.min(len, Math.min(chunkSize - inChunk, Codec.MAX_DATA_BYTES));
         ChunkSession s = sessions.computeIfAbsent(index, i -> client.session(file, i, versions));
-        Promise<Void> taken = s.write(inChunk, Arrays.copyOfRange(data, off, off + n)).onFailure(e -> failed = true);
+        Promise<Void> taken = s.write(inChunk, Arrays.copyOfRange(data, off, off + n)).onFailure(e -> failure = failure == null ? e : failure);
         position += n;
         sinceCheckpoint += n;
         if (inChunk + n == chunkSize || sinceCheckpoint >= SYNC_BYTES) checkpoint(List.of(s.sync()));
@@ -103,7 +109,7 @@ public final class FileWriter {
             release(upTo);
             return null;
         });
-        committing.onFailure(e -> failed = true);
+        committing.onFailure(e -> failure = failure == null ? e : failure);
         return committing;
     }
 
@@ -143,7 +149,7 @@ public final class FileWriter {
     private Promise<Void> upload() {
         byte[] chunk = buffered == buf.length ? buf : Arrays.copyOf(buf, buffered);
         int index = (int) ((position - buffered) / chunkSize);
-        return new ChunkUpload(client, file, index, chunk, Codec.MAX_DATA_BYTES, versions).run().onFailure(e -> failed = true);
+        return new ChunkUpload(client, file, index, chunk, Codec.MAX_DATA_BYTES, versions).run().onFailure(e -> failure = failure == null ? e : failure);
     }
 
     /**
@@ -167,11 +173,11 @@ public final class FileWriter {
     }
 
     private Promise<Void> flushAndCommit() {
-        if (failed) return Promise.failed(new CairnException(Status.BAD_REQUEST, "writer failed earlier"));
+        if (failure != null) return Promise.failed(new CairnException(Status.BAD_REQUEST, failedEarlier()));
         if (ec) {
             Promise<Void> data = buffered > 0 ? upload().map(v -> { buffered = 0; return null; }) : Promise.completed(null);
             long length = position;
-            return data.flatMap(v -> client.commitLength(file.inode(), length, versions)).onFailure(e -> failed = true);
+            return data.flatMap(v -> client.commitLength(file.inode(), length, versions)).onFailure(e -> failure = failure == null ? e : failure);
         }
         List<Promise<Void>> all = new ArrayList<>();
         for (ChunkSession s : sessions.values()) all.add(s.sync());
