@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
  */
 final class Agent {
     /** The commands an agent runs: one-shot clients. Servers, simulations and chaos runs get a JVM of their own. */
-    static final Set<String> COMMANDS = Set.of("put", "get", "ls", "mkdir", "rm", "status", "fileinfo", "fsck", "drain", "setclass", "masters");
+    static final Set<String> COMMANDS = Set.of("put", "get", "ls", "mkdir", "rm", "xattr", "status", "fileinfo", "fsck", "drain", "setclass", "masters");
     /** Request bounds: a caller that sends more is refused (and can always run the command in a JVM of its own). */
     static final int MAX_ARGS = 256, MAX_FIELD_BYTES = 64 << 10;
     /** How long a caller has to send its request once connected. */

@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             UpCommand.class, MasterCommand.class, ChunkServerCommand.class, NfsCommand.class,
             ClientCommands.Put.class, ClientCommands.Get.class, ClientCommands.Ls.class,
-            ClientCommands.Mkdir.class, ClientCommands.Rm.class,
+            ClientCommands.Mkdir.class, ClientCommands.Rm.class, XattrCommands.class,
             AdminCommands.Status.class, AdminCommands.FileInfo.class, AdminCommands.Drain.class, AdminCommands.SetClass.class,
             AdminCommands.FsckCommand.class, AdminCommands.Masters.class,
             SimCommand.class, ChaosCommand.class, AgentCommand.class

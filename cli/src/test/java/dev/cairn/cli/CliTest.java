@@ -151,6 +151,47 @@ class CliTest {
         return got;
     }
 
+    @Test void extendedAttributesFromTheCommandLine() throws Exception {
+        List<Integer> p = freePorts(4);
+        String master = "127.0.0.1:" + p.get(0);
+        byte[] binary = {0, 1, 2, (byte) 0xff, 10, 0};
+        Path valueFile = dir.resolve("value.bin");
+        Files.write(valueFile, binary);
+        try (LocalCluster cluster = LocalCluster.start(dir.resolve("data"), p.get(0), p.subList(1, 4))) {
+            cluster.awaitReady();
+            assertThat(Main.run("mkdir", "--master", master, "/d")).isZero();
+            assertThat(Main.run("xattr", "set", "--master", master, "/d", "colour", "blue")).as(err()).isZero();
+            assertThat(Main.run("xattr", "set", "--master", master, "/d", "raw", "--value-file", valueFile.toString())).as(err()).isZero();
+            out.reset();
+            assertThat(Main.run("xattr", "get", "--master", master, "/d", "raw")).isZero();
+            assertThat(out.toByteArray()).as("the value's bytes, as they are").isEqualTo(binary);
+            out.reset();
+            assertThat(Main.run("xattr", "list", "--master", master, "/d")).isZero();
+            assertThat(out()).isEqualTo("colour" + System.lineSeparator() + "raw" + System.lineSeparator());
+
+            assertThat(Main.run("xattr", "set", "--master", master, "--create", "/d", "colour", "red")).isEqualTo(1);
+            assertThat(err()).contains("/d: attribute colour is set already");
+            assertThat(Main.run("xattr", "set", "--master", master, "--replace", "/d", "shape", "round")).isEqualTo(1);
+            assertThat(err()).contains("/d: no attribute shape");
+            assertThat(Main.run("xattr", "set", "--master", master, "--replace", "/d", "colour", "red")).isZero();
+            out.reset();
+            assertThat(Main.run("xattr", "get", "--master", master, "/d", "colour")).isZero();
+            assertThat(out()).isEqualTo("red");
+
+            assertThat(Main.run("xattr", "rm", "--master", master, "/d", "colour")).isZero();
+            assertThat(Main.run("xattr", "get", "--master", master, "/d", "colour")).isEqualTo(1);
+            assertThat(err()).contains("/d: no attribute colour");
+            assertThat(Main.run("xattr", "rm", "--master", master, "/d", "colour")).isEqualTo(1);
+            assertThat(Main.run("xattr", "list", "--master", master, "/missing")).isEqualTo(1);
+            assertThat(err()).contains("/missing: no such file or directory");
+            assertThat(Main.run("xattr", "set", "--master", master, "/d", "both", "x", "--value-file", valueFile.toString()))
+                    .as("a value and a value file").isEqualTo(Main.EXIT_USAGE);
+            out.reset();
+            assertThat(Main.run("xattr", "list", "--master", master, "/d")).isZero();
+            assertThat(out()).isEqualTo("raw" + System.lineSeparator());
+        }
+    }
+
     @Test void aClusterThatIsNotThereIsAClearError() throws Exception {
         int port = freePorts(1).get(0);
         assertThat(Main.run("ls", "--master", "127.0.0.1:" + port, "/")).isEqualTo(1);
