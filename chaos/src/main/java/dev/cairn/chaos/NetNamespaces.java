@@ -43,13 +43,32 @@ public final class NetNamespaces implements AutoCloseable {
         this.subnet = subnet;
     }
 
-    /** Why this process cannot give nodes networks of their own, or null if it can. */
+    /**
+     * Why this process cannot give nodes networks of their own, or null if it can: root, the tools, and the right to
+     * make a namespace, a veth pair into it and a table in it (tried on a throwaway namespace: a container without
+     * CAP_NET_ADMIN has root and the tools, and nothing else).
+     */
     public static String unavailable() {
         if (!"root".equals(System.getProperty("user.name"))) return "network namespaces need root";
         for (String tool : List.of("ip", "nft", "nsenter")) {
             if (!onPath(tool)) return "'" + tool + "' is not installed (Debian packages iproute2, nftables, util-linux)";
         }
-        return null;
+        String probe = PREFIX + ProcessHandle.current().pid() + "-probe";
+        try {
+            run("ip", "netns", "add", probe);
+            try {
+                run("ip", "link", "add", "czprobe", "netns", probe, "type", "veth", "peer", "name", "p", "netns", probe);
+                nft(probe, "table inet cairn {\n  chain input { type filter hook input priority 0; policy accept; }\n}\n");
+            } finally {
+                run("ip", "netns", "del", probe);
+            }
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return "this process may not make a network namespace with a veth pair and nftables rules (" + e.getMessage() + ")";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted while trying a network namespace";
+        }
     }
 
     private static boolean onPath(String tool) {
