@@ -52,13 +52,18 @@ final class XattrCommands implements Runnable {
         }
     }
 
-    @Command(name = "get", description = "The value of extended attribute NAME of PATH, written as it is (bytes, no newline added).")
-    static final class Get extends ClientCommands.Base {
+    /** A command on one attribute: PATH and NAME, and the call on the inode at PATH. */
+    abstract static class OnAttribute extends ClientCommands.Base {
         @Parameters(index = "0", description = "Cluster path.") String path;
         @Parameters(index = "1", description = "Attribute name.") String name;
 
+        <T> T on(RealClient c, java.util.function.Function<FileAttr, T> call) { return XattrCommands.on(c, path, name, call); }
+    }
+
+    @Command(name = "get", description = "The value of extended attribute NAME of PATH, written as it is (bytes, no newline added).")
+    static final class Get extends OnAttribute {
         @Override int run(RealClient c) {
-            byte[] v = on(c, path, name, f -> c.await(x -> x.getXattr(f.inode(), name)));
+            byte[] v = on(c, f -> c.await(x -> x.getXattr(f.inode(), name)));
             System.out.write(v, 0, v.length);
             System.out.flush();
             return 0;
@@ -66,9 +71,7 @@ final class XattrCommands implements Runnable {
     }
 
     @Command(name = "set", description = "Set extended attribute NAME of PATH to VALUE (or to the bytes of --value-file).")
-    static final class Set extends ClientCommands.Base {
-        @Parameters(index = "0", description = "Cluster path.") String path;
-        @Parameters(index = "1", description = "Attribute name.") String name;
+    static final class Set extends OnAttribute {
         @Parameters(index = "2", arity = "0..1", description = "The value, as UTF-8 text.") String value;
         @Option(names = "--value-file", description = "A local file whose bytes are the value (at most 64 KiB).") Path valueFile;
         @ArgGroup(exclusive = true) How how = new How();
@@ -82,18 +85,15 @@ final class XattrCommands implements Runnable {
             if ((value == null) == (valueFile == null)) throw new IllegalArgumentException("give the value, or --value-file, not both");
             byte[] v = value != null ? value.getBytes(StandardCharsets.UTF_8) : Files.readAllBytes(valueFile);
             int mode = how.create ? MasterProtocol.XATTR_CREATE : how.replace ? MasterProtocol.XATTR_REPLACE : MasterProtocol.XATTR_EITHER;
-            on(c, path, name, f -> c.await(x -> x.setXattr(f.inode(), name, v, mode)));
+            on(c, f -> c.await(x -> x.setXattr(f.inode(), name, v, mode)));
             return 0;
         }
     }
 
     @Command(name = "rm", description = "Remove extended attribute NAME of PATH.")
-    static final class Remove extends ClientCommands.Base {
-        @Parameters(index = "0", description = "Cluster path.") String path;
-        @Parameters(index = "1", description = "Attribute name.") String name;
-
+    static final class Remove extends OnAttribute {
         @Override int run(RealClient c) {
-            on(c, path, name, f -> c.await(x -> x.setXattr(f.inode(), name, new byte[0], MasterProtocol.XATTR_REMOVE)));
+            on(c, f -> c.await(x -> x.setXattr(f.inode(), name, new byte[0], MasterProtocol.XATTR_REMOVE)));
             return 0;
         }
     }
