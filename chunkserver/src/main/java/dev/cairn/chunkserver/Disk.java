@@ -45,6 +45,8 @@ final class Disk implements Volume {
     private int finishedSinceReport;
     private String failure;
     private boolean full;
+    /** When ENOSPC last marked it full (this server's monotonic clock). */
+    private long fullSinceNanos;
     private boolean slow;
     /** What the store keeps here (chunk files and their bytes), kept by {@link ChunkStore} as it adds and drops. */
     private int chunkCount;
@@ -99,12 +101,22 @@ final class Disk implements Volume {
         if (space == null || space.freeBytes() >= Math.max(REOPEN_FREE_BYTES, space.totalBytes() / 100)) full = false;
     }
 
-    /** At a report: a full disk whose filesystem now has room (freed by others than this server) reopens. */
+    /**
+     * At a report: a full disk whose filesystem now has room (freed by others than this server) reopens. One that
+     * cannot say how much is free (statvfs failing) reopens {@link #UNKNOWN_SPACE_RETRY_NANOS} after it filled: the
+     * next chunk tells, and ENOSPC fills it again. Without this, such a disk freed by someone else stayed full until
+     * one of its own chunks was deleted, and a host whose only working disk it was took no new chunk for good
+     * (simulator seed 8234: an ec(3,1) file could not be placed on four healthy hosts).
+     */
     void recheckFull() {
         if (!full || failure != null) return;
         Space space = volume.space();
-        if (space != null && space.freeBytes() >= Math.max(REOPEN_FREE_BYTES, space.totalBytes() / 100)) full = false;
+        if (space == null ? clock.nanoTime() - fullSinceNanos >= UNKNOWN_SPACE_RETRY_NANOS
+                : space.freeBytes() >= Math.max(REOPEN_FREE_BYTES, space.totalBytes() / 100)) full = false;
     }
+
+    /** How long a full disk whose free space is unknown waits before it is tried again. */
+    static final long UNKNOWN_SPACE_RETRY_NANOS = 60_000_000_000L;
 
     /** Free space a full disk needs before it takes new chunks again: a few of the largest chunks. */
     static final long REOPEN_FREE_BYTES = 256L << 20;
@@ -216,6 +228,7 @@ final class Disk implements Volume {
     private Throwable judge(Throwable e) {
         if (e instanceof NoSpace) {
             full = true;
+            fullSinceNanos = clock.nanoTime();
             return new CairnException(Status.NO_SPACE, "disk " + name() + " is full");
         }
         if (e instanceof DiskError) {

@@ -459,6 +459,37 @@ class ChunkStoreSimTest {
     }
 
     /**
+     * A disk filled by ENOSPC takes chunks again once its filesystem has room: at once when it can say so, and a while
+     * later when it cannot (10 s seed 8234: a host's one working disk, filled by others and freed, stayed full for
+     * good because the simulated disk no longer knew its free space, and an ec(3,1) file found only 3 usable hosts).
+     */
+    @Test void aFullDiskTakesChunksAgainOnceItHasRoomOrAfterAWhileIfItCannotSay() {
+        run(s -> s.create(41, 1, 0, Long.MAX_VALUE));
+        host.setDiskCapacity("disk0", host.diskOrNull("disk0").usedBytes());
+        assertThat(failure(s -> s.write(41, 1, 0, bytes(70_000, 2), 0L))).isEqualTo(Status.NO_SPACE);
+        Disk disk0 = store().disks().get(0);
+        assertThat(disk0.state()).isEqualTo(dev.cairn.core.proto.Types.DiskState.FULL);
+        disk0.recheckFull();
+        assertThat(disk0.full()).as("still no room").isTrue();
+
+        host.setDiskCapacity("disk0", host.diskOrNull("disk0").usedBytes() + 2 * Disk.REOPEN_FREE_BYTES);
+        disk0.recheckFull();
+        assertThat(disk0.full()).as("room, and the filesystem says so").isFalse();
+
+        host.setDiskCapacity("disk0", host.diskOrNull("disk0").usedBytes());
+        assertThat(failure(s -> s.write(41, 1, 0, bytes(70_000, 2), 0L))).isEqualTo(Status.NO_SPACE);
+        host.setDiskCapacity("disk0", Long.MAX_VALUE); // room again, but statvfs says nothing
+        disk0.recheckFull();
+        assertThat(disk0.full()).as("free space unknown, just filled").isTrue();
+        sim.runUntil(sim.now() + Disk.UNKNOWN_SPACE_RETRY_NANOS);
+        disk0.recheckFull();
+        assertThat(disk0.full()).as("free space unknown, tried again after a while").isFalse();
+        run(s -> s.write(41, 1, 0, bytes(70_000, 2), 0L));
+        run(s -> s.sync(41, 1, 70_000));
+        assertThat(read(41, 1, 0, 70_000)).isEqualTo(bytes(70_000, 2));
+    }
+
+    /**
      * A part-0 copy cut off with nothing durable but its header (0 bytes) refuses a copy of another part (the master may not
      * have heard of it yet), unless the master says it judges the copy here stale: then the new part is built
      * beside it and takes its place once durable (group sim seed 423: the only server that could take the missing
