@@ -132,20 +132,27 @@ public final class ChaosRun {
             // the run's clients come from their own address, not 127.0.0.1 (the default export's only client)
             if (net != null) gateway.addAll(List.of("--exports", net.runAddress() + "/32 rw no_root_squash"));
             startNode(nodes, Nemesis.GATEWAY, gateway);
-            try (RealClient client = RealClient.connect(masters, CALL_TIMEOUT_SECONDS, key)) {
+            try (RealClient client = RealClient.connect(masters, CALL_TIMEOUT_SECONDS, key);
+                 KernelWorkload kernel = config.scenario().needsKernelClient() ? new KernelWorkload() : null) {
                 t0 = System.currentTimeMillis();
                 awaitHealthy(client, nodes, READY_BOUND_MILLIS, "come up");
                 client.mkdir("/chaos");
-                t0 = System.currentTimeMillis();
                 Workload w = new Workload(client);
+                // the VM boots before the clock starts: the faults are meant for a client that is writing
+                if (kernel != null && !kernel.start(client, nfs.port())) {
+                    return new Result(config, history.entries(), List.copyOf(fired), 0, 0, -1, List.copyOf(violations), List.copyOf(convergence), t0);
+                }
+                t0 = System.currentTimeMillis();
                 List<Thread> threads = new ArrayList<>();
                 for (int i = 0; i < WRITERS; i++) threads.add(new Thread(w::write, "chaos-writer-" + i));
-                threads.add(new Thread(() -> w.writeOverNfs(nfs), "chaos-nfs-writer"));
+                // the kernel's is then the gateway's only client: its restarts' grace periods end once it has reclaimed
+                if (kernel == null) threads.add(new Thread(() -> w.writeOverNfs(nfs), "chaos-nfs-writer"));
                 threads.add(new Thread(w::read, "chaos-reader"));
                 for (Thread t : threads) t.start();
                 carryOut(schedule, nodes);
                 w.stop = true;
                 for (Thread t : threads) t.join();
+                if (kernel != null) kernel.finish();
                 heal(nodes);
                 long healed = now();
                 if (awaitHealthy(client, nodes, CONVERGE_BOUND_MILLIS, "converge after healing")) converge = now() - healed;
@@ -169,6 +176,9 @@ public final class ChaosRun {
 
     /** Why this process cannot run the power-loss and disk-stall scenarios, or null if it can. */
     public static String cannotLoseDisks() { return LossyDisks.unavailable(); }
+
+    /** Why this process cannot run the kernel-client scenario (nfs-vm, as root), or null if it can. */
+    public static String cannotRunKernelClient() { return KernelClient.unavailable(); }
 
     /** Why this process cannot run the partition and packet-loss scenarios (network namespaces), or null if it can. */
     public static String cannotPartition() { return NetNamespaces.unavailable(); }
@@ -585,6 +595,92 @@ public final class ChaosRun {
         }
     }
 
+    /** File numbers of the kernel client's sources (for {@link #content}): apart from the other writers'. */
+    static final int KERNEL_FILE_BASE = 2_000_000;
+    /** Source files the kernel client copies in turn, and their largest size (small ones too: a copy in one WRITE). */
+    static final int KERNEL_SOURCES = 8, KERNEL_SOURCE_MAX_BYTES = 3 * CHUNK_SIZE;
+
+    /**
+     * The Linux kernel's NFS client writing through the gateway ({@link KernelClient}): each copy the guest
+     * reports acknowledged (its fsync returned) joins the history as a write of its source's bytes; a copy that read
+     * back different through the mount is a violation on its own. nfs-vm hands over the guest's console only when
+     * the VM ends, so a copy's times are the guest's uptime counted from the VM's start (within about a second).
+     */
+    final class KernelWorkload implements AutoCloseable {
+        private final int[] sizes = new int[KERNEL_SOURCES];
+        private final java.util.Map<Integer, Long> started = new java.util.concurrent.ConcurrentHashMap<>();
+        private final AtomicInteger acked = new AtomicInteger(), readBack = new AtomicInteger();
+        private volatile String done;
+        private KernelClient vm;
+        private long vmStartWallMillis;
+
+        /**
+         * Boots the VM and waits until its first copy shows in the cluster (the guest is writing); false (a violation
+         * noted) if that never happens.
+         */
+        boolean start(RealClient client, int port) throws IOException, InterruptedException {
+            Path src = config.dir().resolve("kernel-src");
+            Files.createDirectories(src);
+            SplittableRandom r = new SplittableRandom(config.seed() ^ 0x6B65726EL);
+            for (int x = 0; x < KERNEL_SOURCES; x++) {
+                sizes[x] = x % 4 == 0 ? r.nextInt(1, 64 * 1024) : r.nextInt(64 * 1024, KERNEL_SOURCE_MAX_BYTES);
+                Files.write(src.resolve("f" + x), content(config.seed(), KERNEL_FILE_BASE + x, sizes[x]));
+            }
+            vmStartWallMillis = System.currentTimeMillis();
+            vm = KernelClient.start(port, "chaos", config.durationMillis() / 1000, src, KERNEL_SOURCES, config.dir(), this::line);
+            long deadline = System.currentTimeMillis() + KernelClient.READY_BOUND_SECONDS * 1000;
+            while (System.currentTimeMillis() < deadline && vm.running()) {
+                try {
+                    client.lookup("/chaos/k0");
+                    return true;
+                } catch (RuntimeException notYet) {
+                    Thread.sleep(100);
+                }
+            }
+            violations.add("the kernel NFS client wrote nothing through the gateway within " + KernelClient.READY_BOUND_SECONDS + " s of its VM's start (see "
+                    + config.dir().resolve("logs").resolve("kernel-client.log") + ")");
+            return false;
+        }
+
+        /** The run's clock at the guest's uptime {@code seconds}. */
+        private long at(String seconds) {
+            return vmStartWallMillis + Math.round(Double.parseDouble(seconds) * 1000) - t0;
+        }
+
+        private void line(String line) {
+            String[] f = line.split(" ", 5);
+            boolean copy = f.length >= 4 && f[1].startsWith("k") && f[2].startsWith("f");
+            if (copy && f[0].equals("start")) {
+                started.put(Integer.parseInt(f[1].substring(1)), at(f[3]));
+            } else if (copy && (f[0].equals("acked") || f[0].equals("failed"))) {
+                int k = Integer.parseInt(f[1].substring(1)), x = Integer.parseInt(f[2].substring(1));
+                long end = at(f[3]);
+                boolean ok = f[0].equals("acked");
+                if (ok) acked.incrementAndGet();
+                history.add(History.Op.WRITE, "/chaos/k" + k, KERNEL_FILE_BASE + x, sizes[x], started.getOrDefault(k, end), end,
+                        ok ? History.Outcome.OK : History.Outcome.FAILED, ok ? "kernel" : "kernel: " + (f.length > 4 ? f[4] : "dd failed"));
+            } else if (f.length == 3 && f[0].equals("readback")) {
+                readBack.incrementAndGet();
+                if (!f[2].equals("ok")) violations.add("the kernel client read /chaos/" + f[1] + " back through its mount, after the faults, and it differs from what it wrote");
+            } else if (f[0].equals("done")) {
+                done = line;
+            }
+        }
+
+        /** Waits for the guest to finish writing and read everything back; anything short of that is a violation. */
+        void finish() throws InterruptedException {
+            int status = vm.await(KernelClient.FINISH_BOUND_SECONDS);
+            String log = " (see " + config.dir().resolve("logs").resolve("kernel-client.log") + ")";
+            if (status != 0) violations.add("the kernel NFS client's VM " + (status < 0 ? "did not finish within " + KernelClient.FINISH_BOUND_SECONDS + " s of the workload's end" : "ended with status " + status) + log);
+            else if (done == null || readBack.get() != acked.get()) violations.add("the kernel client read back " + readBack.get() + " of its " + acked.get() + " acknowledged copies" + log);
+            if (acked.get() == 0) violations.add("the kernel NFS client had no copy acknowledged in " + seconds(config.durationMillis()) + log);
+        }
+
+        @Override public void close() throws InterruptedException {
+            if (vm != null) vm.close();
+        }
+    }
+
     /** One NFS call on the client's loop, waited for at most {@link #CALL_TIMEOUT_SECONDS}. */
     static <T> T nfs(ExecutorService loop, Supplier<Promise<T>> op) throws Exception {
         CompletableFuture<T> f = new CompletableFuture<>();
@@ -650,7 +746,7 @@ public final class ChaosRun {
             try {
                 byte[] got = get(client, w.path());
                 byte[] want = content(config.seed(), w.file(), (int) w.bytes());
-                if (w.detail().startsWith("nfs")) {
+                if (w.detail().startsWith("nfs") || w.detail().startsWith("kernel")) {
                     // over NFS, UNSTABLE writes reach the cluster in the background: what a failed file holds may have
                     // holes (zeros) where writes did not land, but no byte that was never written
                     for (int i = 0; i < got.length; i++) {

@@ -33,6 +33,14 @@ public final class Nemesis {
         CHUNKSERVER_KILL(Kind.KILL, false),
         /** kill -9 of the NFS gateway under NFS writes, restarted: what a COMMIT acknowledged must survive it. */
         GATEWAY_KILL(Kind.KILL, false),
+        /**
+         * kill -9 of the NFS gateway, restarted, while the Linux kernel's NFS client (nfs-vm: Debian's kernel in QEMU,
+         * root only) copies files onto a mount with {@code dd conv=fsync}: every copy whose fsync returned must read
+         * back byte for byte, through the mount and through the cluster. The kernel holds what it wrote in its page
+         * cache, resends it when a COMMIT's verifier says the gateway restarted, and reclaims its opens in the grace
+         * period (RFC 8881 §8.4.2); the gateway must lose nothing it committed and hand out nothing it did not.
+         */
+        KERNEL_CLIENT(Kind.KILL, false),
         /** SIGSTOP of chunkservers under writes (a stalled host: sockets open, nothing answered), then SIGCONT. */
         CHUNKSERVER_STALL(Kind.STALL, false),
         /** kill -9 of the master under writes, restarted after a while (its clients must ride it out or fail cleanly). */
@@ -125,6 +133,9 @@ public final class Nemesis {
         /** Whether each node needs a network namespace of its own (the faults are nftables rules in them). */
         public boolean needsNetwork() { return only == Kind.PARTITION || only == Kind.PACKET_LOSS; }
 
+        /** Whether its workload is the Linux kernel's NFS client in nfs-vm (root only). */
+        public boolean needsKernelClient() { return this == KERNEL_CLIENT; }
+
         /** Whether its faults need libfaketime under every node. */
         public boolean stepsClocks() { return only == Kind.CLOCK_STEP; }
 
@@ -205,7 +216,7 @@ public final class Nemesis {
             if (t + length > lastEnd) break;
             boolean onMaster = scenario.master != null ? scenario.master : r.nextInt(4) == 0;
             Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
-            String target = scenario == Scenario.GATEWAY_KILL ? GATEWAY : onMaster ? (scenario.masters() > 1 ? LEADER : "master") : chunkservers.get(r.nextInt(chunkservers.size()));
+            String target = scenario == Scenario.GATEWAY_KILL || scenario == Scenario.KERNEL_CLIENT ? GATEWAY : onMaster ? (scenario.masters() > 1 ? LEADER : "master") : chunkservers.get(r.nextInt(chunkservers.size()));
             if (kind == Kind.POWER_LOSS) target = scenario.masters() > 1 ? groupPowerLossTarget(r, chunkservers) : powerLossTarget(r, chunkservers);
             if (scenario == Scenario.QUORUM_LOSS) {
                 int spared = r.nextInt(3) + 1; // the one of three left running

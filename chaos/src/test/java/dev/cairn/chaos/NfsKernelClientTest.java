@@ -60,15 +60,7 @@ class NfsKernelClientTest {
         if (setup != null) setup.close();
     }
 
-    static Path findNfsVm() {
-        String env = System.getenv("CAIRN_NFS_VM");
-        if (env != null && !env.isEmpty()) return Files.isExecutable(Path.of(env)) ? Path.of(env) : null;
-        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-            Path candidate = p.resolve("shared").resolve("tools").resolve("nfs-vm");
-            if (Files.isExecutable(candidate)) return candidate;
-        }
-        return null;
-    }
+    static Path findNfsVm() { return KernelClient.findNfsVm(); }
 
     @ParameterizedTest(name = "vers={0}")
     @CsvSource({"4.1, 1000, 4.1", "4.0, 200, 4.0", "4.2, 200, 4.2", "4, 100, 4.2"}) // "4": the client's own pick, the highest served

@@ -20,7 +20,9 @@ import picocli.CommandLine.Option;
                 + "then heal, let it converge and check every acknowledged byte.")
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--scenario", defaultValue = "all",
-            description = "chunkserver-kill, gateway-kill, chunkserver-stall, master-kill, leader-kill, quorum-loss, clock-step (needs libfaketime), disk-full (needs root), power-loss, group-power-loss, disk-stall and disk-error (need root and FUSE), mixed, or all (default: ${DEFAULT-VALUE}).")
+            description = "chunkserver-kill, gateway-kill, kernel-client (needs root and nfs-vm), chunkserver-stall, master-kill, leader-kill, leader-stall, "
+                    + "quorum-loss, clock-step (needs libfaketime), disk-full (needs root), power-loss, group-power-loss, disk-stall and disk-error "
+                    + "(need root and FUSE), partition and packet-loss (need root and network namespaces), mixed, or all (default: ${DEFAULT-VALUE}).")
     String scenario;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the fault schedule and the data (default: ${DEFAULT-VALUE}).")
@@ -46,6 +48,7 @@ final class ChaosCommand implements Callable<Integer> {
         boolean mounts = scenarios.stream().anyMatch(Nemesis.Scenario::fillsDisks) && ChaosRun.canFillDisks();
         String noLossyDisks = ChaosRun.cannotLoseDisks();
         String noNetworks = ChaosRun.cannotPartition();
+        String noKernelClient = ChaosRun.cannotRunKernelClient();
         for (Nemesis.Scenario s : scenarios) {
             if (s.fillsDisks() && !mounts && scenarios.size() > 1) {
                 System.out.println("(" + s.id() + " skipped: it mounts a small filesystem per chunkserver, which needs root allowed to mount)");
@@ -57,6 +60,10 @@ final class ChaosCommand implements Callable<Integer> {
             }
             if (s.needsNetwork() && noNetworks != null && scenarios.size() > 1) {
                 System.out.println("(" + s.id() + " skipped: " + noNetworks + ")");
+                continue;
+            }
+            if (s.needsKernelClient() && noKernelClient != null && scenarios.size() > 1) {
+                System.out.println("(" + s.id() + " skipped: " + noKernelClient + ")");
                 continue;
             }
             Path dir = report.resolve(s.id());

@@ -107,6 +107,34 @@ class ChaosRunTest {
     }
 
     /**
+     * The gateway killed and restarted while the Linux kernel's NFS client (nfs-vm) copies files onto a mount and
+     * fsyncs them (skipped, saying why, without root or nfs-vm): every copy whose fsync returned reads back through
+     * the mount and through the cluster, and at least one copy was under way across a kill (the kernel resent what
+     * the dead gateway held, or the gateway lost nothing). A gateway that keeps its write verifier across restarts
+     * fails this run: a copy the kernel had written UNSTABLE and committed after the restart reads back empty.
+     */
+    @Test void aGatewayKilledUnderTheKernelClientKeepsEveryFsyncedByte() throws Exception {
+        String why = ChaosRun.cannotRunKernelClient();
+        org.junit.jupiter.api.Assumptions.assumeTrue(why == null, "the kernel-client scenario cannot run here: " + why);
+        long seed = 1;
+        ChaosRun.Result r = ChaosRun.run(new ChaosRun.Config(Nemesis.Scenario.KERNEL_CLIENT, seed, 30_000, 5, dir.resolve("kernel"), launcher(),
+                "./cairn chaos --scenario kernel-client --seed " + seed + " --duration 30s"));
+        assertThat(r.violations()).as(ChaosReport.row(r)).isEmpty();
+        assertThat(r.lostBytes()).isZero();
+        assertThat(r.faults()).as("the gateway was killed").isNotEmpty().allSatisfy(f -> {
+            assertThat(f.fault().target()).isEqualTo(Nemesis.GATEWAY);
+            assertThat(f.error()).isNull();
+        });
+        List<History.Entry> kernel = r.history().stream()
+                .filter(e -> e.op() == History.Op.WRITE && e.outcome() == History.Outcome.OK && e.detail().equals("kernel")).toList();
+        assertThat(kernel).as("copies the kernel client fsynced").isNotEmpty();
+        assertThat(kernel).as("a copy under way across a kill").anySatisfy(e -> assertThat(r.faults()).anySatisfy(f -> {
+            assertThat(e.startMillis()).isLessThan(f.appliedMillis());
+            assertThat(e.endMillis()).isGreaterThan(f.healedMillis());
+        }));
+    }
+
+    /**
      * Each chunkserver on a small filesystem of its own (a tmpfs the run mounts: root only), filled to ENOSPC one or two
      * at a time under writes and emptied again: the writes go on elsewhere, nothing acknowledged is lost, and the
      * cluster converges once the disks have room (a full disk that never reopened would leave chunks under goal).
