@@ -69,6 +69,13 @@ public final class CairnClient implements Node, MessageHandler {
     static final long FAILOVER_NANOS = 30_000_000_000L;
     /** Pause before asking the next master of a group, so that an election in progress is not flooded. */
     static final long FAILOVER_RETRY_NANOS = 200_000_000L;
+    /**
+     * With a master group: a call its master has not answered for this long starts a probe of the group ({@link
+     * #probeGroup}), and another each time this passes again while it waits.
+     */
+    static final long LEADER_PROBE_NANOS = 1_000_000_000L;
+    /** A master asked about itself by a probe that has not answered in this long is taken for stalled. */
+    static final long PROBE_CALL_NANOS = 1_000_000_000L;
 
     private final Env env;
     /** The masters given, and any leader one of them named that was not among them (a client given one member of a group). */
@@ -358,7 +365,19 @@ public final class CairnClient implements Node, MessageHandler {
     private <R extends Message> void askLeader(LongFunction<Message> req, Class<R> reply, Promise<R> out, long deadline, long callNanos) {
         int asked = leader;
         Address to = masters.get(asked);
-        rpc.call(to, req, reply, callNanos).onComplete((r, e) -> {
+        Promise<R> call = rpc.call(to, req, reply, callNanos);
+        // a group's leader that answers nothing (stopped, or its host hung) is passed over once another has taken its place
+        dev.cairn.core.env.Cancellable[] watch = {null};
+        boolean[] moved = {false};
+        if (masters.size() > 1) {
+            watch[0] = env.scheduler().schedule(LEADER_PROBE_NANOS, () -> watchSilent(asked, call, watch, () -> {
+                moved[0] = true;
+                askLeader(req, reply, out, deadline, callNanos);
+            }));
+        }
+        call.onComplete((r, e) -> {
+            if (watch[0] != null) watch[0].cancel();
+            if (moved[0] || out.isDone()) return; // the call went to another master meanwhile: a late answer of this one is stale
             Status s = e != null ? CairnException.statusOf(e) : statusOf(r);
             // a single master that does not answer is the caller's to judge (it may be restarting); one of a group is passed
             // over, and so is one that lost its leadership under the call and names the leader (a retry carries the same op id)
@@ -370,6 +389,54 @@ public final class CairnClient implements Node, MessageHandler {
             }
             if (leader == asked) leader = named(e != null ? "" : detailOf(r)).orElse((asked + 1) % masters.size());
             env.scheduler().schedule(FAILOVER_RETRY_NANOS, () -> askLeader(req, reply, out, deadline, callNanos));
+        });
+    }
+
+    /**
+     * A call to master {@code asked} of a group still unanswered: if the group has meanwhile been found to have another
+     * leader the call goes there ({@code retry}; an answer from {@code asked} after that is ignored), else the group is
+     * probed and the call watched again. Without this a stopped leader held every call for {@link #MASTER_CALL_NANOS}
+     * (chaos {@code leader-stall}: clients paused up to 15 s) although the others had elected within two.
+     */
+    private void watchSilent(int asked, Promise<?> call, dev.cairn.core.env.Cancellable[] watch, Runnable retry) {
+        if (call.isDone()) return;
+        if (leader != asked) {
+            retry.run();
+            return;
+        }
+        probeGroup(asked);
+        watch[0] = env.scheduler().schedule(LEADER_PROBE_NANOS, () -> watchSilent(asked, call, watch, retry));
+    }
+
+    /** Whether a probe of the group is under way (one at a time, whatever the calls waiting). */
+    private boolean probing;
+
+    /**
+     * Asks every master of the group about itself at once. The leader moves only if {@code silent} (the master taken
+     * for leader) does not answer in {@link #PROBE_CALL_NANOS} and another says it leads and serves: a leader that is
+     * merely slow still answers about itself, and then a master that thinks it leads (a deposed one not yet aware) is
+     * not followed.
+     */
+    private void probeGroup(int silent) {
+        if (probing) return;
+        probing = true;
+        List<Address> group = List.copyOf(masters);
+        Address silentAddress = group.get(silent);
+        List<Promise<dev.cairn.core.proto.MasterProtocol.ReplicaStatusReply>> asks = new ArrayList<>();
+        for (Address m : group) {
+            asks.add(rpc.call(m, rid -> new dev.cairn.core.proto.MasterProtocol.ReplicaStatus(rid),
+                    dev.cairn.core.proto.MasterProtocol.ReplicaStatusReply.class, PROBE_CALL_NANOS));
+        }
+        Promise.all(asks).onComplete((v, e) -> {
+            probing = false;
+            if (!asks.get(silent).isFailed() || leader != silent) return;
+            for (int i = 0; i < group.size(); i++) {
+                var a = asks.get(i);
+                if (i == silent || a.isFailed() || !a.value().leads() || !a.value().serving()) continue;
+                log.info("master {} answers nothing, {} leads (term {}): calls go there", silentAddress, group.get(i), a.value().term());
+                leader = masters.indexOf(group.get(i));
+                return;
+            }
         });
     }
 
