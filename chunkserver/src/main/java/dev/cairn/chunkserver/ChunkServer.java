@@ -5,6 +5,7 @@ import dev.cairn.core.ec.CodecCache;
 import dev.cairn.core.ec.ErasureCodec;
 import dev.cairn.core.ec.Stripes;
 import dev.cairn.core.env.Address;
+import dev.cairn.core.env.Cancellable;
 import dev.cairn.core.env.Env;
 import dev.cairn.core.env.Log;
 import dev.cairn.core.env.MessageHandler;
@@ -31,6 +32,7 @@ import dev.cairn.core.proto.Message;
 import dev.cairn.core.proto.Status;
 import dev.cairn.core.proto.Types;
 import dev.cairn.core.proto.Types.ServerRef;
+import dev.cairn.core.rpc.LeaderProbe;
 import dev.cairn.core.rpc.Rpc;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -56,6 +58,8 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
      * first (a killed leader's connection is refused at once; a new leader has no registry until servers come).
      */
     static final int SILENT_BEATS_BEFORE_SWITCH = 1;
+    /** With a master group: a heartbeat unanswered for this long starts a probe of the group ({@link LeaderProbe}). */
+    static final long SILENT_MASTER_PROBE_NANOS = 1_000_000_000L;
     /** A group's master that answered NOT_LEADER is followed by the next one this soon (an election takes about a second). */
     static final long NEXT_MASTER_NANOS = 200_000_000L;
     /** Time the next server in a chain gets to write or sync and answer (a slow disk is not a dead one). */
@@ -71,6 +75,7 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
     private final ChunkServerConfig config;
     private final Log log;
     private final Rpc rpc;
+    private final LeaderProbe probe;
     private final ChunkStore store;
     private final long incarnation;
     private final Scrubber scrubber;
@@ -94,6 +99,7 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
         this.config = config;
         this.log = env.log(ChunkServer.class);
         this.rpc = new Rpc(env);
+        this.probe = new LeaderProbe(rpc, log);
         List<Volume> volumes = new ArrayList<>();
         for (String v : config.volumes()) volumes.add(env.volume(v));
         this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
@@ -215,9 +221,16 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
     private void heartbeat(long attempt) {
         if (stopped || !registered || attempt != registration) return;
         for (Disk d : store.disks()) d.recheckFull(); // space freed by others than this server counts too
-        rpc.call(master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, capacityBytes(),
-                        store.usedBytes(), store.count(), store.diskReports()), HeartbeatReply.class, MASTER_CALL_NANOS)
-                .onComplete((r, e) -> {
+        Promise<HeartbeatReply> beat = rpc.call(master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, capacityBytes(),
+                store.usedBytes(), store.count(), store.diskReports()), HeartbeatReply.class, MASTER_CALL_NANOS);
+        if (config.masters().size() > 1) {
+            // a leader that answers nothing (stopped, its host hung) is left for the one the group elected meanwhile, without
+            // waiting out the call: the new leader places chunks only on servers that registered with it
+            Cancellable[] watch = {null};
+            watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(beat, attempt, master(), watch));
+            beat.onComplete((r, e) -> watch[0].cancel());
+        }
+        beat.onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
                     if (e == null && r.known() && !newest(r.term())) {
                         log.info("master {} leads no more (term {} < {}); looking for the leader", master(), r.term(), masterTerm);
@@ -248,6 +261,17 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
                     if (e == null && ++beats % INVENTORY_EVERY_BEATS == 0) inventory(attempt);
                     env.scheduler().schedule(HEARTBEAT_NANOS, () -> heartbeat(attempt));
                 });
+    }
+
+    /** A heartbeat to {@code asked} still unanswered: the group is probed, and again each second it stays so. */
+    private void watchSilent(Promise<?> beat, long attempt, Address asked, Cancellable[] watch) {
+        if (beat.isDone() || attempt != registration || stopped) return;
+        probe.probe(config.masters(), asked, found -> {
+            if (beat.isDone() || attempt != registration || stopped || !master().equals(asked)) return;
+            masterIndex = config.masters().indexOf(found);
+            register();
+        });
+        watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(beat, attempt, asked, watch));
     }
 
     /** Sends the full chunk list; deletes what the master names (chunks of removed files). */

@@ -85,6 +85,7 @@ public final class CairnClient implements Node, MessageHandler {
     private final Log log;
     private final Rpc rpc;
     private final CodecCache codecs = new CodecCache();
+    private final dev.cairn.core.rpc.LeaderProbe probe;
 
     public CairnClient(Env env, Address master) { this(env, List.of(master)); }
 
@@ -95,6 +96,7 @@ public final class CairnClient implements Node, MessageHandler {
         this.masters = new ArrayList<>(masters);
         this.log = env.log(CairnClient.class);
         this.rpc = new Rpc(env);
+        this.probe = new dev.cairn.core.rpc.LeaderProbe(rpc, log);
     }
 
     @Override public void start() { env.transport().start(null, this); }
@@ -408,35 +410,14 @@ public final class CairnClient implements Node, MessageHandler {
         watch[0] = env.scheduler().schedule(LEADER_PROBE_NANOS, () -> watchSilent(asked, call, watch, retry));
     }
 
-    /** Whether a probe of the group is under way (one at a time, whatever the calls waiting). */
-    private boolean probing;
-
     /**
-     * Asks every master of the group about itself at once. The leader moves only if {@code silent} (the master taken
-     * for leader) does not answer in {@link #PROBE_CALL_NANOS} and another says it leads and serves: a leader that is
-     * merely slow still answers about itself, and then a master that thinks it leads (a deposed one not yet aware) is
-     * not followed.
+     * Probes the group ({@link dev.cairn.core.rpc.LeaderProbe}): if {@code silent}, the master taken for leader, answers
+     * nothing and another leads, the calls go there.
      */
     private void probeGroup(int silent) {
-        if (probing) return;
-        probing = true;
-        List<Address> group = List.copyOf(masters);
-        Address silentAddress = group.get(silent);
-        List<Promise<dev.cairn.core.proto.MasterProtocol.ReplicaStatusReply>> asks = new ArrayList<>();
-        for (Address m : group) {
-            asks.add(rpc.call(m, rid -> new dev.cairn.core.proto.MasterProtocol.ReplicaStatus(rid),
-                    dev.cairn.core.proto.MasterProtocol.ReplicaStatusReply.class, PROBE_CALL_NANOS));
-        }
-        Promise.all(asks).onComplete((v, e) -> {
-            probing = false;
-            if (!asks.get(silent).isFailed() || leader != silent) return;
-            for (int i = 0; i < group.size(); i++) {
-                var a = asks.get(i);
-                if (i == silent || a.isFailed() || !a.value().leads() || !a.value().serving()) continue;
-                log.info("master {} answers nothing, {} leads (term {}): calls go there", silentAddress, group.get(i), a.value().term());
-                leader = masters.indexOf(group.get(i));
-                return;
-            }
+        probe.probe(masters, masters.get(silent), found -> {
+            int i = masters.indexOf(found);
+            if (leader == silent && i >= 0) leader = i;
         });
     }
 

@@ -55,4 +55,28 @@ class StoppedLeaderSimTest {
         sim.runUntil(old.pausedUntil() + 5 * SECOND);
         assertThat(run(() -> c.list("/")).stream().map(e -> e.name()).toList()).contains("before", "during");
     }
+
+    /**
+     * Chunkservers whose heartbeats a stopped leader does not answer register with the new one as soon as it is found,
+     * not after their heartbeat call's 5 s: the new leader places chunks only on servers registered with it.
+     */
+    @Test void chunkserversOfAStoppedLeaderRegisterWithTheNewOneOnceElected() {
+        cluster.startAll();
+        await(30, () -> cluster.servingMaster() != null, "a serving leader");
+        CairnClient c = cluster.client();
+        await(30, () -> !run(() -> c.status()).grace(), "every chunkserver registered");
+        SimHost old = cluster.master();
+        old.pause(sim.now() + 60 * SECOND);
+        long start = sim.now();
+        await(30, () -> cluster.servingMaster() != null && cluster.master() != old, "a new leader");
+        long elected = sim.now() - start;
+        await(30, () -> {
+            var st = run(() -> c.status());
+            return !st.grace() && st.servers().stream().filter(x -> x.alive()).count() == 3;
+        }, "every chunkserver registered with the new leader");
+        long took = sim.now() - start;
+        System.out.printf("new leader after %d ms, every chunkserver registered with it after %d ms%n", elected / 1_000_000, took / 1_000_000);
+        assertThat(took - elected).as("chunkservers found the new leader by probing, not by their heartbeat's timeout")
+                .isLessThan(3 * SECOND);
+    }
 }
