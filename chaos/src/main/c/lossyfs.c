@@ -25,6 +25,10 @@
  *
  * Commands, one per line on standard input, each answered with one line on standard output:
  *   crash        undo every change not yet durable (the process using the filesystem must be dead: killed first)
+ *   crash torn SEED  the same, except that each unsynced write, drawn from SEED, may have reached the disk whole (one
+ *                in four), or only a prefix of whole 512-byte sectors of it (one in four, possibly none), the rest of it
+ *                and the file's size as before it: what a disk that wrote some of its cache before the power went
+ *                leaves. Names and truncations are undone as ever.
  *   stall MS     delay every read, write and sync by MS milliseconds (0: no delay): a slow or stalled disk
  *   fail on|off  answer every read, write, sync and name change with EIO (a dying disk) until `fail off`
  *   stats        the changes not yet durable and the bytes their undo holds
@@ -39,6 +43,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +66,10 @@ typedef struct node {
     dev_t dev;
     int fd;
     int refs;
+    /* during a torn crash: the byte ranges [kept[2i], kept[2i+1]) of writes it kept, which undoing older changes spares */
+    off_t *kept;
+    int nkept, capkept;
+    off_t kept_end;
     struct node *next;
 } node;
 
@@ -73,6 +82,8 @@ typedef struct rec {
     off_t off, old_size;
     size_t len;
     char *old;
+    /* a write's own length (0 for a truncation or an allocation) */
+    size_t wlen;
     /* names: dir1/name1 (the name made or removed; a rename's source) and dir2/name2 (a rename's target) */
     node *dir1, *dir2;
     char *name1, *name2;
@@ -160,6 +171,7 @@ static void unref(node *n) {
         }
     }
     close(n->fd);
+    free(n->kept);
     free(n);
 }
 
@@ -275,19 +287,77 @@ static void put_back(int dirfd, const char *name, rec *r) {
     else if (r->stashed) renameat(stashfd, r->stashed, dirfd, name);
 }
 
-/* Undoes every change not yet durable, newest first. */
-static void crash(long *changes, long *bytes) {
+/* xorshift64: the torn crash's draws, from its seed (never 0). */
+static uint64_t rng_state;
+static uint64_t next_rand(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void keep_range(node *n, off_t from, off_t to) {
+    if (n->nkept == n->capkept) {
+        n->capkept = n->capkept ? 2 * n->capkept : 8;
+        n->kept = realloc(n->kept, 2 * sizeof(off_t) * (size_t) n->capkept);
+    }
+    n->kept[2 * n->nkept] = from;
+    n->kept[2 * n->nkept + 1] = to;
+    n->nkept++;
+    if (to > n->kept_end) n->kept_end = to;
+}
+
+/* Writes old[0, len) back at off, except over ranges a newer write kept: those bytes are newer than these. */
+static void restore(node *n, const char *old, size_t len, off_t off) {
+    off_t pos = off, end = off + (off_t) len;
+    while (pos < end) {
+        off_t next = end, covered_to = -1;
+        for (int i = 0; i < n->nkept; i++) {
+            off_t a = n->kept[2 * i], b = n->kept[2 * i + 1];
+            if (a <= pos && pos < b) covered_to = b > covered_to ? b : covered_to;
+            else if (a > pos && a < next) next = a;
+        }
+        if (covered_to >= 0) {
+            pos = covered_to;
+            continue;
+        }
+        if (pwrite(n->fd, old + (pos - off), (size_t) (next - pos), pos) != (ssize_t) (next - pos)) {
+            fprintf(stderr, "cairn-lossyfs: undo of a write failed: %s\n", strerror(errno));
+        }
+        pos = next;
+    }
+}
+
+/*
+ * Undoes every change not yet durable, newest first; with `torn`, each write may instead stay whole or in part (see
+ * the commands above), counted in *kept and *torn_writes.
+ */
+static void crash(int torn, long *changes, long *bytes, long *kept, long *torn_writes) {
     *changes = pending;
     *bytes = undo_bytes;
+    *kept = *torn_writes = 0;
     while (tail) {
         rec *r = tail;
         switch (r->kind) {
-        case R_DATA:
-            if (r->len > 0 && pwrite(r->file->fd, r->old, r->len, r->off) != (ssize_t) r->len) {
-                fprintf(stderr, "cairn-lossyfs: undo of a write failed: %s\n", strerror(errno));
+        case R_DATA: {
+            size_t keep = 0;
+            if (torn && r->wlen > 0) {
+                uint64_t d = next_rand() % 4;
+                if (d == 2) {
+                    keep = r->wlen;
+                    (*kept)++;
+                } else if (d == 3) {
+                    keep = (size_t) (next_rand() % (r->wlen / 512 + 1)) * 512;
+                    if (keep >= r->wlen) keep = 0;
+                    (*torn_writes)++;
+                }
             }
-            if (ftruncate(r->file->fd, r->old_size) != 0) fprintf(stderr, "cairn-lossyfs: undo of a size failed: %s\n", strerror(errno));
+            if (keep > 0) keep_range(r->file, r->off, r->off + (off_t) keep);
+            if (r->len > keep) restore(r->file, r->old + keep, r->len - keep, r->off + (off_t) keep);
+            off_t size = r->old_size > r->file->kept_end ? r->old_size : r->file->kept_end;
+            if (ftruncate(r->file->fd, size) != 0) fprintf(stderr, "cairn-lossyfs: undo of a size failed: %s\n", strerror(errno));
             break;
+        }
         case R_NEW_NAME: {
             char *s = stash_name();
             renameat(r->dir1->fd, r->name1, stashfd, s); /* a new name that a later durable removal took is gone already */
@@ -308,6 +378,7 @@ static void crash(long *changes, long *bytes) {
         }
         drop(r, 0);
     }
+    for (node *n = nodes; n; n = n->next) n->nkept = 0, n->kept_end = 0;
     syncfs(rootfd);
 }
 
@@ -581,6 +652,7 @@ static int lfs_write(const char *path, const char *buf, size_t size, off_t off, 
     }
     pthread_mutex_lock(&mu);
     int r = save_data(fd, off, size);
+    if (r == 0) tail->wlen = size;
     ssize_t n = r == 0 ? pwrite(fd, buf, size, off) : -1;
     if (r == 0 && n < 0) r = -errno;
     pthread_mutex_unlock(&mu);
@@ -726,11 +798,20 @@ static void *commands(void *arg) {
         line[strcspn(line, "\r\n")] = 0;
         long changes, bytes;
         int ms;
+        unsigned long long seed;
         if (strcmp(line, "crash") == 0) {
+            long kept, torn;
             pthread_mutex_lock(&mu);
-            crash(&changes, &bytes);
+            crash(0, &changes, &bytes, &kept, &torn);
             pthread_mutex_unlock(&mu);
             say("ok crash undid %ld changes, %ld bytes", changes, bytes);
+        } else if (sscanf(line, "crash torn %llu", &seed) == 1) {
+            long kept, torn;
+            pthread_mutex_lock(&mu);
+            rng_state = seed ? (uint64_t) seed : 0x9E3779B97F4A7C15ULL;
+            crash(1, &changes, &bytes, &kept, &torn);
+            pthread_mutex_unlock(&mu);
+            say("ok crash undid %ld changes, %ld bytes; %ld writes reached the disk whole, %ld in part", changes, bytes, kept, torn);
         } else if (sscanf(line, "stall %d", &ms) == 1 && ms >= 0) {
             stall_ms = ms;
             say("ok stall %d", ms);

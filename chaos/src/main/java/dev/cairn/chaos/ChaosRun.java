@@ -333,7 +333,7 @@ public final class ChaosRun {
                         case STALL -> nodes.pause(targets[i]);
                         case CLOCK_STEP -> nodes.stepClock(targets[i], s.fault.amount());
                         case DISK_FULL -> disks.fill(targets[i]);
-                        case POWER_LOSS -> notes[i] = losePower(nodes, resolved(s.fault, targets[i]).nodes(nodes.names()));
+                        case POWER_LOSS -> notes[i] = losePower(nodes, resolved(s.fault, targets[i]).nodes(nodes.names()), s.fault);
                         case DISK_STALL -> lossyDisks.stall(targets[i], (int) s.fault.amount());
                         case DISK_ERROR -> lossyDisks.fail(targets[i], true);
                         case PARTITION -> partition(resolved(s.fault, targets[i]).nodes(nodes.names()), s.fault.amount());
@@ -380,12 +380,27 @@ public final class ChaosRun {
      * disk is touched (a site's power goes at once), and a moment passes after the last death: a write the dead
      * process had handed to the kernel may still be on its way through FUSE.
      */
-    private String losePower(NodeProcesses nodes, List<String> names) throws IOException, InterruptedException {
+    private String losePower(NodeProcesses nodes, List<String> names, Nemesis.Fault f) throws IOException, InterruptedException {
         for (String n : names) nodes.kill(n);
         Thread.sleep(IN_FLIGHT_SETTLE_MILLIS);
         List<String> lost = new ArrayList<>();
-        for (String n : names) lost.add(n + " " + lossyDisks.powerLoss(n));
-        return String.join("; ", lost);
+        boolean tear = tears(f);
+        for (int i = 0; i < names.size(); i++) {
+            String n = names.get(i);
+            String did = tear ? lossyDisks.powerLossTearing(n, config.seed() * 1_000_003L + f.atMillis() * 31 + i) : lossyDisks.powerLoss(n);
+            lost.add(n + " " + did.replace("undid 0 changes, 0 bytes; 0 writes reached the disk whole, 0 in part", "nothing to undo")
+                    .replace("undid 0 changes, 0 bytes", "nothing to undo"));
+        }
+        return (tear ? "torn: " : "") + String.join("; ", lost);
+    }
+
+    /**
+     * Whether a power loss tears writes (some unsynced ones reach the disk whole or in part, {@link
+     * LossyDisks#powerLossTearing}) or takes every unsynced write whole: half of them, drawn from the seed and the
+     * fault's time rather than from the schedule's generator, so that adding this changed no run's schedule.
+     */
+    boolean tears(Nemesis.Fault f) {
+        return new SplittableRandom(config.seed() ^ f.atMillis()).nextBoolean();
     }
 
     /** How long a power loss waits between its kills and undoing the disks' unsynced changes. */

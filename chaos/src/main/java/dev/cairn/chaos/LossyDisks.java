@@ -105,6 +105,17 @@ public final class LossyDisks implements AutoCloseable {
         return command(name, "crash").replaceFirst("^ok crash ", "");
     }
 
+    /**
+     * Power loss of {@code name}'s disk that tears writes: each write not yet durable is, drawn from {@code seed}, undone,
+     * kept whole (the disk had written it from its cache), or kept as a prefix of whole 512-byte sectors with the rest
+     * and the file's size undone; names and truncations are undone as by {@link #powerLoss(String)}.
+     *
+     * @return what the tool did ("undid N changes, B bytes; K writes reached the disk whole, T in part")
+     */
+    public synchronized String powerLossTearing(String name, long seed) throws IOException {
+        return command(name, "crash torn " + Long.toUnsignedString(seed)).replaceFirst("^ok crash ", "");
+    }
+
     /** Delays every read, write and sync of {@code name}'s disk by {@code millis} (0: back to full speed). */
     public synchronized void stall(String name, int millis) throws IOException {
         command(name, "stall " + millis);

@@ -109,6 +109,68 @@ class LossyDisksTest {
         }
     }
 
+    /** An unsynced write of {@code len} bytes {@code b} at {@code off}. */
+    private record Write(long off, int len, byte b) {
+        boolean covers(long at, long prefix) { return off <= at && at < off + prefix; }
+    }
+
+    /**
+     * A torn power loss: each unsynced write is undone, kept whole, or kept as a prefix of whole 512-byte sectors,
+     * the rest of it (and the size it added beyond) undone, a newer write's kept bytes never overwritten by an older
+     * one's undo. Checked over many seeds against what each write could have left: a byte is durable data or the byte
+     * of a write that kept it, what a write kept is a sector-aligned prefix of it (bytes a newer write kept aside), and
+     * the size is the durable one or what the newest write kept reached.
+     */
+    @Test void aTornPowerLossKeepsSectorAlignedPrefixesOfUnsyncedWrites() throws IOException {
+        int size = 65536;
+        List<Write> writes = List.of(new Write(0, 16384, (byte) 'B'), new Write(8192, 16384, (byte) 'C'), new Write(57344, 12288, (byte) 'D')); // oldest first; page-aligned: the kernel splits a write at a page boundary it starts inside
+        java.util.Set<String> seen = new java.util.TreeSet<>();
+        try (LossyDisks d = mount(LossyDisks.Metadata.STRICT)) {
+            Path f = disk.resolve("f");
+            write(f, "A".repeat(size), true);
+            syncDir(disk);
+            for (long seed = 1; seed <= 24; seed++) {
+                for (Write w : writes) {
+                    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
+                        byte[] b = new byte[w.len()];
+                        java.util.Arrays.fill(b, w.b());
+                        ch.write(ByteBuffer.wrap(b), w.off());
+                    }
+                }
+                String said = d.powerLossTearing("n", seed);
+                byte[] got = Files.readAllBytes(f);
+                long[] kept = new long[writes.size()];
+                for (int i = writes.size() - 1; i >= 0; i--) { // newest first: a newer write's kept bytes hide an older one's
+                    Write w = writes.get(i);
+                    long lastKept = -1;
+                    boolean lost = false;
+                    for (long at = w.off(); at < w.off() + w.len() && at < got.length; at++) {
+                        boolean hidden = false;
+                        for (int j = i + 1; j < writes.size(); j++) hidden |= writes.get(j).covers(at, kept[j]);
+                        if (hidden) continue;
+                        if (got[(int) at] == w.b()) {
+                            assertThat(lost).as("seed %d: write %d kept byte %d after losing an earlier one (%s)", seed, i, at, said).isFalse();
+                            lastKept = at;
+                        } else {
+                            lost = true;
+                        }
+                    }
+                    kept[i] = lastKept < 0 ? 0 : lastKept + 1 - w.off();
+                    assertThat(kept[i] == w.len() || kept[i] % 512 == 0).as("seed %d: write %d kept %d bytes, not whole sectors (%s)", seed, i, kept[i], said).isTrue();
+                    seen.add(kept[i] == 0 ? "undone" : kept[i] == w.len() ? "whole" : "part");
+                }
+                for (int at = 0; at < got.length; at++) {
+                    if (got[at] == 'A') assertThat(at).as("seed %d: durable bytes only within the durable size", seed).isLessThan(size);
+                    else assertThat(List.of((byte) 'B', (byte) 'C', (byte) 'D')).as("seed %d: byte %d", seed, at).contains(got[at]);
+                }
+                assertThat((long) got.length).as("seed %d: the size the newest write's kept bytes reach, else the durable one (%s)", seed, said)
+                        .isEqualTo(Math.max(size, writes.get(2).off() + kept[2]));
+                write(f, "A".repeat(size), true); // durable again for the next seed
+            }
+        }
+        assertThat(seen).as("over the seeds, writes were undone, kept whole and kept in part").containsExactly("part", "undone", "whole");
+    }
+
     @Test void aStalledDiskAnswersLate() throws IOException {
         try (LossyDisks d = mount(LossyDisks.Metadata.STRICT)) {
             write(disk.resolve("f"), "x", true);
