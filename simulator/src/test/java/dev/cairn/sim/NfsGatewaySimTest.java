@@ -152,6 +152,28 @@ class NfsGatewaySimTest extends ClusterScenario {
         nfs(() -> c.write(anonymous, 0, "more".getBytes(), Nfs4Client.FILE_SYNC));
     }
 
+    /**
+     * No delegation is given (the gateway makes no callbacks), and a 4.1 client that said what it wants hears why
+     * (RFC 8881 §18.16.3, as knfsd answers): OPEN_DELEGATE_NONE_EXT with WND4_RESOURCE for a read, write or any
+     * delegation wanted, WND4_NOT_WANTED for none wanted, WND4_CANCELLED for a cancel; a plain OPEN_DELEGATE_NONE when
+     * it said nothing. A want past WANT_CANCEL, or a flag no version defines, is INVAL.
+     */
+    @Test void delegationWantsAreAnsweredWithWhyNoneIsGiven() {
+        Nfs4Client c = client("alice");
+        byte[] root = nfs(() -> c.lookup("/"));
+        nfs(() -> c.close(nfs(() -> c.open(root, "wanted", true))));
+        int read = Nfs4Client.SHARE_ACCESS_READ;
+        assertThat(nfs(() -> c.openDelegation(root, "wanted", read, "o0"))).isEqualTo(new Nfs4Client.Delegation(0, -1));
+        assertThat(nfs(() -> c.openDelegation(root, "wanted", read | 0x0100, "o1"))).as("WANT_READ_DELEG").isEqualTo(new Nfs4Client.Delegation(3, 2));
+        assertThat(nfs(() -> c.openDelegation(root, "wanted", read | 0x0200, "o2"))).as("WANT_WRITE_DELEG").isEqualTo(new Nfs4Client.Delegation(3, 2));
+        assertThat(nfs(() -> c.openDelegation(root, "wanted", read | 0x0300 | 0x10000, "o3"))).as("WANT_ANY_DELEG, signal when available")
+                .isEqualTo(new Nfs4Client.Delegation(3, 2));
+        assertThat(nfs(() -> c.openDelegation(root, "wanted", read | 0x0400, "o4"))).as("WANT_NO_DELEG").isEqualTo(new Nfs4Client.Delegation(3, 0));
+        assertThat(nfs(() -> c.openDelegation(root, "wanted", read | 0x0500, "o5"))).as("WANT_CANCEL").isEqualTo(new Nfs4Client.Delegation(3, 7));
+        assertThat(status(() -> c.openDelegation(root, "wanted", read | 0x0600, "o6"))).as("no such want").isEqualTo(Nfs4Status.INVAL);
+        assertThat(status(() -> c.openDelegation(root, "wanted", read | 0x400000, "o7"))).as("no such flag").isEqualTo(Nfs4Status.INVAL);
+    }
+
     @Test void theCurrentStateidFollowsTheCurrentFileHandle() {
         Nfs4Client c = client("alice");
         byte[] root = nfs(() -> c.lookup("/"));

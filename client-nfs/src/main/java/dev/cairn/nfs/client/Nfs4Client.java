@@ -151,6 +151,35 @@ public final class Nfs4Client {
         });
     }
 
+    /** What an OPEN reply said of a delegation: its open_delegation_type4, and for OPEN_DELEGATE_NONE_EXT (3) why none (else -1). */
+    public record Delegation(int type, int whyNone) {}
+
+    /**
+     * OPEN of an existing file with {@code shareAccess} sent as given (a 4.1 client's delegation "want" bits and flags
+     * included, RFC 8881 §18.16.1), deny none: what the reply says of a delegation. The open is left open.
+     */
+    public Promise<Delegation> openDelegation(byte[] dir, String name, int shareAccess, String openOwner) {
+        return send(true, b -> {
+            b.putFh(dir);
+            b.op(Op.OPEN, a -> {
+                a.writeInt(0).writeInt(shareAccess).writeInt(SHARE_DENY_NONE).writeLong(clientId).writeOpaque(openOwner.getBytes(StandardCharsets.UTF_8));
+                a.writeInt(0); // OPEN4_NOCREATE
+                a.writeInt(0).writeString(name); // CLAIM_NULL
+            });
+        }).map(r -> {
+            XdrDecoder o = r.last();
+            o.readFixedOpaque(16); // stateid
+            o.readBoolean(); // change_info4
+            o.readLong();
+            o.readLong();
+            o.readInt(); // rflags
+            int words = o.readInt();
+            for (int i = 0; i < words; i++) o.readInt(); // attrset
+            int type = o.readInt();
+            return new Delegation(type, type == 3 ? o.readInt() : -1);
+        });
+    }
+
     public Promise<WriteResult> write(OpenFile f, long offset, byte[] data, int stable) {
         return send(true, b -> {
             b.putFh(f.fh());

@@ -26,7 +26,13 @@ public final class Open implements Operation {
     static final int CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGATE_PREV = 3, CLAIM_FH = 4,
             CLAIM_DELEG_CUR_FH = 5, CLAIM_DELEG_PREV_FH = 6;
     static final int OPEN4_RESULT_CONFIRM = 2, OPEN4_RESULT_LOCKTYPE_POSIX = 4;
-    static final int OPEN_DELEGATE_NONE = 0;
+    static final int OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_NONE_EXT = 3;
+    /** RFC 8881 §18.16.1: the "want" field of a 4.1 share_access (bits 8-15), and the flags above it. */
+    static final int WANT_DELEG_MASK = 0xFF00, WANT_NO_PREFERENCE = 0, WANT_NO_DELEG = 0x0400, WANT_CANCEL = 0x0500;
+    /** WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL, WANT_PUSH_DELEG_WHEN_UNCONTENDED, and the delstid draft's two (RFC 9754). */
+    static final int WANT_FLAGS = 0x10000 | 0x20000 | 0x100000 | 0x200000;
+    /** why_no_delegation4: the client asked for no delegation; one could not be given; the want was a cancel. */
+    static final int WND4_NOT_WANTED = 0, WND4_RESOURCE = 2, WND4_CANCELLED = 7;
 
     /** What the arguments asked for. */
     private record Request(int seqid, int access, int deny, long clientId, byte[] owner, boolean create, int how, Fattr.Settable attrs, long verifier,
@@ -51,8 +57,13 @@ public final class Open implements Operation {
         // nothing to reclaim; until then new opens get GRACE (as knfsd does)
         if (st.minorVersion >= 1 && r.claim() != CLAIM_PREVIOUS && !st.client().reclaimComplete()) return Operation.status(Nfs4Status.GRACE);
         if (r.attrs() != null && r.attrs().status() != Nfs4Status.NFS4_OK) return Operation.status(r.attrs().status());
-        int access = r.access() & StateTable.ACCESS_BOTH; // 4.1 "want" bits above are hints
+        int access = r.access() & StateTable.ACCESS_BOTH;
         if (access == 0 || r.deny() < 0 || r.deny() > StateTable.ACCESS_BOTH) return Operation.status(Nfs4Status.INVAL);
+        if (st.minorVersion >= 1) {
+            // 4.1's delegation wants: a want past WANT_CANCEL, or a flag no version defines, is not a request at all
+            int rest = r.access() & ~(StateTable.ACCESS_BOTH | WANT_DELEG_MASK | WANT_FLAGS);
+            if (rest != 0 || (r.access() & WANT_DELEG_MASK) > WANT_CANCEL) return Operation.status(Nfs4Status.INVAL);
+        }
         if (st.export.readOnly() && (r.create() || (access & StateTable.ACCESS_WRITE) != 0)) return Operation.status(Nfs4Status.ROFS);
         return switch (r.claim()) {
             case CLAIM_NULL -> byName(st, res, r, access, clientId);
@@ -164,6 +175,22 @@ public final class Open implements Operation {
                 : Promise.completed(opened(st, res, r, access, clientId, t, dir, false, set)));
     }
 
+    /**
+     * The open_delegation4 of a reply: this gateway gives no delegation (it makes no callbacks). A 4.1 client that said
+     * what it wants hears why not (RFC 8881 §18.16.3, as knfsd answers): not wanted, cancelled, or none to be had
+     * (WND4_RESOURCE, with no promise to signal one later); one that said nothing gets a plain OPEN_DELEGATE_NONE.
+     */
+    static void writeNoDelegation(XdrEncoder res, int want) {
+        if (want == WANT_NO_PREFERENCE) {
+            res.writeInt(OPEN_DELEGATE_NONE);
+            return;
+        }
+        res.writeInt(OPEN_DELEGATE_NONE_EXT);
+        int why = want == WANT_NO_DELEG ? WND4_NOT_WANTED : want == WANT_CANCEL ? WND4_CANCELLED : WND4_RESOURCE;
+        res.writeInt(why);
+        if (why == WND4_RESOURCE) res.writeBoolean(false); // ond_server_will_signal_avail
+    }
+
     /** The file is found (or made): check it, take the open state, write OPEN4resok. */
     private int opened(CompoundState st, XdrEncoder res, Request r, int access, long clientId, FileAttr a, FileAttr dir, boolean created, int[] attrset) {
         if (a.type() == FileType.DIR) return Nfs4Status.ISDIR;
@@ -185,7 +212,7 @@ public final class Open implements Operation {
         else res.writeBoolean(false).writeLong(0).writeLong(0);
         res.writeInt(OPEN4_RESULT_LOCKTYPE_POSIX | (o.confirmed ? 0 : OPEN4_RESULT_CONFIRM));
         Fattr.writeBitmap(res, attrset);
-        res.writeInt(OPEN_DELEGATE_NONE);
+        writeNoDelegation(res, st.minorVersion >= 1 ? r.access() & WANT_DELEG_MASK : WANT_NO_PREFERENCE);
         st.current = Files.handle(st, a.inode());
         return Nfs4Status.NFS4_OK;
     }
