@@ -40,8 +40,18 @@ public final class ChaosReport {
         for (ChaosRun.Result r : results) {
             md.append("\n## ").append(r.config().scenario().id()).append(" (seed ").append(r.config().seed()).append(")\n\n");
             md.append("Re-run: `").append(r.config().rerunCommand()).append("`\n\n");
-            md.append("Writes through the NFS gateway (OPEN, UNSTABLE WRITEs, COMMIT, CLOSE): ").append(r.nfsWrites(History.Outcome.OK))
-                    .append(" acknowledged, ").append(r.nfsWrites(History.Outcome.FAILED)).append(" failed; the rest through the native client.\n");
+            if (r.config().scenario().needsKernelClient()) {
+                List<History.Entry> copies = r.history().stream().filter(e -> e.op() == History.Op.WRITE && e.detail().startsWith("kernel")).toList();
+                long ok = copies.stream().filter(e -> e.outcome() == History.Outcome.OK).count();
+                long across = copies.stream().filter(e -> e.outcome() == History.Outcome.OK && r.faults().stream()
+                        .anyMatch(f -> e.startMillis() < f.appliedMillis() && e.endMillis() > f.healedMillis())).count();
+                md.append("Copies the Linux kernel's NFS client fsynced through its mount (nfs-vm): ").append(ok).append(" acknowledged, ")
+                        .append(copies.size() - ok).append(" failed, ").append(across).append(" of them under way across a whole gateway outage; the rest")
+                        .append(" through the native client.\n");
+            } else {
+                md.append("Writes through the NFS gateway (OPEN, UNSTABLE WRITEs, COMMIT, CLOSE): ").append(r.nfsWrites(History.Outcome.OK))
+                        .append(" acknowledged, ").append(r.nfsWrites(History.Outcome.FAILED)).append(" failed; the rest through the native client.\n");
+            }
             md.append(failureReasons(r));
             md.append("\nFaults:\n\n");
             for (ChaosRun.Fired f : r.faults()) {
