@@ -162,9 +162,10 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
         if (stopped) return;
         registered = false;
         long attempt = ++registration;
-        rpc.call(master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
-                        capacityBytes(), store.usedBytes(), report()), RegisterReply.class, MASTER_CALL_NANOS)
-                .onComplete((r, e) -> {
+        Promise<RegisterReply> call = rpc.call(master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
+                capacityBytes(), store.usedBytes(), report()), RegisterReply.class, MASTER_CALL_NANOS);
+        watchIfGroup(call, attempt);
+        call.onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
                     if (e != null || r.status() != Status.OK || !newest(r.term())) {
                         log.debug("registration with {} failed ({}); retrying", master(), e != null ? e.getMessage() : r.status() + " in term " + r.term());
@@ -223,13 +224,7 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
         for (Disk d : store.disks()) d.recheckFull(); // space freed by others than this server counts too
         Promise<HeartbeatReply> beat = rpc.call(master(), rid -> new Heartbeat(rid, config.serverId(), incarnation, capacityBytes(),
                 store.usedBytes(), store.count(), store.diskReports()), HeartbeatReply.class, MASTER_CALL_NANOS);
-        if (config.masters().size() > 1) {
-            // a leader that answers nothing (stopped, its host hung) is left for the one the group elected meanwhile, without
-            // waiting out the call: the new leader places chunks only on servers that registered with it
-            Cancellable[] watch = {null};
-            watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(beat, attempt, master(), watch));
-            beat.onComplete((r, e) -> watch[0].cancel());
-        }
+        watchIfGroup(beat, attempt);
         beat.onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
                     if (e == null && r.known() && !newest(r.term())) {
@@ -263,15 +258,29 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
                 });
     }
 
-    /** A heartbeat to {@code asked} still unanswered: the group is probed, and again each second it stays so. */
-    private void watchSilent(Promise<?> beat, long attempt, Address asked, Cancellable[] watch) {
-        if (beat.isDone() || attempt != registration || stopped) return;
+    /**
+     * With a master group, a registration or heartbeat its master leaves unanswered is watched: a leader that answers
+     * nothing (stopped, its host hung) is left for the one the group elected meanwhile, without waiting out the call
+     * (the new leader places chunks only on servers registered with it; chaos leader-stall seed 2: a registration sent
+     * just before its leader stopped held all five servers 5 s).
+     */
+    private void watchIfGroup(Promise<?> call, long attempt) {
+        if (config.masters().size() < 2) return;
+        Cancellable[] watch = {null};
+        Address asked = master();
+        watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(call, attempt, asked, watch));
+        call.onComplete((r, e) -> watch[0].cancel());
+    }
+
+    /** A call to {@code asked} still unanswered: the group is probed, and again each second it stays so. */
+    private void watchSilent(Promise<?> call, long attempt, Address asked, Cancellable[] watch) {
+        if (call.isDone() || attempt != registration || stopped) return;
         probe.probe(config.masters(), asked, found -> {
-            if (beat.isDone() || attempt != registration || stopped || !master().equals(asked)) return;
+            if (call.isDone() || attempt != registration || stopped || !master().equals(asked)) return;
             masterIndex = config.masters().indexOf(found);
             register();
         });
-        watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(beat, attempt, asked, watch));
+        watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(call, attempt, asked, watch));
     }
 
     /** Sends the full chunk list; deletes what the master names (chunks of removed files). */
