@@ -411,8 +411,12 @@ public final class ChaosRun {
             net.isolate(side, how == Nemesis.ONE_WAY);
             return;
         }
-        List<String> otherMasters = masterNames().stream().filter(m -> !side.contains(m)).toList();
-        net.cut(side.stream().filter(masterNames()::contains).toList(), otherMasters, false, false);
+        List<String> sideMasters = side.stream().filter(masterNames()::contains).toList();
+        if (sideMasters.isEmpty()) {
+            net.cut(side, masterNames(), false, false); // chunkservers the masters cannot reach, nor they the masters
+            return;
+        }
+        net.cut(sideMasters, masterNames().stream().filter(m -> !side.contains(m)).toList(), false, false);
     }
 
     /** Whether the fault's target names the leader (alone or with other nodes): it is found when the fault fires. */

@@ -103,6 +103,8 @@ public final class Nemesis {
          * Network partitions under a Raft group of three masters (each node in a network namespace of its own, cut
          * off by nftables rules; root only): the leader alone, the leader with a chunkserver (a minority holding
          * data), any master, a chunkserver or two, the gateway; both ways, or one way (the target hears nothing).
+         * A lone master may instead be cut from the other masters only (a split brain), and a rack of two chunkservers
+         * from the masters only (the masters lose sight of 2 of the 5 servers; clients still reach them all).
          * A deposed leader on the minority side must not hand out a lease, bump a version or delete a copy the
          * majority's leader relies on; clients on the majority side go on once it has elected.
          */
@@ -196,7 +198,8 @@ public final class Nemesis {
             String more = switch (kind) {
                 case CLOCK_STEP -> String.format(Locale.ROOT, " (%+d s)", amount);
                 case DISK_STALL -> String.format(Locale.ROOT, " (%d ms a call)", amount);
-                case PARTITION -> amount == ONE_WAY ? " (one way: hears nothing)" : amount == FROM_MASTERS ? " (from the other masters only)" : " (both ways)";
+                case PARTITION -> amount == ONE_WAY ? " (one way: hears nothing)"
+                        : amount == FROM_MASTERS ? (target.startsWith("cs") ? " (from the masters only)" : " (from the other masters only)") : " (both ways)";
                 case PACKET_LOSS -> String.format(Locale.ROOT, " (%d%% of packets each way)", amount);
                 default -> "";
             };
@@ -232,7 +235,11 @@ public final class Nemesis {
             if (kind == Kind.PARTITION) {
                 target = partitionTarget(r, chunkservers);
                 int way = r.nextInt(6);
-                amount = way < 3 ? BOTH_WAYS : way < 4 ? ONE_WAY : !target.contains(AND) && (target.equals(LEADER) || target.startsWith("master")) ? FROM_MASTERS : BOTH_WAYS;
+                boolean loneMaster = !target.contains(AND) && (target.equals(LEADER) || target.startsWith("master"));
+                boolean rack = target.matches("cs\\d+\\" + AND + "cs\\d+");
+                // a lone master or a rack cut from the masters only: a split brain, or the masters losing sight of part of
+                // the servers while clients still reach every one
+                amount = way < 3 ? BOTH_WAYS : way < 4 ? ONE_WAY : loneMaster || rack ? FROM_MASTERS : BOTH_WAYS;
             }
             if (kind == Kind.PACKET_LOSS) {
                 int draw = r.nextInt(5);

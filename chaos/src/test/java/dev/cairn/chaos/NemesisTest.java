@@ -32,7 +32,7 @@ class NemesisTest {
                         case PARTITION -> {
                             assertThat(f.kind()).isEqualTo(Nemesis.Kind.PARTITION);
                             assertThat(f.amount()).isIn(Nemesis.BOTH_WAYS, Nemesis.ONE_WAY, Nemesis.FROM_MASTERS);
-                            if (f.amount() == Nemesis.FROM_MASTERS) assertThat(f.target()).matches("leader|master\\d");
+                            if (f.amount() == Nemesis.FROM_MASTERS) assertThat(f.target()).matches("leader|master\\d|cs\\d\\+cs\\d");
                         }
                         case PACKET_LOSS -> {
                             assertThat(f.amount()).isBetween(Nemesis.MIN_LOSS_PERCENT, Nemesis.MAX_LOSS_PERCENT);
@@ -80,10 +80,12 @@ class NemesisTest {
     @Test void partitionsCutTheLeaderAMasterAServerARackOrTheGatewayEveryWay() {
         List<String> targets = new java.util.ArrayList<>();
         java.util.Set<Long> ways = new java.util.HashSet<>();
+        List<String> fromMasters = new java.util.ArrayList<>();
         for (long seed = 1; seed <= 40; seed++) {
             for (Nemesis.Fault f : Nemesis.schedule(Nemesis.Scenario.PARTITION, seed, 120_000, CS)) {
                 targets.add(f.target());
                 ways.add(f.amount());
+                if (f.amount() == Nemesis.FROM_MASTERS) fromMasters.add(f.target());
             }
         }
         assertThat(targets).contains(Nemesis.LEADER, Nemesis.GATEWAY).anyMatch(CS::contains)
@@ -91,6 +93,8 @@ class NemesisTest {
                 .anySatisfy(t -> assertThat(t).matches("cs\\d\\+cs\\d"))
                 .anySatisfy(t -> assertThat(t).matches("master\\d"));
         assertThat(ways).containsExactlyInAnyOrder(Nemesis.BOTH_WAYS, Nemesis.ONE_WAY, Nemesis.FROM_MASTERS);
+        assertThat(fromMasters).as("a rack of two cut from the masters only, and a lone master from the other masters")
+                .anySatisfy(t -> assertThat(t).matches("cs\\d\\+cs\\d")).anySatisfy(t -> assertThat(t).matches("leader|master\\d"));
         assertThat(Nemesis.Scenario.PARTITION.masters()).as("partitions are of a master group").isEqualTo(3);
         assertThat(Nemesis.Scenario.PARTITION.needsNetwork()).isTrue();
         assertThat(Nemesis.Scenario.MIXED.needsNetwork()).isFalse();
