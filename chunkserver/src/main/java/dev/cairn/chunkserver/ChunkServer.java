@@ -5,7 +5,6 @@ import dev.cairn.core.ec.CodecCache;
 import dev.cairn.core.ec.ErasureCodec;
 import dev.cairn.core.ec.Stripes;
 import dev.cairn.core.env.Address;
-import dev.cairn.core.env.Cancellable;
 import dev.cairn.core.env.Env;
 import dev.cairn.core.env.Log;
 import dev.cairn.core.env.MessageHandler;
@@ -58,8 +57,7 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
      * first (a killed leader's connection is refused at once; a new leader has no registry until servers come).
      */
     static final int SILENT_BEATS_BEFORE_SWITCH = 1;
-    /** With a master group: a heartbeat unanswered for this long starts a probe of the group ({@link LeaderProbe}). */
-    static final long SILENT_MASTER_PROBE_NANOS = 1_000_000_000L;
+
     /** A group's master that answered NOT_LEADER is followed by the next one this soon (an election takes about a second). */
     static final long NEXT_MASTER_NANOS = 200_000_000L;
     /** Time the next server in a chain gets to write or sync and answer (a slow disk is not a dead one). */
@@ -99,7 +97,7 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
         this.config = config;
         this.log = env.log(ChunkServer.class);
         this.rpc = new Rpc(env);
-        this.probe = new LeaderProbe(rpc, log);
+        this.probe = new LeaderProbe(rpc, env.scheduler(), log);
         List<Volume> volumes = new ArrayList<>();
         for (String v : config.volumes()) volumes.add(env.volume(v));
         this.store = new ChunkStore(volumes, env.clock(), log, this::diskFailed);
@@ -265,22 +263,11 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
      * just before its leader stopped held all five servers 5 s).
      */
     private void watchIfGroup(Promise<?> call, long attempt) {
-        if (config.masters().size() < 2) return;
-        Cancellable[] watch = {null};
         Address asked = master();
-        watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(call, attempt, asked, watch));
-        call.onComplete((r, e) -> watch[0].cancel());
-    }
-
-    /** A call to {@code asked} still unanswered: the group is probed, and again each second it stays so. */
-    private void watchSilent(Promise<?> call, long attempt, Address asked, Cancellable[] watch) {
-        if (call.isDone() || attempt != registration || stopped) return;
-        probe.probe(config.masters(), asked, found -> {
-            if (call.isDone() || attempt != registration || stopped || !master().equals(asked)) return;
+        probe.watch(call, asked, config::masters, () -> attempt == registration && !stopped && master().equals(asked), found -> {
             masterIndex = config.masters().indexOf(found);
             register();
         });
-        watch[0] = env.scheduler().schedule(SILENT_MASTER_PROBE_NANOS, () -> watchSilent(call, attempt, asked, watch));
     }
 
     /** Sends the full chunk list; deletes what the master names (chunks of removed files). */

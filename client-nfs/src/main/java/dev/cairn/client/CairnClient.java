@@ -69,13 +69,6 @@ public final class CairnClient implements Node, MessageHandler {
     static final long FAILOVER_NANOS = 30_000_000_000L;
     /** Pause before asking the next master of a group, so that an election in progress is not flooded. */
     static final long FAILOVER_RETRY_NANOS = 200_000_000L;
-    /**
-     * With a master group: a call its master has not answered for this long starts a probe of the group ({@link
-     * #probeGroup}), and another each time this passes again while it waits.
-     */
-    static final long LEADER_PROBE_NANOS = 1_000_000_000L;
-    /** A master asked about itself by a probe that has not answered in this long is taken for stalled. */
-    static final long PROBE_CALL_NANOS = 1_000_000_000L;
 
     private final Env env;
     /** The masters given, and any leader one of them named that was not among them (a client given one member of a group). */
@@ -96,7 +89,7 @@ public final class CairnClient implements Node, MessageHandler {
         this.masters = new ArrayList<>(masters);
         this.log = env.log(CairnClient.class);
         this.rpc = new Rpc(env);
-        this.probe = new dev.cairn.core.rpc.LeaderProbe(rpc, log);
+        this.probe = new dev.cairn.core.rpc.LeaderProbe(rpc, env.scheduler(), log);
     }
 
     @Override public void start() { env.transport().start(null, this); }
@@ -368,17 +361,16 @@ public final class CairnClient implements Node, MessageHandler {
         int asked = leader;
         Address to = masters.get(asked);
         Promise<R> call = rpc.call(to, req, reply, callNanos);
-        // a group's leader that answers nothing (stopped, or its host hung) is passed over once another has taken its place
-        dev.cairn.core.env.Cancellable[] watch = {null};
+        // a group's leader that answers nothing (stopped, or its host hung) is passed over once another has taken its
+        // place (chaos leader-stall: clients paused up to 15 s, though the others had elected within two)
         boolean[] moved = {false};
-        if (masters.size() > 1) {
-            watch[0] = env.scheduler().schedule(LEADER_PROBE_NANOS, () -> watchSilent(asked, call, watch, () -> {
-                moved[0] = true;
-                askLeader(req, reply, out, deadline, callNanos);
-            }));
-        }
+        probe.watch(call, to, () -> masters, () -> !out.isDone(), found -> {
+            moved[0] = true;
+            int i = masters.indexOf(found);
+            if (leader == asked && i >= 0) leader = i;
+            askLeader(req, reply, out, deadline, callNanos);
+        });
         call.onComplete((r, e) -> {
-            if (watch[0] != null) watch[0].cancel();
             if (moved[0] || out.isDone()) return; // the call went to another master meanwhile: a late answer of this one is stale
             Status s = e != null ? CairnException.statusOf(e) : statusOf(r);
             // a single master that does not answer is the caller's to judge (it may be restarting); one of a group is passed
@@ -391,33 +383,6 @@ public final class CairnClient implements Node, MessageHandler {
             }
             if (leader == asked) leader = named(e != null ? "" : detailOf(r)).orElse((asked + 1) % masters.size());
             env.scheduler().schedule(FAILOVER_RETRY_NANOS, () -> askLeader(req, reply, out, deadline, callNanos));
-        });
-    }
-
-    /**
-     * A call to master {@code asked} of a group still unanswered: if the group has meanwhile been found to have another
-     * leader the call goes there ({@code retry}; an answer from {@code asked} after that is ignored), else the group is
-     * probed and the call watched again. Without this a stopped leader held every call for {@link #MASTER_CALL_NANOS}
-     * (chaos {@code leader-stall}: clients paused up to 15 s) although the others had elected within two.
-     */
-    private void watchSilent(int asked, Promise<?> call, dev.cairn.core.env.Cancellable[] watch, Runnable retry) {
-        if (call.isDone()) return;
-        if (leader != asked) {
-            retry.run();
-            return;
-        }
-        probeGroup(asked);
-        watch[0] = env.scheduler().schedule(LEADER_PROBE_NANOS, () -> watchSilent(asked, call, watch, retry));
-    }
-
-    /**
-     * Probes the group ({@link dev.cairn.core.rpc.LeaderProbe}): if {@code silent}, the master taken for leader, answers
-     * nothing and another leads, the calls go there.
-     */
-    private void probeGroup(int silent) {
-        probe.probe(masters, masters.get(silent), found -> {
-            int i = masters.indexOf(found);
-            if (leader == silent && i >= 0) leader = i;
         });
     }
 
