@@ -162,7 +162,6 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
         long attempt = ++registration;
         Promise<RegisterReply> call = rpc.call(master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
                 capacityBytes(), store.usedBytes(), report()), RegisterReply.class, MASTER_CALL_NANOS);
-        watchIfGroup(call, attempt);
         call.onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
                     if (e != null || r.status() != Status.OK || !newest(r.term())) {
@@ -257,15 +256,22 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
     }
 
     /**
-     * With a master group, a registration or heartbeat its master leaves unanswered is watched: a leader that answers
-     * nothing (stopped, its host hung) is left for the one the group elected meanwhile, without waiting out the call
-     * (the new leader places chunks only on servers registered with it; chaos leader-stall seed 2: a registration sent
-     * just before its leader stopped held all five servers 5 s).
+     * With a master group, a heartbeat its master leaves unanswered is watched: a leader that answers nothing (stopped,
+     * its host hung) is left for the one the group elected meanwhile, without waiting out the call (the new leader places
+     * chunks only on servers registered with it). Registrations are not watched: moving one while the old leader's
+     * commands may still land made a registration's report name a copy that such a command then deleted (group sim
+     * seed 2107 with registrations watched: the new leader dropped another copy as extra and left one). The race is
+     * older than the watch (a registration after a heartbeat's timeout meets it too) and is open: see issue 26's note.
      */
     private void watchIfGroup(Promise<?> call, long attempt) {
         Address asked = master();
         probe.watch(call, asked, config::masters, () -> attempt == registration && !stopped && master().equals(asked), found -> {
-            masterIndex = config.masters().indexOf(found);
+            // the new leader's term is taken before registering with it: a command the old one sent meanwhile (a delete
+            // planned before it stopped, delivered late) is refused from now on, not carried out behind the registration,
+            // whose report would then name a copy gone (group sim seed 2107: the new leader, believing it, dropped
+            // another copy as extra and left one)
+            if (!newest(found.term())) return;
+            masterIndex = config.masters().indexOf(found.address());
             register();
         });
     }

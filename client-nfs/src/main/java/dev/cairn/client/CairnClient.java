@@ -366,7 +366,7 @@ public final class CairnClient implements Node, MessageHandler {
         boolean[] moved = {false};
         probe.watch(call, to, () -> masters, () -> !out.isDone(), found -> {
             moved[0] = true;
-            int i = masters.indexOf(found);
+            int i = masters.indexOf(found.address());
             if (leader == asked && i >= 0) leader = i;
             askLeader(req, reply, out, deadline, callNanos);
         });

@@ -30,8 +30,11 @@ public final class LeaderProbe {
     /** A master asked about itself that has not answered in this long is taken for stopped. */
     public static final long PROBE_CALL_NANOS = 1_000_000_000L;
 
+    /** A master found leading, and its term (a caller that takes commands from masters fences the old leader with it). */
+    public record Leader(Address address, long term) {}
+
     /** What a probe found: {@code found} leads in place of {@code silent}; the {@code seq}th finding. */
-    private record Finding(long seq, Address silent, Address found) {}
+    private record Finding(long seq, Address silent, Leader found) {}
 
     private final Rpc rpc;
     private final Scheduler scheduler;
@@ -52,7 +55,7 @@ public final class LeaderProbe {
      * holds, the group is probed each {@link #PROBE_AFTER_NANOS}; once a leader in place of {@code asked} is found,
      * {@code moved} gets it (once, on the node's loop) and the watch ends. Nothing is watched for a single master.
      */
-    public void watch(Promise<?> call, Address asked, Supplier<List<Address>> masters, BooleanSupplier wanted, Consumer<Address> moved) {
+    public void watch(Promise<?> call, Address asked, Supplier<List<Address>> masters, BooleanSupplier wanted, Consumer<Leader> moved) {
         if (masters.get().size() < 2) return;
         Watch w = new Watch(call, asked, masters, wanted, moved, seq);
         w.tick = scheduler.schedule(PROBE_AFTER_NANOS, w::tick);
@@ -65,13 +68,13 @@ public final class LeaderProbe {
         final Address asked;
         final Supplier<List<Address>> masters;
         final BooleanSupplier wanted;
-        final Consumer<Address> moved;
+        final Consumer<Leader> moved;
         /** Findings made before the call was watched: older than the call, they may name a leader it already skipped. */
         final long since;
         Cancellable tick;
         boolean done;
 
-        Watch(Promise<?> call, Address asked, Supplier<List<Address>> masters, BooleanSupplier wanted, Consumer<Address> moved, long since) {
+        Watch(Promise<?> call, Address asked, Supplier<List<Address>> masters, BooleanSupplier wanted, Consumer<Leader> moved, long since) {
             this.call = call;
             this.asked = asked;
             this.masters = masters;
@@ -106,7 +109,7 @@ public final class LeaderProbe {
             Promise<ReplicaStatusReply> a = asks.get(i);
             if (i == s || a.isFailed() || !a.value().leads() || !a.value().serving()) continue;
             log.info("master {} answers nothing and {} leads (term {}): going there", silent, group.get(i), a.value().term());
-            last = new Finding(++seq, silent, group.get(i));
+            last = new Finding(++seq, silent, new Leader(group.get(i), a.value().term()));
             return;
         }
     }
