@@ -73,11 +73,17 @@ class PlannerSimTest extends ClusterScenario {
             return true;
         }, "two current copies of every chunk without " + victim);
         sim.runUntil(sim.now() + 2 * SECOND);
+        long deletedBefore = status().copiesDeleted();
         host(victim).start();
-        await(30, () -> status().overGoal() > 30, "the returned host's copies counted as extras");
+        // looked for every 100 ms: the extras may all be gone within a couple of seconds of the registration
+        long deadline = sim.now() + 30 * SECOND;
+        while (status().servers().stream().noneMatch(x -> x.id().equals(victim) && x.chunks() > 30)) {
+            assertThat(sim.now()).as("the returned host's copies registered").isLessThan(deadline);
+            sim.runUntil(sim.now() + SECOND / 10);
+        }
         long back = sim.now();
         awaitChunks("/many", 60, all -> exactly(all, 2), "exactly two copies again");
-        assertThat(status().copiesDeleted()).as("extras deleted").isGreaterThan(30);
+        assertThat(status().copiesDeleted() - deletedBefore).as("extras deleted").isGreaterThan(30);
         assertThat(sim.now() - back).as("time from the extras being counted until none is left").isLessThan(8 * SECOND);
         assertThat(Arrays.equals(read("/many"), data)).isTrue();
     }
@@ -167,6 +173,38 @@ class PlannerSimTest extends ClusterScenario {
         ChunkInfo after = info("/s").chunks().get(0);
         assertThat(after.copies()).as("the master heard of the copy on cs9").anyMatch(k -> k.serverId().equals("cs9"));
         assertThat(current(after)).as("copies counted current").hasSize(3).doesNotContain("cs9");
+    }
+
+    /**
+     * A copy outdated by committed data is deleted without waiting for the write lease's hold on its chunk to end
+     * (the hold lasts 30 s past the grant, commit or not): no reader is sent to it and the lease's writes, at a newer
+     * version, are refused by it. Chaos {@code mixed} seed 7 spent most of its time to converge waiting so.
+     */
+    @Test void anOutdatedCopyOfALeasedChunkGoesBeforeTheLeaseHoldEnds() {
+        cluster(3);
+        write("/o", StorageClass.replicated(2), CHUNK / 2, 6);
+        ChunkInfo chunk = info("/o").chunks().get(0);
+        String away = current(chunk).get(0);
+        host(away).crash();
+        awaitChunks("/o", 200, chunks -> current(chunks.get(0)).size() == 2 && !current(chunks.get(0)).contains(away),
+                "two current copies without " + away);
+        dev.cairn.client.CairnClient client = c.client();
+        Types.FileAttr f = run(() -> client.lookup("/o"));
+        byte[] image = dev.cairn.sim.workload.Oracle.content(7, CHUNK / 2);
+        dev.cairn.client.Uncommitted versions = new dev.cairn.client.Uncommitted();
+        long leased = sim.now();
+        run(() -> client.writeChunk(f, 0, image, versions).flatMap(v -> client.commitLength(f.inode(), CHUNK / 2, versions)));
+        String file = ChunkFormat.fileName(chunk.chunkId());
+        SimHost returning = host(away);
+        assertThat(returning.diskNames()).as("the copy that missed the rewrite is still on its disk").anyMatch(d -> returning.diskOrNull(d).files().contains(file));
+        long deleted = status().copiesDeleted();
+        returning.start();
+        await(60, () -> returning.diskNames().stream().noneMatch(d -> returning.diskOrNull(d).files().contains(file)), "the outdated copy deleted");
+        assertThat(sim.now() - leased).as("deleted while the lease still held the chunk")
+                .isLessThan(dev.cairn.core.proto.Leases.MASTER_HOLD_NANOS);
+        assertThat(status().copiesDeleted()).isGreaterThan(deleted);
+        assertThat(exactly(info("/o").chunks(), 2)).isTrue();
+        assertThat(Arrays.equals(read("/o"), image)).isTrue();
     }
 
     @Test void aDrainedServerIsEmptied() {
