@@ -374,8 +374,11 @@ public final class CairnClient implements Node, MessageHandler {
             if (moved[0] || out.isDone()) return; // the call went to another master meanwhile: a late answer of this one is stale
             Status s = e != null ? CairnException.statusOf(e) : statusOf(r);
             // a single master that does not answer is the caller's to judge (it may be restarting); one of a group is passed
-            // over, and so is one that lost its leadership under the call and names the leader (a retry carries the same op id)
-            boolean elsewhere = s == Status.NOT_LEADER || (s == Status.UNAVAILABLE && (e != null ? masters.size() > 1 : detailOf(r).contains("leader=")));
+            // over, and so is one that lost its leadership under the call, naming the leader or not (a retry carries the
+            // same op id; chaos leader-stall seed 2: a stopped leader woke deposed, knowing no leader yet, and two puts
+            // failed with the change's outcome unknown)
+            boolean elsewhere = s == Status.NOT_LEADER || (s == Status.UNAVAILABLE && (e != null ? masters.size() > 1
+                    : detailOf(r).contains("leader=") || detailOf(r).contains(dev.cairn.core.proto.MasterProtocol.LEADERSHIP_LOST)));
             if (!elsewhere || env.clock().nanoTime() - deadline > 0) {
                 if (e != null) out.fail(e);
                 else out.complete(r);

@@ -167,7 +167,7 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
         // the outcome is unknown (the entry may still commit under the new leader): a client retries under the same op
         // id, at the leader named here if one is known
         if (!role.leads()) {
-            failPending(new CairnException(Status.UNAVAILABLE, "this master lost its leadership: the change may or may not have been made"
+            failPending(new CairnException(Status.UNAVAILABLE, dev.cairn.core.proto.MasterProtocol.LEADERSHIP_LOST + ": the change may or may not have been made"
                     + (role.leader() == null ? "" : "; leader=" + role.leader())));
         }
         roles.accept(role);

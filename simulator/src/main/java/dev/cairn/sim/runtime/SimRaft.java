@@ -193,7 +193,8 @@ public final class SimRaft {
             for (int i = 0; i < carried; i++) commit(old.pending.get(i).bytes, term);
             List<Proposal> all = new ArrayList<>(old.pending);
             old.pending.clear();
-            for (Proposal p : all) p.promise.fail(new CairnException(Status.UNAVAILABLE, "the leader was deposed before the entry committed"));
+            for (Proposal p : all) p.promise.fail(new CairnException(Status.UNAVAILABLE, dev.cairn.core.proto.MasterProtocol.LEADERSHIP_LOST
+                    + ": deposed before the entry committed"));
         }
         if (unaware && old != null) {
             staleLeader = leader;
@@ -371,7 +372,8 @@ public final class SimRaft {
         private void failPending() {
             List<Proposal> all = new ArrayList<>(pending);
             pending.clear();
-            for (Proposal p : all) p.promise.fail(new CairnException(Status.UNAVAILABLE, host + " lost its leadership before the entry committed"));
+            for (Proposal p : all) p.promise.fail(new CairnException(Status.UNAVAILABLE, dev.cairn.core.proto.MasterProtocol.LEADERSHIP_LOST + " (" + host
+                    + ") before the entry committed"));
         }
 
         /**

@@ -18,6 +18,13 @@ public sealed interface MasterProtocol extends Message {
     /** A reply's reason for failing; empty for a message that carries none. */
     default String detail() { return ""; }
 
+    /**
+     * How an {@code UNAVAILABLE} answer begins when the master lost its leadership with the change under way: the
+     * change may still commit under the new leader, and a caller retries it there under the same op id, whether or
+     * not the deposed master knew the new leader to name it ({@code leader=}).
+     */
+    String LEADERSHIP_LOST = "this master lost its leadership";
+
 
     // ---- chunkserver -> master ----
 
