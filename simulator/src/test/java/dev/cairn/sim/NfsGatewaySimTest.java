@@ -343,27 +343,10 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(status.applyAsInt(send.apply(mkdir.apply(9002)))).as("a new call").isEqualTo(Nfs4Status.EXIST);
     }
 
-    /** A 4.0 COMPOUND sent as raw RPC records (the test client speaks 4.1): each reply read operation by operation. */
-    final class Raw40 {
-        final CompoundState.Connection conn = new CompoundState.Connection(40, "127.0.0.1");
-        int xid = 40_000;
-
-        /** Runs the operations; answers the reply positioned at the first result, and the COMPOUND's status. */
-        dev.cairn.nfs.xdr.XdrDecoder run(int[] status, java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder> ops, int count) {
-            dev.cairn.nfs.xdr.XdrEncoder e = new dev.cairn.nfs.xdr.XdrEncoder();
-            e.writeInt(xid++).writeInt(0).writeInt(2).writeInt(100003).writeInt(4).writeInt(1);
-            byte[] cred = new dev.cairn.nfs.xdr.XdrEncoder().writeInt(0).writeString("host").writeInt(0).writeInt(0).writeInt(0).toByteArray();
-            e.writeInt(1).writeOpaque(cred).writeInt(0).writeOpaque(new byte[0]);
-            e.writeOpaque(new byte[0]).writeInt(0).writeInt(count);
-            ops.accept(e);
-            byte[] reply = nfs(() -> ((NfsGateway) gateway.node()).service().handle(e.toByteArray(), conn));
-            dev.cairn.nfs.xdr.XdrDecoder d = new dev.cairn.nfs.xdr.XdrDecoder(reply);
-            d.skip(24);
-            status[0] = d.readInt();
-            d.readOpaque(1024);
-            d.readInt();
-            return d;
-        }
+    /** A 4.0 client over this gateway, on a connection of its own. */
+    Raw40 raw40() {
+        CompoundState.Connection conn = new CompoundState.Connection(40, "127.0.0.1");
+        return new Raw40(record -> nfs(() -> ((NfsGateway) gateway.node()).service().handle(record, conn)), 40_000);
     }
 
     /**
@@ -373,7 +356,7 @@ class NfsGatewaySimTest extends ClusterScenario {
      */
     @Test void aNew40OpenOwnerConfirmsItsFirstOpen() {
         client("alice");
-        Raw40 raw = new Raw40();
+        Raw40 raw = raw40();
         int[] status = new int[1];
         var d = raw.run(status, e -> e.writeInt(Op.SETCLIENTID).writeFixedOpaque(new byte[8]).writeOpaque("c40".getBytes())
                 .writeInt(0x40000000).writeString("tcp").writeString("127.0.0.1.0.0").writeInt(1), 1);
