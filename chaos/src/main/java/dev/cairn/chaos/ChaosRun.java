@@ -108,7 +108,9 @@ public final class ChaosRun {
         long ackBytes = 0, lost = 0, converge = -1;
         List<String> lossy = new ArrayList<>(chunkservers);
         if (config.scenario() == Nemesis.Scenario.POWER_LOSS) lossy.addAll(List.of("master", Nemesis.GATEWAY));
-        if (config.scenario() == Nemesis.Scenario.GROUP_POWER_LOSS) lossy.addAll(List.of("master1", "master2", "master3", Nemesis.GATEWAY));
+        if (config.scenario() == Nemesis.Scenario.GROUP_POWER_LOSS || config.scenario() == Nemesis.Scenario.STORM) {
+            lossy.addAll(List.of("master1", "master2", "master3", Nemesis.GATEWAY));
+        }
         List<String> names = new ArrayList<>(masterNames());
         names.addAll(chunkservers);
         names.add(Nemesis.GATEWAY);

@@ -115,7 +115,17 @@ public final class Nemesis {
          */
         PACKET_LOSS(Kind.PACKET_LOSS, null),
         /** All of the above but the full disk, the clock steps, power losses and stalled disks, drawn at random. */
-        MIXED(null, null);
+        MIXED(null, null),
+        /**
+         * Network faults mixed with kills, stalls and power losses under a Raft group of three masters (root only: each
+         * node in a network namespace of its own and on {@code cairn-lossyfs}): each fault drawn from kill -9, SIGSTOP,
+         * a partition, packet loss and a power loss, with their own targets, so that they overlap on different nodes
+         * (a chunkserver's power cut while the leader is partitioned away, a stalled server while another drops packets).
+         */
+        STORM(null, null);
+
+        /** The kinds {@link #STORM} draws from. */
+        static final Kind[] STORM_KINDS = {Kind.KILL, Kind.STALL, Kind.PARTITION, Kind.PACKET_LOSS, Kind.POWER_LOSS};
 
         private final Kind only;
         private final Boolean master;
@@ -133,7 +143,7 @@ public final class Nemesis {
         }
 
         /** Whether each node needs a network namespace of its own (the faults are nftables rules in them). */
-        public boolean needsNetwork() { return only == Kind.PARTITION || only == Kind.PACKET_LOSS; }
+        public boolean needsNetwork() { return only == Kind.PARTITION || only == Kind.PACKET_LOSS || this == STORM; }
 
         /** Whether its workload is the Linux kernel's NFS client in nfs-vm (root only). */
         public boolean needsKernelClient() { return this == KERNEL_CLIENT; }
@@ -149,10 +159,10 @@ public final class Nemesis {
          * (Apache Ratis) makes a new segment's or metadata file's name durable only by syncing the file itself,
          * which ext4 and XFS honour (their metadata is one ordered journal) and POSIX does not promise.
          */
-        public LossyDisks.Metadata metadata() { return this == GROUP_POWER_LOSS ? LossyDisks.Metadata.JOURNALED : LossyDisks.Metadata.STRICT; }
+        public LossyDisks.Metadata metadata() { return masters() > 1 ? LossyDisks.Metadata.JOURNALED : LossyDisks.Metadata.STRICT; }
 
         /** Whether nodes' data need {@code cairn-lossyfs} under them (power loss, stalled disks). */
-        public boolean needsLossyDisks() { return only == Kind.POWER_LOSS || only == Kind.DISK_STALL || only == Kind.DISK_ERROR; }
+        public boolean needsLossyDisks() { return only == Kind.POWER_LOSS || only == Kind.DISK_STALL || only == Kind.DISK_ERROR || this == STORM; }
 
         public static Scenario parse(String s) {
             for (Scenario x : values()) if (x.id().equals(s)) return x;
@@ -218,7 +228,9 @@ public final class Nemesis {
             long length = r.nextLong(MIN_FAULT_MILLIS, MAX_FAULT_MILLIS + 1);
             if (t + length > lastEnd) break;
             boolean onMaster = scenario.master != null ? scenario.master : r.nextInt(4) == 0;
-            Kind kind = scenario.only != null ? scenario.only : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
+            Kind kind = scenario.only != null ? scenario.only
+                    : scenario == Scenario.STORM ? Scenario.STORM_KINDS[r.nextInt(Scenario.STORM_KINDS.length)]
+                    : (r.nextBoolean() ? Kind.KILL : Kind.STALL);
             String target = scenario == Scenario.GATEWAY_KILL || scenario == Scenario.KERNEL_CLIENT ? GATEWAY : onMaster ? (scenario.masters() > 1 ? LEADER : "master") : chunkservers.get(r.nextInt(chunkservers.size()));
             if (kind == Kind.POWER_LOSS) target = scenario.masters() > 1 ? groupPowerLossTarget(r, chunkservers) : powerLossTarget(r, chunkservers);
             if (scenario == Scenario.QUORUM_LOSS) {

@@ -29,6 +29,7 @@ class NemesisTest {
                         case QUORUM_LOSS -> assertThat(f.target()).matches("master(\\d)\\+master(?!\\1)\\d");
                         case POWER_LOSS -> assertThat(f.nodes(EVERY)).isSubsetOf(EVERY).isNotEmpty();
                         case MIXED -> assertThat(f.kind()).isIn(Nemesis.Kind.KILL, Nemesis.Kind.STALL);
+                        case STORM -> assertThat(f.kind()).isIn((Object[]) Nemesis.Scenario.STORM_KINDS);
                         case PARTITION -> {
                             assertThat(f.kind()).isEqualTo(Nemesis.Kind.PARTITION);
                             assertThat(f.amount()).isIn(Nemesis.BOTH_WAYS, Nemesis.ONE_WAY, Nemesis.FROM_MASTERS);
@@ -98,6 +99,28 @@ class NemesisTest {
         assertThat(Nemesis.Scenario.PARTITION.masters()).as("partitions are of a master group").isEqualTo(3);
         assertThat(Nemesis.Scenario.PARTITION.needsNetwork()).isTrue();
         assertThat(Nemesis.Scenario.MIXED.needsNetwork()).isFalse();
+    }
+
+    /** The storm mixes network faults with kills, stalls and power losses, at once on different nodes. */
+    @Test void aStormMixesNetworkFaultsKillsStallsAndPowerLosses() {
+        java.util.Set<Nemesis.Kind> kinds = new java.util.HashSet<>();
+        boolean overlapping = false;
+        for (long seed = 1; seed <= 40; seed++) {
+            List<Nemesis.Fault> faults = Nemesis.schedule(Nemesis.Scenario.STORM, seed, 120_000, CS);
+            for (Nemesis.Fault f : faults) kinds.add(f.kind());
+            for (Nemesis.Fault a : faults) {
+                for (Nemesis.Fault b : faults) {
+                    boolean network = a.kind() == Nemesis.Kind.PARTITION || a.kind() == Nemesis.Kind.PACKET_LOSS;
+                    if (network && b.kind() != a.kind() && b.atMillis() < a.endMillis() && a.atMillis() < b.endMillis()) overlapping = true;
+                }
+            }
+        }
+        assertThat(kinds).containsExactlyInAnyOrder(Nemesis.Scenario.STORM_KINDS);
+        assertThat(overlapping).as("a network fault at once with another kind").isTrue();
+        assertThat(Nemesis.Scenario.STORM.masters()).isEqualTo(3);
+        assertThat(Nemesis.Scenario.STORM.needsNetwork()).isTrue();
+        assertThat(Nemesis.Scenario.STORM.needsLossyDisks()).isTrue();
+        assertThat(Nemesis.Scenario.STORM.metadata()).isEqualTo(LossyDisks.Metadata.JOURNALED);
     }
 
     @Test void scenariosAreNamedAsOnTheCommandLine() {

@@ -22,7 +22,8 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--scenario", defaultValue = "all",
             description = "chunkserver-kill, gateway-kill, kernel-client (needs root and nfs-vm), chunkserver-stall, master-kill, leader-kill, leader-stall, "
                     + "quorum-loss, clock-step (needs libfaketime), disk-full (needs root), power-loss, group-power-loss, disk-stall and disk-error "
-                    + "(need root and FUSE), partition and packet-loss (need root and network namespaces), mixed, or all (default: ${DEFAULT-VALUE}).")
+                    + "(need root and FUSE), partition and packet-loss (need root and network namespaces), mixed, storm (all of kill, stop, "
+                    + "partition, packet loss and power loss under a master group: needs root, FUSE and network namespaces), or all (default: ${DEFAULT-VALUE}).")
     String scenario;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the fault schedule and the data (default: ${DEFAULT-VALUE}).")
