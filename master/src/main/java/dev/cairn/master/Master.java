@@ -511,11 +511,12 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
      * counting an empty repair copy and dropping a whole part).
      */
     private void holdIfWritable(ChunkReport c) {
-        // a lease this master granted holds the chunk already, and longer than any window it opened: a window counted
-        // from the report's arrival instead would keep the planner off up to 30 s past the lease (a copy reported at the
-        // lease's end by an inventory), and an inventory each 20 s would prolong it again. A newer lease than the one
-        // this master knows can only come from a newer leader, and this master is deposed then
-        if (!c.writable() || leaseUntil.containsKey(c.chunkId())) return;
+        // counted from the report, not the window's opening (the report does not say when that was), so a copy reported
+        // near its window's end holds its chunk up to 30 s more. Not skipped while this master's own lease holds the
+        // chunk: a chunkserver whose window outlives that lease (a clock or lease bug) then keeps the planner off rather
+        // than letting it copy the chunk while writes may still land (the sweep catches the planted WALL_CLOCK_LEASES
+        // only this way; skipping such reports lost it in 300 seeds)
+        if (!c.writable()) return;
         long until = leaseClock() + Leases.MASTER_HOLD_NANOS;
         openWindows.merge(c.chunkId(), until, (a, b) -> b - a > 0 ? b : a);
     }
