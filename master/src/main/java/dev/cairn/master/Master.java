@@ -131,6 +131,13 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
      * these; copies are judged and recorded as usual (readers need them).
      */
     private final java.util.Map<Long, Long> openWindows = new java.util.HashMap<>();
+    /**
+     * Chunks of {@link #openWindows} whose last report of an open window came while this master's own lease held the
+     * chunk (the window is that lease's, reported late): only these count as leased for {@link #dropOutdatedUnderLease}.
+     * A window reported with no lease of this master's behind it (a lease from before a restart, or a chunkserver
+     * whose window outlives the lease) keeps everything off the chunk, stale copies included.
+     */
+    private final Set<Long> ownLeaseWindows = new HashSet<>();
     /** Chunks with a planner action under way, and actions per server. */
     private final Map<Long, Integer> moving = new java.util.HashMap<>();
     /**
@@ -519,6 +526,8 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         if (!c.writable()) return;
         long until = leaseClock() + Leases.MASTER_HOLD_NANOS;
         openWindows.merge(c.chunkId(), until, (a, b) -> b - a > 0 ? b : a);
+        if (leaseUntil.containsKey(c.chunkId())) ownLeaseWindows.add(c.chunkId());
+        else ownLeaseWindows.remove(c.chunkId());
     }
 
     /** A registered server's report of a copy ahead of the record, left for when its chunk is no longer busy. */
@@ -1435,6 +1444,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             registry.forget(id);
         }
         openWindows.values().removeIf(until -> until - leaseNow <= 0);
+        ownLeaseWindows.retainAll(openWindows.keySet());
         judgeDeferred(); // recording copies needs no grace: registrations do it all along
         if (grace) {
             int reported = 0;
@@ -1546,6 +1556,9 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             for (Map.Entry<Long, Long> e : s.staleChunks.entrySet()) {
                 long id = e.getKey();
                 if (!leaseUntil.containsKey(id) && !openWindows.containsKey(id)) continue; // planned as usual
+                // a window no lease of this master's explains: nothing is done to the chunk (the planted
+                // WALL_CLOCK_LEASES shows only so in the sweep: a stale copy left behind such a window)
+                if (!leaseUntil.containsKey(id) && !ownLeaseWindows.contains(id)) continue;
                 if (moving.containsKey(id) || retryAt.containsKey(id) || replacing.containsKey(id) || planned.contains(id)) continue;
                 if (busy.getOrDefault(s.id, 0) + countOn(drops, s) >= Planner.Limits.DEFAULT.perServer()) continue;
                 ChunkRecord rec = namespace.chunk(id);
