@@ -1551,32 +1551,27 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
      */
     private void dropOutdatedUnderLease(Map<Long, InodeRecord> files, Set<Long> leasingInodes) {
         List<Planner.Drop> drops = new ArrayList<>();
+        Map<String, Integer> load = new java.util.HashMap<>(busy);
         Set<Long> planned = new HashSet<>();
         for (Server s : registry.live()) {
             for (Map.Entry<Long, Long> e : s.staleChunks.entrySet()) {
                 long id = e.getKey();
-                if (!leaseUntil.containsKey(id) && !openWindows.containsKey(id)) continue; // planned as usual
-                // a window no lease of this master's explains: nothing is done to the chunk (the planted
-                // WALL_CLOCK_LEASES shows only so in the sweep: a stale copy left behind such a window)
+                // not leased: planned as usual; held by a window no lease of this master's explains: nothing is done to
+                // the chunk (the planted WALL_CLOCK_LEASES shows only so in the sweep: a stale copy left behind it)
                 if (!leaseUntil.containsKey(id) && !ownLeaseWindows.contains(id)) continue;
                 if (moving.containsKey(id) || retryAt.containsKey(id) || replacing.containsKey(id) || planned.contains(id)) continue;
-                if (busy.getOrDefault(s.id, 0) + countOn(drops, s) >= Planner.Limits.DEFAULT.perServer()) continue;
+                if (load.getOrDefault(s.id, 0) >= Planner.Limits.DEFAULT.perServer()) continue;
                 ChunkRecord rec = namespace.chunk(id);
                 if (rec == null || e.getValue() >= rec.dataVersion()) continue;
                 if (leasingInodes.contains(rec.inode()) || metaLog.changing(rec.inode())) continue;
                 Planner.ChunkState st = chunkState(rec, files, leasingInodes, new HashSet<>());
                 if (st == null || Planner.missing(st) > 0) continue;
                 planned.add(id); // one drop per chunk and pass, as the planner's tidying would
+                load.merge(s.id, 1, Integer::sum);
                 drops.add(new Planner.Drop(id, e.getValue(), s, Planner.Reason.STALE));
             }
         }
-        for (Planner.Drop d : drops) startDrop(d);
-    }
-
-    private static int countOn(List<Planner.Drop> drops, Server s) {
-        int n = 0;
-        for (Planner.Drop d : drops) if (d.server() == s) n++;
-        return n;
+        for (Planner.Drop d : drops) startDrop(d); // after the walk: a drop forgets the stale copy it names
     }
 
     /**
