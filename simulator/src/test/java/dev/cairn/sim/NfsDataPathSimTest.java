@@ -363,6 +363,68 @@ class NfsDataPathSimTest extends ClusterScenario {
     }
 
     /**
+     * Close-to-open over writes held here that no client committed (group sim seed 2583: an NFS client gave a change
+     * up after an error and closed the file; another writer then committed the file longer; an OPEN through the first
+     * gateway still answered from the given-up writes, and its READ stopped 37 KB short). An OPEN must see the other
+     * writer's change: the held writes are committed first if they can be (a replicated chunk's, sent again under a new
+     * lease), else lost — an erasure-coded image read from a chunk the other writer's rewrite replaced — and then the
+     * next COMMIT through this gateway says so.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"replicated", "ec"})
+    void anOpenSeesWhatAnotherWriterCommittedOverWritesHeldHere(String kind) {
+        start(4);
+        String name = "cto-" + kind;
+        OpenFile f = smallChunkFile(name, kind.equals("ec") ? StorageClass.ec(2, 1) : StorageClass.replicated(2));
+        byte[] base = Oracle.content(61, 10_000);
+        nfs(() -> nfsClient.write(f, 0, base, Nfs4Client.FILE_SYNC));
+        Second two = secondGatewayWith(name);
+        byte[] given = Oracle.content(62, 1000);
+        nfs(() -> nfsClient.write(f, 2000, given, Nfs4Client.UNSTABLE)); // held here; its client gives the change up
+        nfs(() -> nfsClient.close(f));
+        byte[] grown = Oracle.content(63, 20_000);
+        sim.await(two.host(), () -> two.client().write(two.file(), 5000, grown, Nfs4Client.FILE_SYNC), 60 * SECOND);
+        byte[] model = apply(base, 5000, grown);
+
+        OpenFile again = nfs(() -> nfsClient.open(root, name, false));
+        assertThat(nfs(() -> nfsClient.size(again.fh()))).as("GETATTR after the OPEN").isEqualTo((long) model.length);
+        byte[] seen = readAll(again, model.length);
+        assertThat(seen).as("READ after the OPEN").hasSize(model.length);
+        assertThat(Arrays.copyOfRange(seen, 5000, model.length)).isEqualTo(grown);
+        byte[] at2000 = Arrays.copyOfRange(seen, 2000, 3000);
+        assertThat(Arrays.copyOf(seen, 2000)).isEqualTo(Arrays.copyOf(base, 2000));
+        if (kind.equals("ec")) {
+            // the other writer's rewrite replaced the chunk the held image was read from: the image can never go up
+            assertThat(at2000).isEqualTo(Arrays.copyOfRange(base, 2000, 3000));
+            assertThatThrownBy(() -> nfs(() -> nfsClient.commit(again.fh()))).as("the given-up writes were never made durable")
+                    .satisfies(e -> assertThat(NfsGatewaySimTest.status(e)).isEqualTo(Nfs4Status.IO));
+        } else {
+            // a replicated chunk's session keeps the bytes it sent and sends them again under a new lease: the OPEN
+            // made them durable after the other writer's (a server may commit UNSTABLE writes whenever it likes)
+            assertThat(at2000).isEqualTo(given);
+            nfs(() -> nfsClient.commit(again.fh()));
+        }
+        assertThat(read("/" + name)).isEqualTo(seen);
+    }
+
+    /** ... where the other change touches no data (a mode change): the OPEN commits the held writes, and nothing is lost. */
+    @Test void anOpenAfterAnotherClientsModeChangeCommitsTheWritesHeldHere() {
+        start(4);
+        OpenFile f = smallChunkFile("cto-mode", StorageClass.ec(2, 1));
+        byte[] base = Oracle.content(64, 10_000);
+        nfs(() -> nfsClient.write(f, 0, base, Nfs4Client.FILE_SYNC));
+        byte[] held = Oracle.content(65, 3000);
+        nfs(() -> nfsClient.write(f, 9000, held, Nfs4Client.UNSTABLE));
+        CairnClient cc = c.client();
+        run(() -> cc.lookup("/cto-mode").flatMap(a -> cc.setAttr(a.inode(), new dev.cairn.core.proto.Types.AttrChange(0600, -1, -1, -1, -1, -1))));
+        OpenFile again = nfs(() -> nfsClient.open(root, "cto-mode", false));
+        byte[] model = apply(base, 9000, held);
+        assertThat(read("/cto-mode")).as("committed by the OPEN").isEqualTo(model);
+        assertThat(readAll(again, model.length)).isEqualTo(model);
+        nfs(() -> nfsClient.commit(again.fh()));
+    }
+
+    /**
      * SEEK (RFC 7862 §15.11) over a sparse file of small chunks: data in chunks 0 and 2, chunk 1 a hole the file grew
      * over, chunk 3 a hole a SETATTR grew the file into. A chunk holding writes not yet committed is data; the end of
      * the file is a hole; past the end, or data asked for where only a hole follows, is NXIO.

@@ -117,7 +117,6 @@ public final class Types {
     /** A directory entry with its READDIR cookie: stable while the entry exists, and never reused. */
     public record DirCookieEntry(String name, long cookie, FileAttr attr) {}
 
-    /** Attribute changes; a field at {@link #KEEP} is left as it is. */
     /**
      * Attributes to change ({@link #KEEP} leaves one as it is). {@code fromSize}, if not KEEP, makes a size
      * change conditional: it applies only if the file's size is still that (STALE otherwise), so a writer that

@@ -70,7 +70,7 @@ public final class Open implements Operation {
             case CLAIM_FH, CLAIM_PREVIOUS -> {
                 if (r.create()) yield Operation.status(Nfs4Status.INVAL);
                 long ino = st.current.inode();
-                yield Files.fs(st).getAttr(ino).then((a, e) -> e != null ? Operation.status(Files.status(e))
+                yield Files.fs(st).attrForOpen(ino).then((a, e) -> e != null ? Operation.status(Files.status(e))
                         : Promise.completed(opened(st, res, r, access, clientId, a, null, false, new int[3])));
             }
             case CLAIM_DELEGATE_CUR, CLAIM_DELEGATE_PREV, CLAIM_DELEG_CUR_FH, CLAIM_DELEG_PREV_FH ->
@@ -131,7 +131,7 @@ public final class Open implements Operation {
             if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
             if (!Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
             if (!r.create()) {
-                return Files.fs(st).lookup(dir, r.name()).then((a, e2) -> e2 != null ? Operation.status(Files.status(e2))
+                return Files.fs(st).lookupForOpen(dir, r.name()).then((a, e2) -> e2 != null ? Operation.status(Files.status(e2))
                         : Promise.completed(opened(st, res, r, access, clientId, a, da, false, new int[3])));
             }
             if (!Files.mayWrite(st.credentials, da)) {
@@ -158,7 +158,7 @@ public final class Open implements Operation {
                 int s = Files.status(e2);
                 if (s != Nfs4Status.EXIST || r.how() != UNCHECKED4) return Operation.status(s);
                 // UNCHECKED4 over an existing file: open it (with a size of 0 in the attributes: truncate it)
-                return Files.fs(st).lookup(dir, r.name()).then((a, e3) -> e3 != null ? Operation.status(Files.status(e3))
+                return Files.fs(st).lookupForOpen(dir, r.name()).then((a, e3) -> e3 != null ? Operation.status(Files.status(e3))
                         : truncateThenOpen(st, res, r, access, clientId, a, da));
             });
         });
