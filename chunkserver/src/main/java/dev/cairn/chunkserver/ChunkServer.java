@@ -168,6 +168,7 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
         reportInFlight = true;
         Promise<RegisterReply> call = rpc.call(master(), rid -> new Register(rid, config.serverId(), incarnation, config.listen(), config.topology(),
                 capacityBytes(), store.usedBytes(), report()), RegisterReply.class, MASTER_CALL_NANOS);
+        watchIfGroup(call, attempt);
         call.onComplete((r, e) -> {
                     if (stopped || attempt != registration) return;
                     reportInFlight = false;
@@ -263,11 +264,11 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
     }
 
     /**
-     * With a master group, a heartbeat its master leaves unanswered is watched: a leader that answers nothing (stopped,
-     * its host hung) is left for the one the group elected meanwhile, without waiting out the call (the new leader places
-     * chunks only on servers registered with it). Registrations are not watched (chaos leader-stall seed 2: a
-     * registration sent just before its leader stopped held all five servers 11.7 s): with them watched, group sim seed
-     * 2688 failed corrupt-read (an NFS read returned bytes never written), not yet understood; see issue 26's note.
+     * With a master group, a registration or heartbeat its master leaves unanswered is watched: a leader that answers
+     * nothing (stopped, its host hung) is left for the one the group elected meanwhile, without waiting out the call (the
+     * new leader places chunks only on servers registered with it; chaos leader-stall seed 2: a registration sent just
+     * before its leader stopped held all five servers 11.7 s). Moving a registration is safe because a report on its way
+     * is kept true ({@link #refusedWhileRegistering}).
      */
     private void watchIfGroup(Promise<?> call, long attempt) {
         Address asked = master();

@@ -18,6 +18,8 @@ import dev.cairn.nfs.v4.Nfs4Server;
 public final class NfsGateway implements Node, dev.cairn.core.metrics.MetricsSource {
     /** How often clients whose lease ran out are dropped. */
     static final long EXPIRY_CHECK_NANOS = 10_000_000_000L;
+    /** How often held writes are looked over for a background commit ({@link ClusterFs#writeBackIdle}). */
+    static final long WRITE_BACK_CHECK_NANOS = 5_000_000_000L;
     /** The file system id in handles and the fsid attribute. */
     public static final long FSID = 0xCA1A;
 
@@ -51,6 +53,7 @@ public final class NfsGateway implements Node, dev.cairn.core.metrics.MetricsSou
         if (env.planted(dev.cairn.core.env.Plant.GATEWAY_VERIFIER_REUSED)) server.plantFixedWriteVerifier(env.hostId().hashCode());
         service = new NfsService(server);
         scheduleExpiry();
+        scheduleWriteBack();
         log.info("NFS gateway ready (v4.0, v4.1 and v4.2)");
     }
 
@@ -81,6 +84,14 @@ public final class NfsGateway implements Node, dev.cairn.core.metrics.MetricsSou
     public NfsService service() { return service; }
 
     public ClusterFs fs() { return fs; }
+
+    private void scheduleWriteBack() {
+        env.scheduler().schedule(WRITE_BACK_CHECK_NANOS, () -> {
+            if (stopped) return;
+            fs.writeBackIdle();
+            scheduleWriteBack();
+        });
+    }
 
     private void scheduleExpiry() {
         env.scheduler().schedule(EXPIRY_CHECK_NANOS, () -> {

@@ -249,7 +249,13 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         if (rpc.onMessage(from, m)) return;
         Promise<? extends Message> reply;
         try {
-            reply = handle(from, m);
+            if (term > 0 && ready && answeredFromState(m)) {
+                @SuppressWarnings("unchecked")
+                Promise<? extends Message> afterBarrier = metaLog.readBarrier().flatMap(v -> (Promise<Message>) handle(from, m));
+                reply = afterBarrier;
+            } else {
+                reply = handle(from, m);
+            }
         } catch (CairnException e) {
             reply = Promise.failed(e);
         } catch (RuntimeException e) {
@@ -263,6 +269,19 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             Message out = e == null ? r : errorReply(m, CairnException.statusOf(e), CairnException.detailOf(e));
             if (out != null) env.transport().send(from, out);
         });
+    }
+
+    /**
+     * A client's question answered from this master's state alone (no command proposed). In a group it is answered only
+     * after the replica confirms it still leads ({@link MetaLog#readBarrier}): a leader cut off from the others keeps
+     * believing it leads for up to its step-down timeout, and its state misses what the new leader committed meanwhile
+     * — a file's new length, a chunk replaced, copies moved — so an answer from it could send a reader to bytes older
+     * than a write already acknowledged to someone else.
+     */
+    static boolean answeredFromState(Message m) {
+        return m instanceof Lookup || m instanceof ListDir || m instanceof MasterProtocol.GetAttr || m instanceof MasterProtocol.LookupIn
+                || m instanceof MasterProtocol.ReadDir || m instanceof MasterProtocol.GetXattr || m instanceof MasterProtocol.ListXattrs
+                || m instanceof GetChunks || m instanceof MasterProtocol.ClusterStatus || m instanceof MasterProtocol.FileInfo;
     }
 
     /** Time from a request's arrival to its reply (its durability in the metadata log included), by kind, for {@code --metrics}. */

@@ -407,6 +407,28 @@ class NfsDataPathSimTest extends ClusterScenario {
         assertThat(read("/" + name)).isEqualTo(seen);
     }
 
+    /**
+     * Writes no client commits are committed in the background once no WRITE has reached their file for
+     * {@link ClusterFs#WRITE_BACK_AFTER_NANOS} (as a Linux server writes back dirty pages): other clients then see them,
+     * and a gateway crash no longer loses them.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"replicated", "ec"})
+    void writesNoClientCommitsAreWrittenBackWhenIdle(String kind) {
+        start(4);
+        String name = "wb-" + kind;
+        OpenFile f = smallChunkFile(name, kind.equals("ec") ? StorageClass.ec(2, 1) : StorageClass.replicated(2));
+        byte[] data = Oracle.content(71, 100_000);
+        nfs(() -> nfsClient.write(f, 0, data, Nfs4Client.UNSTABLE));
+        sim.runUntil(sim.now() + ClusterFs.WRITE_BACK_AFTER_NANOS / 2);
+        assertThat(read("/" + name)).as("held, not yet written back").isEmpty();
+        assertThat(fs().heldBytes()).isPositive();
+        sim.runUntil(sim.now() + ClusterFs.WRITE_BACK_AFTER_NANOS / 2 + 10 * SECOND);
+        assertThat(fs().heldBytes()).as("written back").isZero();
+        gateway.crash();
+        assertThat(read("/" + name)).as("after the gateway's crash").isEqualTo(data);
+    }
+
     /** ... where the other change touches no data (a mode change): the OPEN commits the held writes, and nothing is lost. */
     @Test void anOpenAfterAnotherClientsModeChangeCommitsTheWritesHeldHere() {
         start(4);

@@ -36,7 +36,9 @@ import java.util.Set;
  * write-behind this gateway bounds: past {@link #FLUSH_FILE_BYTES} of a file a commit starts in the
  * background, and a WRITE past {@link #MAX_FILE_HELD_BYTES} of its file or {@link #MAX_HELD_BYTES} of the
  * gateway waits for one (writers wait, they are not failed). So a file of any size is written in bounded
- * memory, and one file's commit never holds up another's writes or reads.
+ * memory, and one file's commit never holds up another's writes or reads. Writes no client commits are committed
+ * in the background once their file has been idle {@link #WRITE_BACK_AFTER_NANOS} ({@link #writeBackIdle}), and an
+ * OPEN of a file another writer changed meanwhile commits (or loses) them first ({@link #revalidated}).
  *
  * <p>An erasure-coded file's chunks are written whole (their parity covers every byte of a stripe), so its
  * changed chunks are held as images, bounded by {@link #MAX_IMAGE_BYTES} over the gateway, and uploaded at
@@ -59,6 +61,12 @@ public final class ClusterFs {
     public static final long FLUSH_FILE_BYTES = 32L << 20;
     /** Erasure-coded chunk images held over every file at most; past it a WRITE first uploads its file's. */
     public static final long MAX_IMAGE_BYTES = 128L << 20;
+    /**
+     * Held writes of a file no WRITE reached for this long are committed in the background, as a Linux server writes
+     * back dirty pages after 30 s ({@code dirty_expire_centisecs}): a client that never sends COMMIT (it gave the change
+     * up, or died) does not leave them held here for good, invisible to every other client and lost with this gateway.
+     */
+    public static final long WRITE_BACK_AFTER_NANOS = 30_000_000_000L;
     /** Files whose state is kept at most (idle ones are dropped first, least recently used). */
     public static final int MAX_FILES = 4096;
     /** The largest file (the master's limit). */
@@ -119,6 +127,26 @@ public final class ClusterFs {
         long n = imageBytes;
         for (OpenFile f : holding) n += f.heldBytes();
         return n;
+    }
+
+    /**
+     * Starts a background commit of each file holding writes that no WRITE has reached for {@link #WRITE_BACK_AFTER_NANOS}
+     * and that nothing else is committing (the gateway calls this every few seconds). A failure is logged and handled as
+     * a COMMIT's is (a loss is owed to the file's next COMMIT; a transient one is tried again at the next call). A file
+     * owing a loss is left alone: the loss is its client's to hear. Answers how many commits started.
+     */
+    public int writeBackIdle() {
+        long now = clock.nanoTime();
+        List<OpenFile> due = new ArrayList<>();
+        for (OpenFile f : files.values()) {
+            if (f.lost != null || !f.dirty() || f.writing > 0 || !f.meta.idle() || f.queuedFlush != null || !f.barrier.isDone()) continue;
+            if (now - f.lastWriteNanos >= WRITE_BACK_AFTER_NANOS) due.add(f);
+        }
+        for (OpenFile f : due) {
+            client.log().debug("inode {}: writes held {} s without a COMMIT; committing them", f.inode, (now - f.lastWriteNanos) / 1_000_000_000L);
+            flush(f).onFailure(e -> client.log().info("inode {}: background write-back failed: {}", f.inode, e.getMessage()));
+        }
+        return due.size();
     }
 
     // ---------------------------------------------------------------- capacity
@@ -473,6 +501,7 @@ public final class ClusterFs {
         }
         f.localChanges++;
         f.mtimeMillis = clock.wallMillis();
+        f.lastWriteNanos = clock.nanoTime();
         f.writing++;
         holding.add(f);
         return Promise.all(taken).then((v, e) -> {
@@ -810,6 +839,7 @@ public final class ClusterFs {
         return grown.flatMap(v -> apply(f, offset, data, 0)).flatMap(v -> {
             f.localChanges++;
             f.mtimeMillis = clock.wallMillis();
+            f.lastWriteNanos = clock.nanoTime();
             f.unstable++;
             if (imageBytes > MAX_IMAGE_BYTES) return flushImages(f);
             // a writer growing the file has finished the full chunks behind it; one writing inside the file has not

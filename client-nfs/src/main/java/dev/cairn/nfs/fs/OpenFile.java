@@ -59,6 +59,8 @@ final class OpenFile {
     /** WRITEs applied since {@link #base} was fetched (folded into the change attribute clients see). */
     long localChanges;
     long mtimeMillis;
+    /** When the last WRITE was applied (monotonic): held writes idle long enough are written back. */
+    long lastWriteNanos;
     /** Erasure-coded files: bytes of dirty images. */
     long imageBytes;
     /** WRITEs taken and not yet answered by the chains (a COMMIT or a clean check must count them). */

@@ -23,4 +23,12 @@ public interface MetaLog {
      * class, size or chunks may still be undone, so the planner keeps off its chunks until then.
      */
     boolean changing(long inode);
+
+    /**
+     * Completes once a read answered from this master's state after it sees everything committed before the call:
+     * at once for a single master (its state is the log); in a group, once the replica has shown it still leads
+     * ({@link ReplicatedLog#confirmLeadership}). Fails {@code NOT_LEADER} otherwise: a deposed leader that has not
+     * noticed must not answer from a state the new leader has moved past.
+     */
+    default Promise<Void> readBarrier() { return Promise.completed(null); }
 }

@@ -123,6 +123,41 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
         return (Promise<R>) p;
     }
 
+    /** A leadership confirmation on its way (reads that came before it was asked wait on it), or null. */
+    private Promise<Void> confirming;
+    /** Reads that came while {@link #confirming} was on its way: they wait for the next one, asked after it. */
+    private Promise<Void> nextConfirm;
+
+    /**
+     * Reads share confirmations: one is on its way at a time, and every read that arrives meanwhile waits for the one
+     * asked after it completes (a confirmation asked before a read arrived cannot vouch for it: the leader may have
+     * been deposed in between). Under load that is one confirmation per round trip, not one per read.
+     */
+    @Override public Promise<Void> readBarrier() {
+        if (confirming == null) {
+            Promise<Void> p = new Promise<>();
+            confirming = p;
+            confirmInto(p);
+            return p;
+        }
+        if (nextConfirm == null) nextConfirm = new Promise<>();
+        return nextConfirm;
+    }
+
+    private void confirmInto(Promise<Void> p) {
+        log.confirmLeadership().onComplete((v, e) -> {
+            confirming = null;
+            Promise<Void> next = nextConfirm;
+            nextConfirm = null;
+            if (next != null) {
+                confirming = next;
+                confirmInto(next);
+            }
+            if (e != null) p.fail(e);
+            else p.complete(null);
+        });
+    }
+
     @Override public void apply(long term, long index, byte[] entry) {
         if (index <= appliedIndex) {
             // the log handed back an entry the store holds: applying it again would redo its change and move the index back

@@ -92,6 +92,8 @@ public final class RatisLog implements ReplicatedLog {
     static final long SEGMENT_CACHE_BYTES = 16L << 20;
     /** How long Ratis remembers a request's reply for a retry under the same call id (which Cairn never makes). */
     static final TimeDuration RETRY_CACHE_EXPIRY = TimeDuration.valueOf(5, TimeUnit.SECONDS);
+    /** A leadership confirmation (a read) not answered in this long fails: the reader's call is then retried elsewhere. */
+    static final TimeDuration READ_TIMEOUT = TimeDuration.valueOf(3, TimeUnit.SECONDS);
     /** How long a snapshot waits for the replica's store to become durable before the attempt is given up. */
     static final long SNAPSHOT_WAIT_SECONDS = 120;
 
@@ -195,6 +197,12 @@ public final class RatisLog implements ReplicatedLog {
         RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, SEGMENTS_CACHED);
         RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, SizeInBytes.valueOf(SEGMENT_CACHE_BYTES));
         RaftServerConfigKeys.RetryCache.setExpiryTime(p, RETRY_CACHE_EXPIRY);
+        // confirmLeadership: a read request is answered after a ReadIndex round (or within the leader's lease, which
+        // Ratis keeps below the election timeout from its followers' acknowledgements on the monotonic clock), once the
+        // state machine applied up to the read index
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        RaftServerConfigKeys.Read.setLeaderLeaseEnabled(p, true);
+        RaftServerConfigKeys.Read.setTimeout(p, READ_TIMEOUT);
         // the group it starts with; a master added later starts with the group's members and itself, and counts
         // only once the leader has added it (changeMembers); after a restart the configuration in its log rules
         List<RaftPeer> group = new ArrayList<>();
@@ -372,12 +380,27 @@ public final class RatisLog implements ReplicatedLog {
     }
 
     @Override public Promise<Void> propose(byte[] entry) {
+        return request(Message.valueOf(ByteString.copyFrom(entry)), RaftClientRequest.writeRequestType());
+    }
+
+    /** A read request with nothing to read: Ratis answers it as a linearizable read (see {@link #start}), which is the confirmation. */
+    @Override public Promise<Void> confirmLeadership() {
+        // a follower's linearizable read would ask the leader and succeed: the confirmation is the leader's alone
+        try {
+            if (!server.getDivision(GROUP).getInfo().isLeader()) return Promise.failed(new CairnException(Status.NOT_LEADER, "this master is not the leader"));
+        } catch (IOException | RuntimeException e) {
+            return Promise.failed(new CairnException(Status.UNAVAILABLE, "the master group's log is not running: " + e.getMessage()));
+        }
+        return request(Message.EMPTY, RaftClientRequest.readRequestType());
+    }
+
+    private Promise<Void> request(Message message, RaftClientRequest.Type type) {
         Promise<Void> out = new Promise<>();
         RaftClientRequest req = RaftClientRequest.newBuilder()
                 .setClientId(clientId).setServerId(RaftPeerId.valueOf(self.id())).setGroupId(GROUP)
                 .setCallId(callId.incrementAndGet())
-                .setMessage(Message.valueOf(ByteString.copyFrom(entry)))
-                .setType(RaftClientRequest.writeRequestType())
+                .setMessage(message)
+                .setType(type)
                 .build();
         submit(() -> server.submitClientRequestAsync(req)).whenComplete((reply, e) -> loop.execute(() -> {
             if (e != null) {
@@ -597,6 +620,9 @@ public final class RatisLog implements ReplicatedLog {
             });
             return done;
         }
+
+        /** {@link #confirmLeadership}'s read: Ratis calls it once the read is linearizable; there is nothing to read. */
+        @Override public CompletableFuture<Message> query(Message request) { return CompletableFuture.completedFuture(Message.EMPTY); }
 
         /** Entries that are not commands (configuration, a new leader's first entry): applied in the same order. */
         @Override public void notifyTermIndexUpdated(long term, long index) {

@@ -33,6 +33,9 @@ public abstract class ReplicatedLogContract {
         /** Proposes on member {@code i}'s own scheduler. */
         Outcome propose(int i, byte[] entry);
 
+        /** Asks member {@code i}, on its own scheduler, to confirm it leads; the outcome also records how many entries it had applied then. */
+        Outcome confirm(int i);
+
         Recorder recorder(int i);
 
         /** Waits (in real or simulated time) until {@code done} holds; fails naming {@code what} after a bound. */
@@ -48,10 +51,20 @@ public abstract class ReplicatedLogContract {
         private boolean done;
         private Throwable error;
 
+        private int appliedThen = -1;
+
         public synchronized void set(Throwable e) {
             done = true;
             error = e;
         }
+
+        /** Set with the entries the member's recorder held when the outcome came. */
+        public synchronized void set(Throwable e, Recorder r) {
+            appliedThen = r.count();
+            set(e);
+        }
+
+        public synchronized int appliedThen() { return appliedThen; }
 
         public synchronized boolean done() { return done; }
 
@@ -180,6 +193,31 @@ public abstract class ReplicatedLogContract {
             List<String> ours = at.subList(at.size() - 20, at.size());
             assertThat(ours).isEqualTo(want);
             allHold(h, at, 0, 1, 2);
+        }
+    }
+
+    /**
+     * A leader confirms it leads, and by then has applied everything committed before it was asked (what a read after
+     * the confirmation sees); a follower cannot confirm.
+     */
+    @Test void theLeaderConfirmsItLeadsWithEverythingCommittedAppliedAndAFollowerCannot() throws Exception {
+        try (Harness h = harness()) {
+            for (int i = 0; i < 3; i++) h.start(i);
+            commit(h, new int[] {0, 1, 2}, "before");
+            int l = leader(h, 0, 1, 2);
+            List<Outcome> proposed = new ArrayList<>();
+            for (int n = 0; n < 5; n++) proposed.add(h.propose(l, entry("r" + n)));
+            for (Outcome o : proposed) h.await("a proposal's outcome", o::done);
+            Outcome ok = h.confirm(l);
+            h.await("the leader's confirmation", ok::done);
+            assertThat(ok.error()).isNull();
+            assertThat(ok.appliedThen()).as("entries applied when the confirmation completed").isGreaterThanOrEqualTo(h.recorder(l).count())
+                    .isGreaterThanOrEqualTo(6);
+            int f = (l + 1) % 3;
+            h.await("the follower knows the leader", () -> h.recorder(f).role().term() > 0);
+            Outcome no = h.confirm(f);
+            h.await("the follower's refusal", no::done);
+            assertThat(CairnException.statusOf(no.error())).isEqualTo(Status.NOT_LEADER);
         }
     }
 

@@ -135,6 +135,14 @@ class RatisLogContractTest extends ReplicatedLogContract {
                 return o;
             }
 
+            @Override public Outcome confirm(int i) {
+                Outcome o = new Outcome();
+                RatisLog log = logs[i];
+                Recorder r = recorders[i];
+                loops[i].execute(() -> log.confirmLeadership().onComplete((v, e) -> o.set(e, r)));
+                return o;
+            }
+
             @Override public Recorder recorder(int i) { return recorders[i]; }
 
             @Override public void await(String what, BooleanSupplier done) { RealWaits.await(what, done); }

@@ -26,7 +26,8 @@ import java.util.function.BiConsumer;
  *   <li>a leader that crashes, or cannot reach a majority for an election timeout, is replaced by a member
  *       that can, after a randomized election delay; a leader cut off from the majority keeps believing it
  *       leads until its own step-down timeout (or until it hears of the new term), so two members can
- *       believe they lead at once — what fencing is for;</li>
+ *       believe they lead at once — what fencing is for, and why a leader confirms it leads (a round trip
+ *       that needs a majority around it, {@code confirmLeadership}) before a read is answered from its state;</li>
  *   <li>every member snapshots its store every {@link #PURGE_GAP} entries (the store made durable up to the
  *       snapshot's index, as Ratis's {@code takeSnapshot} does) and the log is purged behind the latest snapshot
  *       of every member that is up; a member whose store is behind the purged entries (down
@@ -290,6 +291,8 @@ public final class SimRaft {
         final List<Proposal> pending = new ArrayList<>();
         /** Committed index -> the promise of an entry this member proposed, completed once it applies it. */
         final Map<Long, Promise<Void>> awaitingApply = new HashMap<>();
+        /** Read index -> confirmations of leadership waiting for this member to apply up to it. */
+        final TreeMap<Long, List<Promise<Void>>> readsWaiting = new TreeMap<>();
 
         Member(String host) {
             this.host = host;
@@ -348,6 +351,33 @@ public final class SimRaft {
             return p;
         }
 
+        /**
+         * Raft's ReadIndex: the index committed now is noted, a heartbeat round (a replication delay) shows whether this
+         * member still leads the same term with a majority around it, and the answer waits until it has applied up to
+         * that index. A leader cut off from the majority — one that believes it leads while another was elected (the
+         * group's stale leader) included — is refused: its round would find no majority.
+         */
+        @Override public Promise<Void> confirmLeadership() {
+            if (gone() || !host.equals(leader) || members.get(host) != this) {
+                return Promise.failed(new CairnException(Status.NOT_LEADER, host + " cannot show it leads"));
+            }
+            long asked = term;
+            long readIndex = committed.size();
+            Promise<Void> p = new Promise<>();
+            sim.at(between(MIN_REPLICATE_NANOS, MAX_REPLICATE_NANOS), simHost(), Simulation.Kind.TASK, 0x7ABL, () -> {
+                if (gone()) return; // the process is gone: nobody waits on the answer
+                if (term != asked || !host.equals(leader) || !majorityAround(simHost())) {
+                    p.fail(new CairnException(Status.NOT_LEADER, host + " cannot show it leads term " + asked));
+                } else if (applied >= readIndex) {
+                    p.complete(null);
+                } else {
+                    readsWaiting.computeIfAbsent(readIndex, k -> new ArrayList<>()).add(p);
+                    catchUp();
+                }
+            });
+            return p;
+        }
+
         @Override public void stop() {
             stopped = true;
             if (members.get(host) == this) members.remove(host);
@@ -370,6 +400,10 @@ public final class SimRaft {
         }
 
         private void failPending() {
+            List<Promise<Void>> reads = new ArrayList<>();
+            for (List<Promise<Void>> l : readsWaiting.values()) reads.addAll(l);
+            readsWaiting.clear();
+            for (Promise<Void> r : reads) r.fail(new CairnException(Status.NOT_LEADER, host + " lost the leadership before it caught up"));
             List<Proposal> all = new ArrayList<>(pending);
             pending.clear();
             for (Proposal p : all) p.promise.fail(new CairnException(Status.UNAVAILABLE, dev.cairn.core.proto.MasterProtocol.LEADERSHIP_LOST + " (" + host
@@ -399,6 +433,9 @@ public final class SimRaft {
                     applied = index;
                     Promise<Void> p = awaitingApply.remove(index);
                     if (p != null) p.complete(null);
+                }
+                while (!readsWaiting.isEmpty() && readsWaiting.firstKey() <= applied) {
+                    for (Promise<Void> r : readsWaiting.pollFirstEntry().getValue()) r.complete(null);
                 }
             });
         }

@@ -50,6 +50,13 @@ class SimRaftContractTest extends ReplicatedLogContract {
                 return o;
             }
 
+            @Override public Outcome confirm(int i) {
+                Outcome o = new Outcome();
+                Recorder r = recorders[i];
+                sim.at(0, hosts[i], Simulation.Kind.TASK, 1, () -> members[i].confirmLeadership().onComplete((v, e) -> o.set(e, r)));
+                return o;
+            }
+
             @Override public Recorder recorder(int i) { return recorders[i]; }
 
             @Override public void await(String what, BooleanSupplier done) {
