@@ -22,7 +22,7 @@ import java.util.function.IntFunction;
  * {@code ./cairn bench meta [FILES] [--inflight N] [--masters 1|3|both] [--json]}: metadata at scale through the
  * native client. Starts the master (or a group of three) as {@code ./cairn up} does, as separate processes, and
  * with {@code N} requests in flight creates FILES empty files in directories of 10,000, lists every directory,
- * then removes every file. Reports operations per second per phase, and the leader's heap after a full
+ * then looks every file up, then removes every file. Reports operations per second per phase, and the leader's heap after a full
  * collection before and after the creates (growth per million files), and each master's peak resident set.
  */
 public final class MetaBench {
@@ -106,12 +106,14 @@ public final class MetaBench {
                 }
                 double listSeconds = (System.nanoTime() - t) / 1e9;
                 if (listed != files) throw new IllegalStateException("listed " + listed + " files of " + files);
+                // a lookup of every file: answered from the leader's state, after it confirms it leads (in a group)
+                double stat = timed(client, files, inflight, i -> c -> c.lookup(path(i)).map(a -> null));
                 double remove = timed(client, files, inflight, i -> c -> c.remove(path(i)));
                 Map<String, Long> rss = p.peakRssMib();
                 long rssMax = rss.values().stream().mapToLong(Long::longValue).max().orElse(0);
                 double growthPerMillion = (heapAfter - heapBefore) / 1024.0 * 1_000_000.0 / files;
-                System.out.printf(Locale.ROOT, "%-11s create %,9.0f files/s   list %,10.0f entries/s (%.2f s)   remove %,9.0f files/s%n",
-                        label, files / create, files / listSeconds, listSeconds, files / remove);
+                System.out.printf(Locale.ROOT, "%-11s create %,9.0f files/s   list %,10.0f entries/s (%.2f s)   lookup %,9.0f files/s   remove %,9.0f files/s%n",
+                        label, files / create, files / listSeconds, listSeconds, files / stat, files / remove);
                 System.out.printf(Locale.ROOT, "%-11s leader heap after a full GC: %,.0f MiB before, %,.0f MiB after the creates (%+.0f MiB per million files); peak RSS %s MiB%n",
                         label, heapBefore / 1024.0, heapAfter / 1024.0, growthPerMillion, rss);
                 if (masterCount > 1) {
@@ -137,6 +139,7 @@ public final class MetaBench {
                 }
                 r.put("creates_s", Math.round(files / create));
                 r.put("list_s", String.format(Locale.ROOT, "%.2f", listSeconds));
+                r.put("lookups_s", Math.round(files / stat));
                 r.put("removes_s", Math.round(files / remove));
                 r.put("heap_growth_mib_per_million", Math.round(growthPerMillion));
                 r.put("peak_rss_mib", rssMax);

@@ -137,7 +137,19 @@ final class Auditor {
         List<ChunkRecord> records = new ArrayList<>();
         ns.forEachChunk(c -> { records.add(c); return true; });
         for (ChunkRecord c : records) {
-            InodeRecord f = files.computeIfAbsent(c.inode(), ns::inode);
+            InodeRecord f = files.computeIfAbsent(c.inode(), ino -> {
+                try {
+                    return ns.inode(ino);
+                } catch (RuntimeException e) {
+                    return null;
+                }
+            });
+            if (f == null) {
+                // the master's own state contradicts itself (a chunk of no file): reported, not a crash of the checker
+                add(findings, "metadata", "chunk " + c.chunkId() + " names inode " + c.inode() + ", which the namespace does not hold");
+                byId.put(c.chunkId(), c);
+                continue;
+            }
             StorageClass cls = f.storageClass();
             byId.put(c.chunkId(), c);
             List<Copy> copies = onDisk.getOrDefault(c.chunkId(), List.of());

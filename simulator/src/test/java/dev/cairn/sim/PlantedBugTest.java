@@ -52,7 +52,7 @@ class PlantedBugTest {
             Map.entry(Plant.LOG_NOT_SYNCED, Set.of("durability", "metadata")),
             Map.entry(Plant.LAST_BLOCK_UNVERIFIED, Set.of("corrupt-read")),
             Map.entry(Plant.SNAPSHOT_NOT_DURABLE, Set.of("raft")),
-            Map.entry(Plant.INSTALL_OVER_OLD_STATE, Set.of("raft")),
+            Map.entry(Plant.INSTALL_OVER_OLD_STATE, Set.of("raft", "metadata")),
             Map.entry(Plant.GATEWAY_VERIFIER_REUSED, Set.of("durability", "corrupt-read")),
             Map.entry(Plant.DEALLOCATE_NOT_SYNCED, Set.of("durability", "corrupt-read"))));
 
