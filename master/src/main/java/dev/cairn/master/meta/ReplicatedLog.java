@@ -27,8 +27,9 @@ public interface ReplicatedLog {
      * Completes once this replica is known to lead, as of this call, the term it leads (a majority has heard from it
      * since the call, or its leader lease — shorter than any election — still holds), and has applied every entry
      * committed before the call: what a read answered from the replica's state after this sees is then no older than
-     * the call (Raft's ReadIndex). Fails with {@code NOT_LEADER} if it does not lead or cannot show it (a leader cut
-     * off from the majority, which may not know yet that another was elected), {@code UNAVAILABLE} if no answer came.
+     * the call (Raft's ReadIndex). Fails with {@code NOT_LEADER} if it does not lead or cannot show it, for whatever
+     * reason (a leader cut off from the majority, which may not know yet that another was elected; no answer in time):
+     * nothing was done, and the reader may ask another master.
      */
     Promise<Void> confirmLeadership();
 

@@ -391,7 +391,11 @@ public final class RatisLog implements ReplicatedLog {
         } catch (IOException | RuntimeException e) {
             return Promise.failed(new CairnException(Status.UNAVAILABLE, "the master group's log is not running: " + e.getMessage()));
         }
-        return request(Message.EMPTY, RaftClientRequest.readRequestType());
+        // whatever stopped it (a ReadIndexException while no leader is known, a timeout, a step-down), the read did
+        // nothing: NOT_LEADER sends the reader to the other masters (UNAVAILABLE surfaced as a failed READ in chaos
+        // leader-stall seed 2: "ReadIndexException: Leader is unknown")
+        return request(Message.EMPTY, RaftClientRequest.readRequestType()).then((v, e) -> e == null ? Promise.completed(null)
+                : Promise.failed(new CairnException(Status.NOT_LEADER, "this master cannot confirm it leads: " + CairnException.detailOf(e))));
     }
 
     private Promise<Void> request(Message message, RaftClientRequest.Type type) {
