@@ -298,6 +298,33 @@ class ChunkStoreSimTest {
         assertThat(failure(s -> s.verify(32, 1, 0, 2 * bs))).isEqualTo(Status.CORRUPT);
     }
 
+    /**
+     * The scrubber's read ({@code verify}) finds a flipped bit in any block of a copy, the partial last one included, and
+     * only in the range asked (PIT: removing its checksum comparison for blocks where they are survived every test).
+     */
+    @Test void theScrubberFindsAFlippedBitInTheLastPartialBlock() {
+        int bs = ChunkFormat.BLOCK_SIZE;
+        byte[] a = bytes(2 * bs + 1000, 26);
+        syncedCopy(33, a);
+        run(s -> s.verify(33, 1, 0, a.length));
+        host.flipBit("disk0", ChunkFormat.fileName(33), ChunkFormat.DATA_OFFSET + 2L * bs + 999, 1); // the copy's last byte
+        assertThat(failure(s -> s.verify(33, 1, 0, a.length))).isEqualTo(Status.CORRUPT);
+        assertThat(failure(s -> s.verify(33, 1, 2 * bs + 998, 2))).as("that block alone").isEqualTo(Status.CORRUPT);
+        run(s -> s.verify(33, 1, 0, 2 * bs)); // the blocks before it are intact
+    }
+
+    /** ... and in the durable bytes of a partial last block an unsynced write shadows (60 s seed 5009's case, at the copy's end). */
+    @Test void theScrubberFindsAFlippedBitInAShadowedPartialLastBlock() {
+        int bs = ChunkFormat.BLOCK_SIZE;
+        byte[] a = bytes(2 * bs + 1000, 27);
+        syncedCopy(34, a);
+        run(s -> s.write(34, 1, 2 * bs, bytes(1000, 28), 0L)); // the last block to its other place, not synced
+        run(s -> s.verify(34, 1, 0, a.length));
+        host.flipBit("disk0", ChunkFormat.fileName(34), ChunkFormat.DATA_OFFSET + 2L * bs + 999, 4); // its durable bytes' last
+        assertThat(read(34, 1, 2 * bs, 1000)).as("what the copy holds now is intact").isEqualTo(bytes(1000, 28));
+        assertThat(failure(s -> s.verify(34, 1, 0, a.length))).isEqualTo(Status.CORRUPT);
+    }
+
     /** A cut inside a block whose bytes fail their checksum is refused: a new checksum over them would bless them. */
     @Test void aCutDoesNotBlessACorruptBlock() {
         int bs = ChunkFormat.BLOCK_SIZE;
