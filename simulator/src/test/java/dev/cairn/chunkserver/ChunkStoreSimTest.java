@@ -560,6 +560,30 @@ class ChunkStoreSimTest {
     }
 
     /**
+     * The boundaries of that rule (PIT survivors): a create at the copy's own version never replaces a copy holding data;
+     * a durable copy is kept whichever header slot holds its newest header; and a copy durable at length 0 (an empty
+     * leftover) gives way.
+     */
+    @Test void aCopyHoldingDurableBytesIsKeptWhicheverSlotItsHeaderIsInAndAnEmptyOneGivesWay() {
+        run(s -> s.create(22, 1, 0, Long.MAX_VALUE));
+        run(s -> s.write(22, 1, 0, bytes(3000, 22), 0L));
+        assertThat(failure(s -> s.create(22, 1, 0, Long.MAX_VALUE))).as("the same version over data, not yet synced").isEqualTo(Status.EXISTS);
+        for (int sync = 1; sync <= 2; sync++) { // the newest durable header in one slot, then in the other
+            int upTo = 3000 * sync;
+            if (sync == 2) run(s -> s.write(22, 1, 3000, bytes(3000, 23), 0L));
+            run(s -> s.sync(22, 1, upTo));
+            assertThat(failure(s -> s.create(22, 1, 0, Long.MAX_VALUE))).as("the same version, sync %d", sync).isEqualTo(Status.EXISTS);
+            assertThat(failure(s -> s.create(22, 2, 0, ChunkFormat.MAX_BLOCKS, false, Long.MAX_VALUE))).as("a newer one, sync %d", sync)
+                    .isEqualTo(Status.EXISTS);
+            assertThat(store().report()).containsExactly(new ChunkReport(22, 1, upTo, 0));
+        }
+        run(s -> s.create(23, 1, 0, Long.MAX_VALUE));
+        run(s -> s.sync(23, 1, 0)); // durable, and empty
+        run(s -> s.create(23, 2, 0, ChunkFormat.MAX_BLOCKS, false, Long.MAX_VALUE));
+        assertThat(store().report()).contains(new ChunkReport(23, 2, 0, 0));
+    }
+
+    /**
      * An older copy holding durable bytes may hold acknowledged data the master lost track of: a new copy does not
      * replace it, unless the master vouches that nothing in the chunk was ever acknowledged (sim seed 1159 with three
      * masters: an erasure-coded chunk's failed first upload left durable parts that refused every new placement).
