@@ -577,6 +577,10 @@ class ChunkStoreSimTest {
         assertThat(failure(s -> s.create(12, 0, 0, Long.MAX_VALUE))).isEqualTo(Status.EXISTS);   // an older version never replaces a newer
         assertThat(failure(s -> s.create(12, 5, 0, Long.MAX_VALUE))).isEqualTo(Status.OK);       // a newer one replaces a stale copy
         assertThat(store().report()).containsExactly(new ChunkReport(12, 5, 0, 0));
+        // the chunk's last byte is writable (a full chunk's last piece ends exactly there); one past it is not
+        run(s -> s.write(12, 5, ChunkFormat.MAX_CHUNK_SIZE - 1, new byte[] {7}, 0L));
+        assertThat(read(12, 5, ChunkFormat.MAX_CHUNK_SIZE - 1, 1)).containsExactly(7);
+        assertThat(failure(s -> s.write(12, 5, ChunkFormat.MAX_CHUNK_SIZE, new byte[] {8}, 0L))).isEqualTo(Status.BAD_REQUEST);
     }
 
     /**
