@@ -641,6 +641,31 @@ class NfsDataPathSimTest extends ClusterScenario {
         assertThat(fs().uploadsAgain()).as("a crash landed between an upload and its commit").isPositive();
     }
 
+    /**
+     * A sequential writer of an erasure-coded file has its full chunks uploaded and committed on the way, before any
+     * COMMIT: the gateway holds the image of the chunk being written only (bounded memory whatever the file's size),
+     * and the committed size covers every full chunk behind it. The COMMIT then covers the rest.
+     */
+    @Test void aSequentialErasureCodedWriterCommitsFullChunksOnTheWay() {
+        start(4);
+        OpenFile f = smallChunkFile("ecseq", StorageClass.ec(2, 1));
+        byte[] data = Oracle.content(81, 3 * SMALL_CHUNK + 10_000);
+        CairnClient cc = c.client();
+        for (int off = 0; off < data.length; off += 64 * 1024) {
+            int o = off;
+            nfs(() -> nfsClient.write(f, o, Arrays.copyOfRange(data, o, Math.min(data.length, o + 64 * 1024)), Nfs4Client.UNSTABLE));
+            long writtenTo = Math.min(data.length, o + 64 * 1024L);
+            long full = writtenTo / SMALL_CHUNK * SMALL_CHUNK; // chunks wholly written so far
+            long committed = run(() -> cc.lookup("/ecseq")).size();
+            // a chunk just filled goes up with the next WRITE, which shows the writer has left it
+            assertThat(committed).as("committed after writing to %d", writtenTo).isEqualTo(full == writtenTo ? Math.max(0, full - SMALL_CHUNK) : full);
+            assertThat(fs().heldBytes()).as("held after writing to %d", writtenTo).isLessThanOrEqualTo(SMALL_CHUNK);
+        }
+        nfs(() -> nfsClient.commit(f.fh()));
+        assertThat(read("/ecseq")).isEqualTo(data);
+        assertThat(fs().heldBytes()).isZero();
+    }
+
     @Test void anErasureCodedFileIsWrittenWholeChunksAndChangedInPlace() {
         start(4);
         OpenFile f = smallChunkFile("ec", StorageClass.ec(2, 1));
