@@ -64,6 +64,9 @@ class NfsDataPathSimTest extends ClusterScenario {
 
     ClusterFs fs() { return ((NfsGateway) gateway.node()).fs(); }
 
+    /** The class a test parameterized over "replicated" and "ec" means. */
+    static StorageClass classNamed(String kind) { return kind.equals("ec") ? StorageClass.ec(2, 1) : StorageClass.replicated(2); }
+
     /** A file of small chunks made by the cluster's client, opened over NFS. */
     OpenFile smallChunkFile(String name, StorageClass cls) {
         CairnClient cc = c.client();
@@ -375,7 +378,7 @@ class NfsDataPathSimTest extends ClusterScenario {
     void anOpenSeesWhatAnotherWriterCommittedOverWritesHeldHere(String kind) {
         start(4);
         String name = "cto-" + kind;
-        OpenFile f = smallChunkFile(name, kind.equals("ec") ? StorageClass.ec(2, 1) : StorageClass.replicated(2));
+        OpenFile f = smallChunkFile(name, classNamed(kind));
         byte[] base = Oracle.content(61, 10_000);
         nfs(() -> nfsClient.write(f, 0, base, Nfs4Client.FILE_SYNC));
         Second two = secondGatewayWith(name);
@@ -417,7 +420,7 @@ class NfsDataPathSimTest extends ClusterScenario {
     void writesNoClientCommitsAreWrittenBackWhenIdle(String kind) {
         start(4);
         String name = "wb-" + kind;
-        OpenFile f = smallChunkFile(name, kind.equals("ec") ? StorageClass.ec(2, 1) : StorageClass.replicated(2));
+        OpenFile f = smallChunkFile(name, classNamed(kind));
         byte[] data = Oracle.content(71, 100_000);
         nfs(() -> nfsClient.write(f, 0, data, Nfs4Client.UNSTABLE));
         sim.runUntil(sim.now() + ClusterFs.WRITE_BACK_AFTER_NANOS / 2);
