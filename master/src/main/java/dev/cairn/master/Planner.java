@@ -436,7 +436,8 @@ final class Planner {
         }
         if (full == null || empty == null || full == empty || full.usedFraction() - empty.usedFraction() <= limits.spread()) return;
         for (ChunkState c : pool.on(full)) {
-            if (actions.size() >= limits.perServer() || !free(full, load, limits) || !free(empty, load, limits)) return;
+            // each move takes a turn of both servers, so their action limit bounds the moves per pass
+            if (!free(full, load, limits) || !free(empty, load, limits)) return;
             if (c.current().size() != c.cls().parts() || !c.stale().isEmpty()) continue;
             Holder from = null;
             Set<String> otherDomains = new HashSet<>();

@@ -459,4 +459,125 @@ class PlannerTest {
             assertThat(((Copy) a).sources()).extracting(h -> h.server().id).containsExactly("cs0");
         });
     }
+    /**
+     * {@code ./cairn status}'s counts, one chunk of each kind (boundaries the mutation run found unjudged): a chunk
+     * with no copy is lost, one a single loss from lost is endangered unless its class tolerates none, a draining copy
+     * of a chunk still short of its goal is not an extra one, and every stale copy counts.
+     */
+    @Test void statusCountsEachKindOfChunk() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 4; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.1, i == 3));
+        StorageClass two = StorageClass.replicated(2);
+        List<ChunkState> chunks = List.of(
+                new ChunkState(1, 1, two, List.of(), List.of()), // lost (and under goal)
+                new ChunkState(2, 1, two, List.of(new Holder(s.get(0), 0, 1)), List.of()), // endangered, under goal
+                new ChunkState(3, 1, StorageClass.replicated(1), List.of(new Holder(s.get(0), 0, 1)), List.of()), // tolerates no loss: fine
+                new ChunkState(4, 1, StorageClass.ec(2, 1), List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(1), 1, 1)), List.of()), // endangered, under
+                new ChunkState(5, 1, two, List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(1), 0, 1), new Holder(s.get(2), 0, 1)), List.of()), // over
+                new ChunkState(6, 1, two, List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(3), 0, 1)), List.of()), // draining copy: under, not over, not endangered
+                new ChunkState(7, 2, two, List.of(new Holder(s.get(0), 0, 2), new Holder(s.get(1), 0, 2)), List.of(s.get(2), s.get(3)))); // 2 stale
+        Planner.Counts counts = Planner.plan(s, chunks, Map.of(), Set.of(), Limits.DEFAULT, false).counts();
+        assertThat(counts).isEqualTo(new Planner.Counts(7, 4, 1, 2, 1, 2));
+    }
+
+    /** A chunk with exactly its goal of current copies and a stale one: the stale copy goes, nothing else does. */
+    @Test void aStaleCopyOfAChunkAtExactlyItsGoalIsDropped() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 3; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.1, false));
+        s.get(2).staleChunks.put(7L, 1L);
+        ChunkState c = new ChunkState(7, 2, StorageClass.replicated(2), List.of(new Holder(s.get(0), 0, 2), new Holder(s.get(1), 0, 2)), List.of(s.get(2)));
+        assertThat(Planner.plan(s, List.of(c), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Drop.class, d -> {
+                    assertThat(d.server()).isSameAs(s.get(2));
+                    assertThat(d.reason()).isEqualTo(Planner.Reason.STALE);
+                    assertThat(d.version()).isEqualTo(1);
+                });
+    }
+
+    /**
+     * A class with a disk label: a copy on a server without the label leaves (copied to a labelled server first, then
+     * dropped); a class without one is content on labelled servers.
+     */
+    @Test void aCopyOnAServerWithoutTheClassesLabelIsMovedToOneWithIt() {
+        List<Server> s = List.of(server("cs0", "h0", "r0", "ssd", 0.1, false), server("cs1", "h1", "r0", "hdd", 0.1, false),
+                server("cs2", "h2", "r0", "", 0.0, false), server("cs3", "h3", "r0", "ssd", 0.2, false));
+        StorageClass ssd = StorageClass.replicated(2).withDisk("ssd");
+        ChunkState misplaced = new ChunkState(7, 1, ssd, List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(1), 0, 1)), List.of());
+        assertThat(Planner.plan(s, List.of(misplaced), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Copy.class, c -> {
+                    assertThat(c.target()).as("the only other ssd server, though not the emptiest").isSameAs(s.get(3));
+                    assertThat(c.sources()).extracting(h -> h.server().id).containsExactly("cs0");
+                });
+        ChunkState moved = new ChunkState(7, 1, ssd, List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(1), 0, 1), new Holder(s.get(3), 0, 1)), List.of());
+        assertThat(Planner.plan(s, List.of(moved), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Drop.class, d -> {
+                    assertThat(d.server()).isSameAs(s.get(1));
+                    assertThat(d.reason()).isEqualTo(Planner.Reason.DRAIN);
+                });
+        Limits noBalance = new Limits(2, 64, 1.0, 0.95);
+        ChunkState anywhere = new ChunkState(8, 1, StorageClass.replicated(2), List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(1), 0, 1)), List.of());
+        assertThat(Planner.settled(anywhere)).isTrue();
+        assertThat(Planner.plan(s, List.of(anywhere), Map.of(), Set.of(), noBalance, true).actions()).isEmpty();
+    }
+
+    /**
+     * A new copy goes to the least-full eligible server (the first listed of equals); tidying drops the copy on the
+     * fullest server whatever the servers' names.
+     */
+    @Test void newCopiesGoToTheEmptiestServerAndExtrasLeaveTheFullest() {
+        List<Server> s = List.of(server("cs0", "h0", "r0", "", 0.3, false), server("cs1", "h1", "r0", "", 0.4, false),
+                server("cs2", "h2", "r0", "", 0.2, false), server("cs3", "h3", "r0", "", 0.1, false), server("cs4", "h4", "r0", "", 0.1, false),
+                server("cs5", "h5", "r0", "", 0.5, false));
+        ChunkState under = new ChunkState(7, 1, StorageClass.replicated(2), List.of(new Holder(s.get(0), 0, 1)), List.of());
+        assertThat(Planner.plan(s, List.of(under), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Copy.class, c -> assertThat(c.target()).isSameAs(s.get(3)));
+        ChunkState over = new ChunkState(8, 1, StorageClass.replicated(2), List.of(new Holder(s.get(1), 0, 1), new Holder(s.get(0), 0, 1),
+                new Holder(s.get(2), 0, 1)), List.of());
+        assertThat(Planner.plan(s, List.of(over), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Drop.class, d -> {
+                    assertThat(d.server()).as("the fullest holder").isSameAs(s.get(1));
+                    assertThat(d.reason()).isEqualTo(Planner.Reason.EXTRA);
+                });
+    }
+
+    /** The newest version of a leaving copy is copied from a copy that stays where there is one, not from the leaving one. */
+    @Test void aNewerDrainingCopyIsReplacedFromACopyThatStays() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 5; i++) s.add(server("cs" + i, "h" + i, "r0", "", 0.1 * i, i == 2));
+        // cs0 at v3 stays (not leaving), cs2 at v3 drains, cs3 is a version behind: cs3 is kept over cs2, so v3 is copied first
+        ChunkState c = new ChunkState(11, 3, StorageClass.replicated(2), List.of(new Holder(s.get(0), 0, 3), new Holder(s.get(2), 0, 3),
+                new Holder(s.get(3), 0, 1)), List.of());
+        assertThat(Planner.plan(s, List.of(c), Map.of(), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Copy.class, copy -> {
+                    assertThat(copy.sources()).extracting(h -> h.server().id).containsExactly("cs0");
+                    assertThat(copy.version()).isEqualTo(3);
+                    assertThat(copy.target()).isSameAs(s.get(1));
+                });
+        // the copy that stays busy: the draining one is the source (it still serves), and nothing is dropped
+        assertThat(Planner.plan(s, List.of(c), Map.of("cs0", 2), Set.of(), Limits.DEFAULT, true).actions()).singleElement()
+                .isInstanceOfSatisfying(Copy.class, copy -> assertThat(copy.sources()).extracting(h -> h.server().id).containsExactly("cs2"));
+    }
+
+    /**
+     * Balance moves: none when the usage spread is exactly the limit, at most the servers' action limit counting what is
+     * already under way, and never to a server without the class's disk label.
+     */
+    @Test void balanceMovesStayWithinTheSpreadTheLimitsAndTheLabels() {
+        List<Server> s = new ArrayList<>();
+        for (int i = 0; i < 3; i++) s.add(server("cs" + i, "h" + i, "r" + i, "ssd", i == 0 ? 0.5 : 0.25, false));
+        s.add(server("cs3", "h3", "r3", "hdd", 0.0, false));
+        List<ChunkState> onFull = new ArrayList<>();
+        for (long id = 1; id <= 6; id++) onFull.add(new ChunkState(id, 1, StorageClass.replicated(2), List.of(new Holder(s.get(0), 0, 1), new Holder(s.get(1), 0, 1)), List.of()));
+        Planner.BalancePool pool = server -> server == s.get(0) ? onFull : List.of();
+        Limits halfSpread = new Limits(2, 64, 0.5, 0.95);
+        assertThat(Planner.plan(s, List.of(), Map.of(), Set.of(), halfSpread, true, pool).actions()).as("0.5 apart, spread 0.5").isEmpty();
+        Limits spread = new Limits(2, 64, 0.25, 0.95);
+        assertThat(Planner.plan(s, List.of(), Map.of(), Set.of(), spread, true, pool).actions()).hasSize(2)
+                .allSatisfy(a -> assertThat(((Copy) a).target()).isSameAs(s.get(3)));
+        assertThat(Planner.plan(s, List.of(), Map.of("cs0", 1), Set.of(), spread, true, pool).actions()).as("one action under way on cs0").hasSize(1);
+        List<ChunkState> labelled = new ArrayList<>();
+        for (ChunkState c : onFull) labelled.add(new ChunkState(c.chunkId(), 1, c.cls().withDisk("ssd"), c.current(), List.of()));
+        assertThat(Planner.plan(s, List.of(), Map.of(), Set.of(), spread, true, server -> server == s.get(0) ? labelled : List.of()).actions())
+                .as("the emptiest server has no ssd").isEmpty();
+    }
 }
