@@ -510,6 +510,51 @@ class ChunkStoreSimTest {
      * later when it cannot (10 s seed 8234: a host's one working disk, filled by others and freed, stayed full for
      * good because the simulated disk no longer knew its free space, and an ec(3,1) file found only 3 usable hosts).
      */
+    /**
+     * An overwrite of synced bytes that fails (ENOSPC: its blocks' other places lie past the end of the file) leaves
+     * the blocks where they were: the synced bytes read back, and a sync once there is room again makes them durable
+     * as they were. Left at the places the failed write chose, reads would meet bytes never written there.
+     */
+    @Test void aFailedOverwriteLeavesTheCopyAsItWas() {
+        int bs = ChunkFormat.BLOCK_SIZE;
+        syncedCopy(42, bytes(2 * bs, 1));
+        fillDisks();
+        assertThat(failure(s -> s.write(42, 1, 0, bytes(bs + 10, 2), 0L))).isEqualTo(Status.NO_SPACE);
+        assertThat(read(42, 1, 0, 2 * bs)).isEqualTo(bytes(2 * bs, 1));
+        host.setDiskCapacity("disk0", Long.MAX_VALUE);
+        host.setDiskCapacity("disk1", Long.MAX_VALUE);
+        run(s -> s.sync(42, 1, 2 * bs));
+        restart(true);
+        assertThat(read(42, 1, 0, 2 * bs)).isEqualTo(bytes(2 * bs, 1));
+    }
+
+    /**
+     * A write that failed after part of it landed where unsynced bytes were (a block written since the last sync is
+     * rewritten in place): that block now holds bytes no checksum describes, so the copy is marked corrupt and a sync
+     * refuses it — acknowledged, it would count as a good copy that fails its own checksums. The synced block reads back
+     * after a restart.
+     */
+    @Test void aWriteThatFailedAfterRewritingUnsyncedBytesInPlaceMarksTheCopyCorrupt() {
+        int bs = ChunkFormat.BLOCK_SIZE;
+        syncedCopy(43, bytes(bs, 1)); // block 0 durable
+        run(s -> s.write(43, 1, bs, bytes(bs, 2), 0L)); // block 1 written, not synced
+        fillDisks();
+        // block 0 goes to its other place (past the end of the file: no room), block 1 is rewritten where it is
+        assertThat(failure(s -> s.write(43, 1, 0, bytes(2 * bs, 3), 0L))).isEqualTo(Status.NO_SPACE);
+        host.setDiskCapacity("disk0", Long.MAX_VALUE);
+        host.setDiskCapacity("disk1", Long.MAX_VALUE);
+        assertThat(failure(s -> s.sync(43, 1, 2 * bs))).isEqualTo(Status.CORRUPT);
+        assertThat(failure(s -> s.read(43, 1, 0, bs))).isEqualTo(Status.CORRUPT);
+        restart(true);
+        assertThat(read(43, 1, 0, bs)).as("the synced block after a restart").isEqualTo(bytes(bs, 1));
+    }
+
+    /** Both disks full at what they hold now. */
+    void fillDisks() {
+        host.setDiskCapacity("disk0", host.diskOrNull("disk0").usedBytes());
+        host.setDiskCapacity("disk1", host.diskOrNull("disk1").usedBytes());
+    }
+
     @Test void aFullDiskTakesChunksAgainOnceItHasRoomOrAfterAWhileIfItCannotSay() {
         run(s -> s.create(41, 1, 0, Long.MAX_VALUE));
         host.setDiskCapacity("disk0", host.diskOrNull("disk0").usedBytes());
