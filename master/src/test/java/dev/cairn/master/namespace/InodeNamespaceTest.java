@@ -126,6 +126,100 @@ class InodeNamespaceTest extends NamespaceFixture {
                 .isEqualTo(Status.BAD_REQUEST);
     }
 
+    /**
+     * What each change stores, read back rather than taken from its reply (a change answered but not written, or a
+     * directory whose change attribute does not move, leaves NFS clients' caches stale): links, renames and removes touch
+     * the directories they change, a rename moves its file's parent and ctime, rmdir drops its parent's link count, a
+     * size change without a given mtime sets it.
+     */
+    @Test void everyChangeIsStoredAndTouchesWhatPosixSays() {
+        FileAttr a = create(ROOT, "a", FileType.DIR);
+        FileAttr b = create(ROOT, "b", FileType.DIR);
+        FileAttr f = create(a.inode(), "f", FileType.FILE);
+        long bBefore = ns.inode(b.inode()).change();
+        submit(new MetaCommand.Link(f.inode(), b.inode(), "g", ++now));
+        assertThat(ns.inode(b.inode()).change()).as("the directory linked into").isGreaterThan(bBefore);
+        assertThat(ns.inode(b.inode()).mtimeMillis()).isEqualTo(now);
+        assertThat(ns.inode(f.inode()).nlink()).isEqualTo(2);
+
+        // a rename out of the file's parent: its parent follows, both directories and the file change
+        long aBefore = ns.inode(a.inode()).change(), fBefore = ns.inode(f.inode()).change();
+        bBefore = ns.inode(b.inode()).change();
+        submit(new MetaCommand.Rename(a.inode(), "f", b.inode(), "h", ++now));
+        assertThat(ns.inode(a.inode()).change()).isGreaterThan(aBefore);
+        assertThat(ns.inode(b.inode()).change()).as("the directory renamed into").isGreaterThan(bBefore);
+        assertThat(ns.inode(b.inode()).mtimeMillis()).isEqualTo(now);
+        assertThat(ns.inode(f.inode()).parent()).isEqualTo(b.inode());
+        assertThat(ns.inode(f.inode()).change()).isGreaterThan(fBefore);
+        assertThat(ns.inode(f.inode()).ctimeMillis()).isEqualTo(now);
+        // a rename of another of its names, out of a directory that is not its parent: the parent stays
+        submit(new MetaCommand.Link(f.inode(), ROOT, "y", ++now));
+        fBefore = ns.inode(f.inode()).change();
+        submit(new MetaCommand.Rename(ROOT, "y", a.inode(), "z", ++now));
+        assertThat(ns.inode(f.inode()).parent()).isEqualTo(b.inode());
+        assertThat(ns.inode(f.inode()).change()).isGreaterThan(fBefore);
+
+        // rmdir: the parent loses the subdirectory's ".." link and changes
+        create(a.inode(), "sub", FileType.DIR);
+        assertThat(ns.inode(a.inode()).nlink()).isEqualTo(3);
+        aBefore = ns.inode(a.inode()).change();
+        submit(new MetaCommand.Unlink(a.inode(), "sub", ++now));
+        assertThat(ns.inode(a.inode()).nlink()).isEqualTo(2);
+        assertThat(ns.inode(a.inode()).change()).isGreaterThan(aBefore);
+
+        // attributes: stored; a size change sets mtime unless one is given, the same size leaves it
+        submit(new MetaCommand.SetAttr(f.inode(), new AttrChange(0600, -1, -1, 0, -1, -1), ++now));
+        assertThat(ns.inode(f.inode()).mode()).isEqualTo(0600);
+        long mtime = ns.inode(f.inode()).mtimeMillis();
+        submit(new MetaCommand.SetAttr(f.inode(), AttrChange.NONE.withSize(100), ++now));
+        assertThat(ns.inode(f.inode()).size()).isEqualTo(100);
+        assertThat(ns.inode(f.inode()).mtimeMillis()).isEqualTo(now).isNotEqualTo(mtime);
+        long setAt = now;
+        submit(new MetaCommand.SetAttr(f.inode(), AttrChange.NONE.withSize(100), ++now));
+        assertThat(ns.inode(f.inode()).mtimeMillis()).as("the same size").isEqualTo(setAt);
+        // a length commit answers the file's attributes; an empty file commits 0 bytes
+        FileAttr e = create(ROOT, "e", FileType.FILE);
+        assertThat(submit(new MetaCommand.SetLength(e.inode(), 0, ++now, List.of())).size()).isZero();
+        assertThat(submit(new MetaCommand.SetLength(e.inode(), 10, ++now, List.of())).size()).isEqualTo(10);
+        assertThat(statusOf(() -> submit(new MetaCommand.SetLength(e.inode(), -1, ++now, List.of())))).isEqualTo(Status.BAD_REQUEST);
+    }
+
+    /**
+     * A file's class: the default becomes the master's default goal; any class while the file holds no data; once it
+     * does, only within its kind (replicated to replicated, or erasure-coded keeping k+m: anything else means
+     * rewriting the data). A directory keeps what it is given, the default included (its files' default).
+     */
+    @Test void aFilesClassChangesFreelyUntilItHoldsDataThenOnlyWithinItsKind() {
+        FileAttr f = create(ROOT, "f", FileType.FILE);
+        assertThat(ns.inode(f.inode()).storageClass()).isEqualTo(StorageClass.replicated(3));
+        submit(new MetaCommand.SetClass("/f", StorageClass.ec(2, 1)));
+        assertThat(ns.inode(f.inode()).storageClass()).isEqualTo(StorageClass.ec(2, 1));
+        submit(new MetaCommand.SetClass("/f", StorageClass.DEFAULT));
+        assertThat(ns.inode(f.inode()).storageClass()).isEqualTo(StorageClass.replicated(3));
+        submit(new MetaCommand.AllocChunk(f.inode(), 0));
+        long before = ns.inode(f.inode()).change();
+        assertThat(submit(new MetaCommand.SetClass("/f", StorageClass.replicated(2))).storageClass()).isEqualTo(StorageClass.replicated(2));
+        assertThat(ns.inode(f.inode()).change()).isGreaterThan(before);
+        assertThat(statusOf(() -> submit(new MetaCommand.SetClass("/f", StorageClass.ec(2, 1))))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(ns.inode(f.inode()).storageClass()).isEqualTo(StorageClass.replicated(2));
+
+        FileAttr g = create(ROOT, "g", FileType.FILE);
+        submit(new MetaCommand.SetClass("/g", StorageClass.ec(2, 1)));
+        submit(new MetaCommand.AllocChunk(g.inode(), 0));
+        assertThat(statusOf(() -> submit(new MetaCommand.SetClass("/g", StorageClass.replicated(2))))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.SetClass("/g", StorageClass.ec(3, 1))))).isEqualTo(Status.BAD_REQUEST);
+        assertThat(statusOf(() -> submit(new MetaCommand.SetClass("/g", StorageClass.ec(2, 2))))).isEqualTo(Status.BAD_REQUEST);
+        StorageClass rack = StorageClass.ec(2, 1).withDomain(StorageClass.Domain.RACK);
+        submit(new MetaCommand.SetClass("/g", rack));
+        assertThat(ns.inode(g.inode()).storageClass()).isEqualTo(rack);
+
+        FileAttr d = create(ROOT, "d", FileType.DIR);
+        submit(new MetaCommand.SetClass("/d", StorageClass.ec(4, 2)));
+        assertThat(ns.inode(d.inode()).storageClass()).isEqualTo(StorageClass.ec(4, 2));
+        submit(new MetaCommand.SetClass("/d", StorageClass.DEFAULT));
+        assertThat(ns.inode(d.inode()).storageClass()).isEqualTo(StorageClass.DEFAULT);
+    }
+
     /** Seeded sweep: under random creates, removes and renames, a READDIR walked in pages sees every entry that lived throughout exactly once. */
     @Test void readDirCookiesAreStableUnderConcurrentChanges() {
         for (long seed = 1; seed <= 20; seed++) {
