@@ -1718,6 +1718,9 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
                                         .put(target.id, env.clock().nanoTime() + REFUSAL_NANOS) == null) refusalCount++;
                         return;
                     }
+                    // the target's copy is the one just made (over any it held): a report of its old copy as corrupt no
+                    // longer applies, and remembered it would condemn the new one at the server's next registration
+                    badCopies.forget(target.id, c.chunkId());
                     ChunkRecord rec = namespace.chunk(c.chunkId());
                     if (!target.alive || target.incarnation != incarnation) return; // its registration reports the copy
                     if (rec == null) { // the file went away meanwhile

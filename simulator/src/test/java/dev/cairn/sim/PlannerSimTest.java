@@ -150,6 +150,29 @@ class PlannerSimTest extends ClusterScenario {
     }
 
     /**
+     * A part reported corrupt and rebuilt in its place (the only server that can take it holds it) is a new copy: the
+     * master forgets the report. Remembered, the rebuilt part was judged corrupt again at its server's next
+     * registration, and with another part's server gone the master took the chunk for lost though its parts were
+     * there (group sim seed 2042: an ec(3,1) chunk left three parts short of repair for good).
+     */
+    @Test void aPartRebuiltOverOneReportedCorruptCountsAcrossItsServersRestart() {
+        cluster(3);
+        byte[] data = write("/ec", StorageClass.ec(2, 1), 300_000, 6);
+        ChunkInfo chunk = info("/ec").chunks().get(0);
+        String bad = chunk.copies().stream().filter(k -> k.part() == 0).findFirst().orElseThrow().serverId();
+        host(bad).flipBit("disk0", ChunkFormat.fileName(chunk.chunkId()), ChunkFormat.DATA_OFFSET + 1000, 3);
+        await(200, () -> status().copiesMarkedBad() > 0, "the scrubber's report of the part on " + bad);
+        awaitChunks("/ec", 200, chunks -> current(chunks.get(0)).size() == 3 && current(chunks.get(0)).contains(bad), "part 0 rebuilt on " + bad);
+        assertThat(status().copiesMarkedBad()).as("marks on copies since replaced").isZero();
+        String other = current(info("/ec").chunks().get(0)).stream().filter(id -> !id.equals(bad)).findFirst().orElseThrow();
+        host(other).crash();
+        host(bad).crash();
+        host(bad).start();
+        await(60, () -> current(info("/ec").chunks().get(0)).contains(bad), bad + " registered again with its rebuilt part counted");
+        assertThat(read("/ec")).isEqualTo(data);
+    }
+
+    /**
      * A copy reported at the chunk's version but shorter than its committed bytes (registered mid-write, or missing a
      * tail) is not counted current: the master judges a copy's length, not only its version. The sweep no longer
      * meets such copies (PlantedBugTest.NOT_CAUGHT_BY_THE_SWEEP), so {@code COPY_LENGTH_UNJUDGED} is guarded here: a stand-in chunkserver registers one.
