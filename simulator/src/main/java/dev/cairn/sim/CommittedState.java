@@ -4,7 +4,7 @@ import dev.cairn.core.env.KvBatch;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.core.testing.MemKv;
 import dev.cairn.master.MasterConfig;
-import dev.cairn.master.meta.MetaCodec;
+import dev.cairn.master.meta.LogEntry;
 import dev.cairn.master.meta.MetaCommand;
 import dev.cairn.master.meta.ReplicaMetaLog;
 import dev.cairn.master.namespace.Namespace;
@@ -24,21 +24,25 @@ final class CommittedState {
 
     CommittedState(SimRaft raft, Simulation sim) {
         raft.onCommit((index, e) -> {
-            MetaCommand<?> command;
+            LogEntry entry;
             try {
-                command = MetaCodec.decode(Arrays.copyOfRange(e.bytes(), 8, e.bytes().length)); // after the proposer's nonce
+                entry = LogEntry.decode(e.bytes());
             } catch (CodecException x) {
                 sim.violation("raft", "committed entry " + index + " does not decode: " + x.getMessage());
                 return;
             }
-            KvBatch batch = new KvBatch();
-            try {
-                namespace.apply(command, batch);
-            } catch (RuntimeException refused) {
-                batch = new KvBatch(); // refused on every replica alike: it writes nothing
+            for (MetaCommand<?> command : entry.commands()) {
+                KvBatch batch = new KvBatch();
+                try {
+                    namespace.apply(command, batch);
+                } catch (RuntimeException refused) {
+                    batch = new KvBatch(); // refused on every replica alike: it writes nothing
+                }
+                kv.write(batch, true);
             }
-            batch.put(ReplicaMetaLog.APPLIED_KEY, java.nio.ByteBuffer.allocate(16).putLong(e.term()).putLong(index).array());
-            kv.write(batch, true);
+            KvBatch applied = new KvBatch();
+            applied.put(ReplicaMetaLog.APPLIED_KEY, java.nio.ByteBuffer.allocate(16).putLong(e.term()).putLong(index).array());
+            kv.write(applied, true);
         });
     }
 

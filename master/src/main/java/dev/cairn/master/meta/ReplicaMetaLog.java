@@ -25,13 +25,17 @@ import java.util.function.Consumer;
  * Unlike {@link LocalMetaLog}, nothing is applied before it is durable (committed on a majority), so
  * {@link #freeing} and {@link #changing} are always false.
  *
- * <p>The replica's store need not be synced at each apply: the log is the durable record. Each apply writes
- * the entry's index ({@link #APPLIED_KEY}) in the same atomic batch as its changes, so after a power loss
- * the store holds some prefix of the log and says which; the log replays the rest.
+ * <p>The replica's store need not be synced at each apply: the log is the durable record. Each command's apply
+ * writes how far the store follows the log ({@link #APPLIED_KEY}: the entry, and within an entry of several
+ * commands how many of them) in the same atomic batch as its changes, so after a power loss the store holds some
+ * prefix of the log's commands and says which; the log replays the rest, and a replayed entry skips the commands
+ * the store already holds.
  *
- * <p>An entry is the proposer's nonce followed by the command. The proposer (the leader) keeps the promise
- * of each entry it proposed under its nonce and completes it with what its own apply returned: results never
- * cross the wire, and every replica computes the same ones.
+ * <p>An entry is the proposer's nonce followed by one command or a batch ({@link LogEntry}). The proposer (the
+ * leader) keeps the promise of each command it proposed under its nonce and completes it with what its own apply
+ * returned: results never cross the wire, and every replica computes the same ones. Under load the leader
+ * batches: at most {@link #MAX_ENTRIES_IN_FLIGHT} entries are on their way at once, and the commands submitted
+ * meanwhile go together in the next one (one command alone, at once, when the group is idle).
  */
 public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     /** The last applied entry: term (8 bytes), index (8 bytes). */
@@ -47,6 +51,14 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     static final int CLEAR_BATCH_KEYS = 10_000;
     /** Commands proposed and not yet applied, at most: past it a submit is refused (BUSY) rather than queued. */
     public static final int MAX_PENDING = 10_000;
+    /**
+     * Entries proposed and not yet answered, at most. Commands submitted while this many are on their way wait and
+     * go together in the next entry: the fewer in flight, the larger the batches (the group's per-entry work is
+     * what bounds its rate), the more a command may wait behind one round.
+     */
+    static final int MAX_ENTRIES_IN_FLIGHT = 2;
+    /** One entry's commands at most, and their encoded bytes at most (a larger command goes alone). */
+    static final int MAX_BATCH_COMMANDS = 256, MAX_BATCH_BYTES = 256 << 10;
 
     private final Env env;
     private final KvStore kv;
@@ -54,11 +66,16 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     private final ReplicatedLog log;
     private final Log logger;
     private final Consumer<ReplicatedLog.Role> roles;
-    /** Nonce -> the submitter's promise, for entries this replica proposed. */
+    /** Nonce -> the submitter's promise, for commands this replica proposed. */
     private final Map<Long, Promise<Object>> pending = new HashMap<>();
+    /** Commands submitted and not proposed yet (entries were in flight): the next entry takes them. */
+    private final java.util.ArrayDeque<Waiting> waiting = new java.util.ArrayDeque<>();
+    private int entriesInFlight;
     private long nextNonce;
     private long appliedTerm;
     private long appliedIndex;
+    /** Commands of entry {@code appliedIndex + 1} the store holds already (a power loss cut that entry's apply short). */
+    private int appliedOfNext;
     /** An entry could not be applied: this replica's state no longer follows the log, and it applies nothing more. */
     private String broken;
     /** Snapshots installed over this replica's store since it started. */
@@ -88,7 +105,17 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
             ByteBuffer b = ByteBuffer.wrap(a);
             appliedTerm = b.getLong();
             appliedIndex = b.getLong();
+            appliedOfNext = b.remaining() >= 4 ? b.getInt() : 0;
         }
+    }
+
+    private record Waiting(byte[] command, Promise<Object> promise) {}
+
+    /** {@link #APPLIED_KEY}'s value: entries up to {@code index} applied, and {@code ofNext} commands of the next one. */
+    static byte[] appliedValue(long term, long index, int ofNext) {
+        ByteBuffer b = ByteBuffer.allocate(ofNext == 0 ? 16 : 20).putLong(term).putLong(index);
+        if (ofNext != 0) b.putInt(ofNext);
+        return b.array();
     }
 
     public void onInstalled(Runnable r) { this.installed = r; }
@@ -109,18 +136,40 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
     @Override @SuppressWarnings("unchecked")
     public <R> Promise<R> submit(MetaCommand<R> command) {
         if (broken != null) return Promise.failed(new CairnException(Status.IO, "this master's state stopped following the log: " + broken));
-        if (pending.size() >= MAX_PENDING) return Promise.failed(new CairnException(Status.BUSY, "too many metadata commands in flight"));
-        long nonce = nextNonce++;
-        byte[] body = MetaCodec.encode(command);
-        byte[] entry = ByteBuffer.allocate(8 + body.length).putLong(nonce).put(body).array();
+        if (pending.size() + waiting.size() >= MAX_PENDING) return Promise.failed(new CairnException(Status.BUSY, "too many metadata commands in flight"));
         Promise<Object> p = new Promise<>();
-        pending.put(nonce, p);
-        log.propose(entry).onComplete((v, e) -> {
-            if (e == null) return; // applied: apply() completed it
-            Promise<Object> mine = pending.remove(nonce);
-            if (mine != null) mine.fail(e);
-        });
+        waiting.add(new Waiting(MetaCodec.encode(command), p));
+        proposeWaiting();
         return (Promise<R>) p;
+    }
+
+    /** Proposes the waiting commands, as many to an entry as the limits allow, while fewer than the most entries are on their way. */
+    private void proposeWaiting() {
+        while (entriesInFlight < MAX_ENTRIES_IN_FLIGHT && !waiting.isEmpty()) {
+            List<byte[]> commands = new ArrayList<>();
+            long first = nextNonce;
+            int bytes = 0;
+            while (!waiting.isEmpty() && commands.size() < MAX_BATCH_COMMANDS
+                    && (commands.isEmpty() || bytes + waiting.peek().command().length <= MAX_BATCH_BYTES)) {
+                Waiting w = waiting.poll();
+                commands.add(w.command());
+                bytes += w.command().length;
+                pending.put(nextNonce++, w.promise());
+            }
+            int n = commands.size();
+            entriesInFlight++;
+            log.propose(LogEntry.encode(first, commands)).onComplete((v, e) -> {
+                entriesInFlight--;
+                if (e != null) {
+                    // not applied here (apply() completes what it applies): the outcome is the log's failure
+                    for (int i = 0; i < n; i++) {
+                        Promise<Object> mine = pending.remove(first + i);
+                        if (mine != null) mine.fail(e);
+                    }
+                }
+                proposeWaiting();
+            });
+        }
     }
 
     /** A leadership confirmation on its way (reads that came before it was asked wait on it), or null. */
@@ -166,12 +215,9 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
             return;
         }
         if (broken != null) return;
-        long nonce;
-        MetaCommand<?> command;
+        LogEntry decoded;
         try {
-            if (entry.length < 9) throw new CodecException("log entry of " + entry.length + " bytes");
-            nonce = ByteBuffer.wrap(entry).getLong();
-            command = MetaCodec.decode(java.util.Arrays.copyOfRange(entry, 8, entry.length));
+            decoded = LogEntry.decode(entry);
         } catch (CodecException e) {
             // applying past an entry this replica cannot read would make its state silently differ from the others'
             broken = "entry " + index + ": " + e.getMessage();
@@ -179,23 +225,36 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
             failPending(new CairnException(Status.IO, broken));
             return;
         }
-        KvBatch batch = new KvBatch();
-        Object result = null;
-        Throwable error = null;
-        try {
-            result = namespace.apply(command, batch);
-        } catch (RuntimeException e) {
-            batch = new KvBatch(); // refused: it wrote nothing, on every replica alike
-            error = Unexpected.report(e);
+        List<MetaCommand<?>> commands = decoded.commands();
+        // commands of this entry the store already holds (its apply was cut short by a power loss): not applied again
+        int from = index == appliedIndex + 1 ? Math.min(appliedOfNext, commands.size()) : 0;
+        Object[] results = new Object[commands.size()];
+        Throwable[] errors = new Throwable[commands.size()];
+        for (int i = from; i < commands.size(); i++) {
+            KvBatch batch = new KvBatch();
+            try {
+                results[i] = namespace.apply(commands.get(i), batch);
+            } catch (RuntimeException e) {
+                batch = new KvBatch(); // refused: it wrote nothing, on every replica alike
+                errors[i] = Unexpected.report(e);
+            }
+            boolean last = i == commands.size() - 1;
+            batch.put(APPLIED_KEY, last ? appliedValue(term, index, 0) : appliedValue(appliedTerm, appliedIndex, i + 1));
+            kv.write(batch, false);
+            appliedOfNext = last ? 0 : i + 1;
         }
-        batch.put(APPLIED_KEY, ByteBuffer.allocate(16).putLong(term).putLong(index).array());
-        kv.write(batch, false);
         appliedTerm = term;
         appliedIndex = index;
-        Promise<Object> p = pending.remove(nonce);
-        if (p == null) return;
-        if (error != null) p.fail(error);
-        else p.complete(result);
+        appliedOfNext = 0;
+        if (commands.size() > 1) env.hazard(dev.cairn.core.env.Hazard.BATCH_APPLIED);
+        // answered once the whole entry is applied: a reply's callback sees the state after it, as with one command
+        // (commands skipped above were proposed before this replica restarted: nobody here waits for them)
+        for (int i = from; i < commands.size(); i++) {
+            Promise<Object> p = pending.remove(decoded.nonce() + i);
+            if (p == null) continue;
+            if (errors[i] != null) p.fail(errors[i]);
+            else p.complete(results[i]);
+        }
     }
 
     @Override public void roleChanged(ReplicatedLog.Role role) {
@@ -228,11 +287,14 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
         if (!env.planted(Plant.INSTALL_OVER_OLD_STATE)) clear();
         KvBatch[] batch = {new KvBatch()};
         long[] bytes = {0}, keys = {0};
+        int[] ofNext = {0};
         state.read((k, v) -> {
             if (java.util.Arrays.equals(k, INSTALLING_KEY) || java.util.Arrays.equals(k, APPLIED_KEY)) {
                 if (java.util.Arrays.equals(k, APPLIED_KEY)) {
                     long at = ByteBuffer.wrap(v).getLong(8);
                     if (at > index) throw new IllegalStateException("a snapshot claiming entry " + index + " holds entry " + at);
+                    // a state taken while an entry's apply was cut short holds some of its commands: they are not applied again
+                    if (at == index && v.length >= 20) ofNext[0] = ByteBuffer.wrap(v).getInt(16);
                 }
                 return;
             }
@@ -245,7 +307,7 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
                 bytes[0] = 0;
             }
         });
-        batch[0].put(APPLIED_KEY, ByteBuffer.allocate(16).putLong(term).putLong(index).array());
+        batch[0].put(APPLIED_KEY, appliedValue(term, index, ofNext[0]));
         batch[0].delete(INSTALLING_KEY);
         // durable before anything is done on the strength of it (the log behind it is gone)
         kv.write(batch[0], true).onComplete((v, e) -> {
@@ -253,6 +315,7 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
         });
         appliedTerm = term;
         appliedIndex = index;
+        appliedOfNext = ofNext[0];
         broken = null;
         installs++;
         namespace.forgetCached();
@@ -277,9 +340,11 @@ public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
 
     /** Fails every command proposed and not yet applied: its outcome is unknown (it may still commit). */
     public void failPending(Throwable why) {
-        if (pending.isEmpty()) return;
+        if (pending.isEmpty() && waiting.isEmpty()) return;
         List<Promise<Object>> all = new ArrayList<>(pending.values());
         pending.clear();
+        for (Waiting w : waiting) all.add(w.promise()); // never proposed: not made (a retry makes it)
+        waiting.clear();
         for (Promise<Object> p : all) p.fail(why);
     }
 

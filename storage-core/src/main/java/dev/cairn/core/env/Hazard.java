@@ -24,7 +24,12 @@ public enum Hazard {
     /** Master: a metadata batch is written to the store, not yet durable. */
     LOG_WRITTEN(Where.MASTER),
     /** Master: a metadata batch is durable; the reply has not left yet. */
-    LOG_COMMITTED(Where.MASTER);
+    LOG_COMMITTED(Where.MASTER),
+    /**
+     * Master of a group: a log entry of several commands is applied to the store, each command in its own batch, none
+     * durable yet (a power loss may keep some of them: the replay must apply only the rest).
+     */
+    BATCH_APPLIED(Where.MASTER);
 
     /** The kind of node whose code marks the point. */
     public enum Where { CHUNKSERVER, MASTER }
