@@ -1086,6 +1086,19 @@ final class ChunkStore {
         });
     }
 
+    /** Bytes {@link #verifyAll} checks per step (bounded reads, as the scrubber's). */
+    static final int VERIFY_PIECE = 8 << 20;
+
+    /** Checks the whole copy as {@link #verify} does, a piece at a time (the master asks it of a copy it remembers as corrupt). */
+    Promise<Void> verifyAll(long id, long version) {
+        return verifyFrom(find(id), version, 0);
+    }
+
+    private Promise<Void> verifyFrom(Chunk c, long version, long offset) {
+        int n = (int) Math.max(0, Math.min(VERIFY_PIECE, c.length - offset));
+        return verify(c.id, version, offset, n).flatMap(v -> offset + n < c.length && n > 0 ? verifyFrom(c, version, offset + n) : Promise.completed(null));
+    }
+
     /** What a read of a chunk's bytes touches: whole blocks {@code [from, to)} within it, for bytes up to {@code end}. */
     private record Span(long from, long to, long end) {}
 

@@ -70,6 +70,9 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
     static final long LIVENESS_CHECK_NANOS = 1_000_000_000L;
     /** Time allowed for a chunkserver to answer a create, bump or delete. */
     static final long CHUNKSERVER_CALL_NANOS = 5_000_000_000L;
+    /** A chunkserver's check of a whole copy (up to a chunk's 64 MiB read from its disk), and copies checked per registration at most. */
+    static final long VERIFY_CALL_NANOS = 60_000_000_000L;
+    static final int MAX_VERIFIES = 64;
     /** How often the planner looks at the chunks that changed (see {@link #changed}). */
     static final long PLAN_INTERVAL_NANOS = 1_000_000_000L;
     /**
@@ -426,6 +429,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             metaLog.submit(new MetaCommand.ServerKnown(id)).onComplete((v, e) -> { if (e != null) knownServers.remove(id); });
         }
         List<Long> delete = new ArrayList<>();
+        List<ChunkReport> remembered = new ArrayList<>(); // reported whole, remembered as corrupt: verified below
         long nextChunk = namespace.nextChunkId();
         int current = 0, stale = 0;
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
@@ -461,6 +465,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
                 case OUTDATED -> {
                     stale++; // missed a write lease: never served; repaired and removed by the planner
                     registry.addStale(c.chunkId(), s, c.version());
+                    if (c.bad() && !reportedCopy.bad() && remembered.size() < MAX_VERIFIES) remembered.add(reportedCopy);
                     log.debug("chunk {}: {} holds v{} part {}, {} bytes (record v{}, data v{}): outdated", c.chunkId(), s.id, c.version(), c.part(),
                             c.length(), rec.version(), rec.dataVersion());
                 }
@@ -468,6 +473,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         }
         log.info("chunkserver {} registered from {} with {} chunks ({} current, {} stale, {} to delete)",
                 r.serverId(), r.dataAddress(), r.chunks().size(), current, stale, delete.size());
+        verifyRemembered(s, remembered);
         return new RegisterReply(r.rid(), Status.OK, delete, term);
     }
 
@@ -612,6 +618,33 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         AHEAD,
         /** Missed a write, too short, or corrupt: never served. */
         OUTDATED
+    }
+
+    /**
+     * Asks {@code s} to check copies it registered whole that the master remembers it reported corrupt ({@link BadCopies}):
+     * found sound, they count again. The report may have been of bytes never made durable (a bit flip in a block written
+     * since the last sync), which the server's restart dropped; kept out for good, such a copy left a chunk whose other
+     * copies were gone lost for good (seed 5074: the last copy of a chunk, sound after its server's restart, never
+     * counted). A copy that fails the check is reported corrupt again by its server.
+     */
+    private void verifyRemembered(Server s, List<ChunkReport> copies) {
+        long incarnation = s.incarnation;
+        for (ChunkReport c : copies) {
+            rpc.call(s.address, rid -> new MasterProtocol.VerifyChunk(rid, c.chunkId(), c.version(), term), Ack.class, VERIFY_CALL_NANOS)
+                    .onComplete((ack, e) -> {
+                        if (e != null || ack.status() != Status.OK || !s.alive || s.incarnation != incarnation) return; // the mark stays
+                        Set<String> deleting = deletesSent.get(c.chunkId());
+                        if (deleting != null && deleting.contains(s.id)) return; // the planner dropped it meanwhile
+                        badCopies.forget(s.id, c.chunkId());
+                        ChunkRecord rec = namespace.chunk(c.chunkId());
+                        if (rec == null || !s.staleChunks.containsKey(c.chunkId()) || s.staleChunks.get(c.chunkId()) != c.version()) return;
+                        if (judge(c, rec, new java.util.HashMap<>()) != Verdict.CURRENT) return; // a lease moved the chunk on meanwhile
+                        registry.removeStale(c.chunkId(), s);
+                        registry.addLocation(c.chunkId(), s, c.part(), c.version(), c.length());
+                        log.info("chunk {}: {}'s copy at v{}, once reported corrupt, checks out whole: current again", c.chunkId(), s.id, c.version());
+                        kickPlanner();
+                    });
+        }
     }
 
     /** Judges one reported copy; {@code files} caches inode records across one report (many chunks share a file). */

@@ -150,6 +150,30 @@ class PlannerSimTest extends ClusterScenario {
     }
 
     /**
+     * A copy reported corrupt whose server comes back with it sound (the report was of bytes a restart dropped: here the
+     * flipped bit is flipped back) is checked on its server at the registration and counts again; the master does not
+     * keep it out for good on the strength of the old report (seed 5074: the last copy of a chunk never counted again).
+     */
+    @Test void aCopyRememberedAsCorruptIsCheckedWhenItsServerReturnsAndCountsIfSound() {
+        cluster(3);
+        byte[] data = write("/s", StorageClass.replicated(3), CHUNK, 4);
+        ChunkInfo chunk = info("/s").chunks().get(0);
+        String bad = current(chunk).get(1);
+        String file = ChunkFormat.fileName(chunk.chunkId());
+        host(bad).flipBit("disk0", file, ChunkFormat.DATA_OFFSET + 1000, 3);
+        awaitChunks("/s", 200, chunks -> !current(chunks.get(0)).contains(bad), "the scrubber's report of the copy on " + bad);
+        // the other copies go: no source is left to copy the chunk from, so only the check can bring it back
+        List<String> others = current(info("/s").chunks().get(0));
+        for (String s : others) host(s).crash();
+        host(bad).crash();
+        host(bad).flipBit("disk0", file, ChunkFormat.DATA_OFFSET + 1000, 3); // sound again, as a restart that drops unsynced bytes leaves it
+        host(bad).start();
+        awaitChunks("/s", 60, chunks -> current(chunks.get(0)).contains(bad), bad + "'s copy checked and counted again");
+        assertThat(status().copiesMarkedBad()).isZero();
+        assertThat(read("/s")).as("read from the copy checked sound").isEqualTo(data);
+    }
+
+    /**
      * A part reported corrupt and rebuilt in its place (the only server that can take it holds it) is a new copy: the
      * master forgets the report. Remembered, the rebuilt part was judged corrupt again at its server's next
      * registration, and with another part's server gone the master took the chunk for lost though its parts were

@@ -94,7 +94,8 @@ public final class Codec {
             MasterProtocol.GetXattr.class,
             MasterProtocol.ListXattrs.class,
             MasterProtocol.SetXattr.class,
-            MasterProtocol.XattrReply.class);
+            MasterProtocol.XattrReply.class,
+            MasterProtocol.VerifyChunk.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

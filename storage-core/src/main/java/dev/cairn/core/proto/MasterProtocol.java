@@ -231,7 +231,7 @@ public sealed interface MasterProtocol extends Message {
      * single master). A chunkserver refuses ({@link Status#NOT_LEADER}) a command of a term older than the newest
      * it has heard of: a deposed leader that has not noticed yet cannot create, bump, copy or delete anything.
      */
-    sealed interface Fenced permits CreateChunk, BumpVersion, DeleteChunk, ReplicateChunk, ConvertChunk {
+    sealed interface Fenced permits CreateChunk, BumpVersion, DeleteChunk, ReplicateChunk, ConvertChunk, VerifyChunk {
         long term();
     }
 
@@ -261,6 +261,15 @@ public sealed interface MasterProtocol extends Message {
 
         public BumpVersion(long rid, long chunkId, long fromVersion, long toVersion) { this(rid, chunkId, fromVersion, toVersion, NO_CUT, 0); }
     }
+
+    /**
+     * Master to chunkserver: check every block of the copy of {@code chunkId} at {@code version} against its checksums
+     * (the durable places unsynced writes shadow included) and answer OK, or CORRUPT (the copy is then marked bad and
+     * reported, as a scrubber's finding is). Asked of a copy the master remembers as reported corrupt when its server
+     * registers it again whole: a restart drops the server's own mark, and the report may have been of bytes never made
+     * durable, which the restart dropped too.
+     */
+    record VerifyChunk(long rid, long chunkId, long version, long term) implements MasterProtocol, Fenced {}
 
     /** Deletes the copy of a chunk if it is at {@code version} ({@link #ANY_VERSION}: whatever its version). Answered with Ack. */
     record DeleteChunk(long rid, long chunkId, long version, long term) implements MasterProtocol, Fenced {
