@@ -38,7 +38,7 @@ import java.util.function.Consumer;
  * meanwhile go together in the next one (one command alone, at once, when the group is idle).
  */
 public final class ReplicaMetaLog implements MetaLog, ReplicatedLog.Listener {
-    /** The last applied entry: term (8 bytes), index (8 bytes). */
+    /** How far the store follows the log: the last applied entry's term (8 bytes) and index (8 bytes), then, while an entry of several commands is applied only in part, how many of its commands are (4 bytes). */
     public static final byte[] APPLIED_KEY = "Mapplied".getBytes(StandardCharsets.UTF_8);
     /**
      * Present while a snapshot is being installed over the store: found at start-up, it means an install was cut
