@@ -12,6 +12,7 @@ import dev.cairn.nfs.client.Nfs4Client.OpenFile;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Op;
+import dev.cairn.nfs.v4.state.ClientTable;
 import dev.cairn.sim.runtime.SimHost;
 import dev.cairn.sim.workload.Oracle;
 import java.util.ArrayList;
@@ -441,6 +442,32 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat(nfs(() -> a.lockFree(fa.fh(), "a-owner", Nfs4Client.READ_LT, 0, 1))).as("read locks share").isTrue();
         assertThat(nfs(() -> a.lockFree(fa.fh(), "a-owner", Nfs4Client.WRITE_LT, 0, 1))).isFalse();
         nfs(() -> a.close(fa));
+    }
+
+    /**
+     * A client that stops renewing its lease (RFC 8881 §8.3) loses its opens and locks once the lease ends: the share
+     * reservation and the byte-range lock it held no longer keep another client out, and its own next call hears that
+     * its session is gone; a client that keeps renewing keeps its state.
+     */
+    @Test void anExpiredClientsOpensAndLocksHoldNoOneOff() {
+        Nfs4Client a = client("alice"), b = client("bob");
+        byte[] root = nfs(() -> a.lookup("/"));
+        OpenFile fa = nfs(() -> a.open(root, "held", true, Nfs4Client.SHARE_ACCESS_BOTH, Nfs4Client.SHARE_DENY_WRITE, "a-owner"));
+        nfs(() -> a.lock(fa, "a-lock", Nfs4Client.WRITE_LT, 0, 100));
+        OpenFile fb = nfs(() -> b.open(root, "held", false, Nfs4Client.SHARE_ACCESS_READ, Nfs4Client.SHARE_DENY_NONE, "b-owner"));
+        nfs(() -> b.lock(fb, "b-lock", Nfs4Client.READ_LT, 200, 10));
+        assertThat(status(() -> b.open(root, "held", false, Nfs4Client.SHARE_ACCESS_WRITE, Nfs4Client.SHARE_DENY_NONE, "b-writer")))
+                .isEqualTo(Nfs4Status.SHARE_DENIED);
+        assertThat(nfs(() -> b.lockFree(fb.fh(), "b-other", Nfs4Client.READ_LT, 50, 1))).isFalse();
+        // alice goes silent; bob renews twice a lease-time
+        for (int i = 0; i < 5; i++) {
+            sim.runUntil(sim.now() + ClientTable.LEASE_NANOS / 2);
+            nfs(() -> b.lookup("/"));
+        }
+        OpenFile writer = nfs(() -> b.open(root, "held", false, Nfs4Client.SHARE_ACCESS_WRITE, Nfs4Client.SHARE_DENY_NONE, "b-writer"));
+        nfs(() -> b.lock(writer, "b-writer-lock", Nfs4Client.WRITE_LT, 0, 100));
+        assertThat(nfs(() -> b.lockFree(fb.fh(), "b-other", Nfs4Client.WRITE_LT, 205, 1))).as("bob's own lock stayed").isFalse();
+        assertThat(status(() -> a.read(fa, 0, 10))).isEqualTo(Nfs4Status.BADSESSION);
     }
 
     @Test void aGatewayKilledMidWriteKeepsCommittedDataAndTheVerifierMakesClientsResend() {

@@ -4,7 +4,6 @@ import dev.cairn.nfs.v4.Nfs4Status;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -73,6 +72,8 @@ public final class StateTable {
          * go back to (the union of some of them; RFC 7530 §16.19.4, RFC 8881 §18.18.3).
          */
         int pairs;
+        /** The lock states made from this open, by lock owner (they end with it). */
+        final Map<ByteRangeLocks.Owner, LockState> locks = new HashMap<>(2);
 
         Open(long key, long clientId, String owner, OwnerSequences.Owner sequenceOwner, long inode) {
             this.key = key;
@@ -105,9 +106,15 @@ public final class StateTable {
     private long nextKey = 1;
     private final Map<Long, Open> byKey = new HashMap<>();
     private final Map<String, Open> byOwnerFile = new HashMap<>();
+    /**
+     * The opens of each file and of each client, and the lock states of each lock owner: what an OPEN's share check,
+     * a READ with a special stateid, a lease's end and a 4.0 LOCK look at, so that each costs what that file, client or
+     * owner holds, never a walk over every open of the gateway (up to {@link #MAX_OPENS}, which a client could fill).
+     */
+    private final Map<Long, List<Open>> byInode = new HashMap<>();
+    private final Map<Long, java.util.Set<Open>> byClient = new HashMap<>();
     private final Map<Long, LockState> locksByKey = new HashMap<>();
-    /** (open key, lock owner) -> its lock state. */
-    private final Map<String, LockState> lockByOpenOwner = new HashMap<>();
+    private final Map<ByteRangeLocks.Owner, List<LockState>> locksByOwner = new HashMap<>();
     private final ByteRangeLocks ranges = new ByteRangeLocks();
     private final OwnerSequences sequences = new OwnerSequences();
     /**
@@ -176,8 +183,7 @@ public final class StateTable {
             return null;
         }
         String k = ownerKey(clientId, owner, inode);
-        for (Open o : byKey.values()) {
-            if (o.inode != inode) continue;
+        for (Open o : byInode.getOrDefault(inode, List.of())) {
             // the owner's own deny holds against its own upgrade too (RFC 7530 §9.9, §16.16.5), as knfsd has it
             boolean own = o.owner.equals(k);
             if ((o.deny & access) != 0 || (!own && (o.access & deny) != 0)) {
@@ -196,6 +202,8 @@ public final class StateTable {
             o.confirmed = minorVersion >= 1 || confirmedOwners.contains(o.sequenceOwner);
             byKey.put(o.key, o);
             byOwnerFile.put(k, o);
+            byInode.computeIfAbsent(inode, i -> new ArrayList<>(1)).add(o);
+            byClient.computeIfAbsent(clientId, c -> new java.util.LinkedHashSet<>()).add(o);
         } else {
             o.seqid++;
         }
@@ -228,7 +236,7 @@ public final class StateTable {
         o.confirmed = true;
         o.seqid++;
         confirmedOwners.add(o.sequenceOwner);
-        for (Open other : byKey.values()) if (other.sequenceOwner.equals(o.sequenceOwner)) other.confirmed = true;
+        for (Open other : byClient.get(o.clientId)) if (other.sequenceOwner.equals(o.sequenceOwner)) other.confirmed = true;
         return Nfs4Status.NFS4_OK;
     }
 
@@ -308,24 +316,44 @@ public final class StateTable {
     /** Ends an open, with the lock states made from it (the caller has checked {@link #locksHeld}). */
     public void close(Open o) {
         assert !locksHeld(o) : "closing an open whose lock owners still hold locks";
-        byKey.remove(o.key);
-        byOwnerFile.remove(o.owner);
+        forget(o);
         closedOwners.put(o.key, o.sequenceOwner);
         if (closedOwners.size() > MAX_CLOSED_OWNERS) closedOwners.remove(closedOwners.keySet().iterator().next());
-        locksByKey.values().removeIf(l -> l.open == o);
-        lockByOpenOwner.values().removeIf(l -> l.open == o);
+    }
+
+    /** Removes an open from every index, with the lock states made from it. */
+    private void forget(Open o) {
+        byKey.remove(o.key);
+        byOwnerFile.remove(o.owner);
+        removeFrom(byInode, o.inode, o);
+        removeFrom(byClient, o.clientId, o);
+        for (LockState l : List.copyOf(o.locks.values())) forget(l);
+        assert o.locks.isEmpty();
+    }
+
+    /** Removes a lock state from every index. */
+    private void forget(LockState l) {
+        locksByKey.remove(l.key);
+        l.open.locks.remove(l.owner, l);
+        removeFrom(locksByOwner, l.owner, l);
+    }
+
+    private static <K, V> void removeFrom(Map<K, ? extends java.util.Collection<V>> index, K key, V value) {
+        java.util.Collection<V> values = index.get(key);
+        boolean removed = values != null && values.remove(value);
+        assert removed : "state missing from its index under " + key;
+        if (values != null && values.isEmpty()) index.remove(key);
     }
 
     /** Whether a lock owner that locked through this open still holds locks on its file (CLOSE is then LOCKS_HELD). */
     public boolean locksHeld(Open o) {
-        for (LockState l : locksByKey.values()) if (l.open == o && ranges.holds(o.inode, l.owner)) return true;
+        for (LockState l : o.locks.values()) if (ranges.holds(o.inode, l.owner)) return true;
         return false;
     }
 
     /** The lock state of {@code owner} on an open's file, made on first use; null (DELAY) past {@link #MAX_LOCK_STATES}. */
     public LockState lockState(Open o, ByteRangeLocks.Owner owner, int[] status) {
-        String k = o.key + "/" + owner.clientId() + "/" + owner.name();
-        LockState l = lockByOpenOwner.get(k);
+        LockState l = o.locks.get(owner);
         if (l == null) {
             if (locksByKey.size() >= MAX_LOCK_STATES) {
                 status[0] = Nfs4Status.DELAY;
@@ -333,7 +361,8 @@ public final class StateTable {
             }
             l = new LockState(nextKey++, o, owner);
             locksByKey.put(l.key, l);
-            lockByOpenOwner.put(k, l);
+            o.locks.put(owner, l);
+            locksByOwner.computeIfAbsent(owner, w -> new ArrayList<>(1)).add(l);
         }
         status[0] = Nfs4Status.NFS4_OK;
         return l;
@@ -341,23 +370,21 @@ public final class StateTable {
 
     /** Whether a lock-owner holds a lock stateid that was handed out (a LOCK of it was granted). */
     public boolean lockOwnerEstablished(ByteRangeLocks.Owner owner) {
-        for (LockState l : locksByKey.values()) if (l.seqid > 0 && l.owner.equals(owner)) return true;
+        for (LockState l : locksByOwner.getOrDefault(owner, List.of())) if (l.seqid > 0) return true;
         return false;
     }
 
     /** FREE_STATEID of a lock stateid: LOCKS_HELD while its owner holds locks on the file. */
     public int freeLock(LockState l) {
         if (ranges.holds(l.open.inode, l.owner)) return Nfs4Status.LOCKS_HELD;
-        locksByKey.remove(l.key);
-        lockByOpenOwner.values().remove(l);
+        forget(l);
         return Nfs4Status.NFS4_OK;
     }
 
     /** RELEASE_LOCKOWNER (4.0): forgets a lock owner's lock states, unless it still holds locks. */
     public int releaseLockOwner(ByteRangeLocks.Owner owner) {
         if (ranges.holdsAny(owner)) return Nfs4Status.LOCKS_HELD;
-        locksByKey.values().removeIf(l -> l.owner.equals(owner));
-        lockByOpenOwner.values().removeIf(l -> l.owner.equals(owner));
+        for (LockState l : List.copyOf(locksByOwner.getOrDefault(owner, List.of()))) forget(l);
         return Nfs4Status.NFS4_OK;
     }
 
@@ -393,24 +420,18 @@ public final class StateTable {
     public int dropClient(long clientId) {
         ranges.dropClient(clientId);
         sequences.dropClient(clientId);
-        for (Iterator<LockState> it = locksByKey.values().iterator(); it.hasNext(); ) {
-            LockState l = it.next();
-            if (l.open.clientId != clientId) continue;
-            it.remove();
-            expired(l.key);
-        }
-        lockByOpenOwner.values().removeIf(l -> l.open.clientId == clientId);
         closedOwners.values().removeIf(owner -> owner.clientId() == clientId);
         confirmedOwners.removeIf(owner -> owner.clientId() == clientId);
+        java.util.Set<Open> opens = byClient.get(clientId);
+        if (opens == null) return 0;
         int n = 0;
-        for (Iterator<Open> it = byKey.values().iterator(); it.hasNext(); ) {
-            Open o = it.next();
-            if (o.clientId != clientId) continue;
-            it.remove();
-            byOwnerFile.remove(o.owner);
+        for (Open o : List.copyOf(opens)) {
+            for (LockState l : o.locks.values()) expired(l.key);
+            forget(o);
             expired(o.key);
             n++;
         }
+        assert !byClient.containsKey(clientId);
         return n;
     }
 
@@ -421,19 +442,16 @@ public final class StateTable {
 
     /** Whether an open of the file denies {@code access} to others (what READ and WRITE with a special stateid meet: LOCKED). */
     public boolean denied(long inode, int access) {
-        for (Open o : byKey.values()) if (o.inode == inode && (o.deny & access) != 0) return true;
+        for (Open o : byInode.getOrDefault(inode, List.of())) if ((o.deny & access) != 0) return true;
         return false;
     }
 
     public boolean holds(long clientId) {
-        for (Open o : byKey.values()) if (o.clientId == clientId) return true;
-        return false;
+        return byClient.containsKey(clientId);
     }
 
     /** Opens of a file (for tests and diagnostics). */
     public List<Open> opens(long inode) {
-        List<Open> out = new ArrayList<>();
-        for (Open o : byKey.values()) if (o.inode == inode) out.add(o);
-        return out;
+        return List.copyOf(byInode.getOrDefault(inode, List.of()));
     }
 }
