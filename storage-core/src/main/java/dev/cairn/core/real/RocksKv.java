@@ -28,8 +28,22 @@ import org.rocksdb.WriteOptions;
 final class RocksKv implements KvStore, AutoCloseable {
     static { RocksDB.loadLibrary(); }
 
+    /**
+     * One memtable's size. RocksDB's default (64 MiB, two of them) lets a busy master hold up to 128 MiB of applied
+     * changes in memory before flushing them to a table; nothing needs them there (the WAL, and for a group the Raft
+     * log, make them durable), so a small memtable flushes sooner and keeps every node's resident memory small.
+     */
+    static final long WRITE_BUFFER_BYTES = 16L << 20;
+    static final int MAX_WRITE_BUFFERS = 2;
+    /** Uncompressed table blocks kept for reads; the rest of a store is read through the kernel's page cache. */
+    static final long BLOCK_CACHE_BYTES = 16L << 20;
+    /** RocksDB's own info logs kept in the store's directory (its default keeps a thousand, one per open). */
+    static final int KEEP_INFO_LOGS = 4;
+    static final long MAX_INFO_LOG_BYTES = 16L << 20;
+
     private final RocksDB db;
     private final Options options;
+    private final org.rocksdb.Cache blockCache = new org.rocksdb.LRUCache(BLOCK_CACHE_BYTES);
     private final WriteOptions noSync = new WriteOptions().setSync(false);
     private final ExecutorService io;
     private final Scheduler loop;
@@ -44,7 +58,10 @@ final class RocksKv implements KvStore, AutoCloseable {
     RocksKv(Path dir, ExecutorService io, Scheduler loop) {
         this.io = io;
         this.loop = loop;
-        this.options = new Options().setCreateIfMissing(true);
+        this.options = new Options().setCreateIfMissing(true)
+                .setWriteBufferSize(WRITE_BUFFER_BYTES).setMaxWriteBufferNumber(MAX_WRITE_BUFFERS)
+                .setTableFormatConfig(new org.rocksdb.BlockBasedTableConfig().setBlockCache(blockCache))
+                .setKeepLogFileNum(KEEP_INFO_LOGS).setMaxLogFileSize(MAX_INFO_LOG_BYTES);
         try {
             DurableDirectories.create(dir);
             this.db = RocksDB.open(options, dir.toString());
@@ -146,5 +163,6 @@ final class RocksKv implements KvStore, AutoCloseable {
         db.close();
         noSync.close();
         options.close();
+        blockCache.close();
     }
 }
