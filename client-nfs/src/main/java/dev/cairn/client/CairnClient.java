@@ -281,19 +281,21 @@ public final class CairnClient implements Node, MessageHandler {
      * this), together with the versions of the chunks this writer ({@code versions}) made durable since its
      * last commit: the master then counts older copies of those chunks as outdated. If the commit fails the
      * versions are kept for the writer's next one, unless it failed {@code STALE}: a chunk was leased again since it was written here (by
-     * another writer), so that write can never be acknowledged; the caller must report it lost.
+     * another writer), so that write can never be acknowledged; the caller must report it lost. Answers the file's
+     * attributes once committed, or {@link dev.cairn.core.proto.Types#NO_ATTR} if the master could not say (the file
+     * went meanwhile).
      */
-    public Promise<Void> commitLength(long inode, long length, Uncommitted versions) {
+    public Promise<FileAttr> commitLength(long inode, long length, Uncommitted versions) {
         List<ChunkVersion> chunks = versions.take(length);
-        Promise<Void> committed = commitFrom(inode, length, chunks, 0).onFailure(e -> {
+        Promise<FileAttr> committed = commitFrom(inode, length, chunks, 0).onFailure(e -> {
             if (CairnException.statusOf(e) != Status.STALE) versions.restore(chunks);
         });
         // the planted bug COMMIT_NOT_AWAITED: the commit is sent, and the caller hears OK without waiting for it
-        return env.planted(dev.cairn.core.env.Plant.COMMIT_NOT_AWAITED) ? Promise.completed(null) : committed;
+        return env.planted(dev.cairn.core.env.Plant.COMMIT_NOT_AWAITED) ? Promise.completed(dev.cairn.core.proto.Types.NO_ATTR) : committed;
     }
 
     /** Commits {@code chunks} from index {@code from} on in batches; only the last carries the length. */
-    private Promise<Void> commitFrom(long inode, long length, List<ChunkVersion> chunks, int from) {
+    private Promise<FileAttr> commitFrom(long inode, long length, List<ChunkVersion> chunks, int from) {
         int to = Math.min(chunks.size(), from + CommitLength.MAX_CHUNKS);
         boolean last = to == chunks.size();
         List<ChunkVersion> batch = List.copyOf(chunks.subList(from, to));
@@ -301,7 +303,7 @@ public final class CairnClient implements Node, MessageHandler {
         // reaches it. Until the last batch the length covers chunks whose new versions are not recorded yet; nothing
         // of theirs is acknowledged before the last batch answers, and their older copies still hold every byte
         // acknowledged before
-        Promise<Void> sent = master(rid -> new CommitLength(rid, inode, length, batch), Ack.class).map(r -> check(r.status(), r.detail(), null));
+        Promise<FileAttr> sent = master(rid -> new CommitLength(rid, inode, length, batch), AttrReply.class).map(r -> check(r.status(), r.detail(), r.attr()));
         return last ? sent : sent.flatMap(v -> commitFrom(inode, length, chunks, to));
     }
 

@@ -177,7 +177,7 @@ public final class FileWriter {
         if (ec) {
             Promise<Void> data = buffered > 0 ? upload().map(v -> { buffered = 0; return null; }) : Promise.completed(null);
             long length = position;
-            return data.flatMap(v -> client.commitLength(file.inode(), length, versions)).onFailure(e -> failure = failure == null ? e : failure);
+            return data.flatMap(v -> client.commitLength(file.inode(), length, versions)).<Void>map(a -> null).onFailure(e -> failure = failure == null ? e : failure);
         }
         List<Promise<Void>> all = new ArrayList<>();
         for (ChunkSession s : sessions.values()) all.add(s.sync());

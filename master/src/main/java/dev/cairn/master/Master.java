@@ -290,6 +290,12 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
     /** Time from a request's arrival to its reply (its durability in the metadata log included), by kind, for {@code --metrics}. */
     private final java.util.TreeMap<String, dev.cairn.core.metrics.LatencyHistogram> requestLatency = new java.util.TreeMap<>();
 
+    /** Requests of a kind (a message class's simple name) answered so far: how many round trips a client's operation costs. */
+    public long requestsAnswered(String kind) {
+        dev.cairn.core.metrics.LatencyHistogram h = requestLatency.get(kind);
+        return h == null ? 0 : h.count();
+    }
+
     @Override public void onDisconnect(Address peer) {
         rpc.onDisconnect(peer);
         if (!ready) return;
@@ -394,7 +400,8 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         }
         if (req instanceof MasterProtocol.ReadDir) return new MasterProtocol.DirReply(rid, status, detail, Types.NO_ATTR, List.of(), false);
         if (req instanceof Lookup || req instanceof Mkdir || req instanceof Create || req instanceof MasterProtocol.SetClass
-                || req instanceof MasterProtocol.GetAttr || req instanceof MasterProtocol.LookupIn || req instanceof MasterProtocol.SetAttr) {
+                || req instanceof MasterProtocol.GetAttr || req instanceof MasterProtocol.LookupIn || req instanceof MasterProtocol.SetAttr
+                || req instanceof CommitLength) {
             return new AttrReply(rid, status, detail, Types.NO_ATTR);
         }
         if (req instanceof MasterProtocol.ClusterStatus) {
@@ -750,7 +757,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
      * Once it is recorded, copies of those chunks at older versions no longer hold every acknowledged byte:
      * they are outdated (repaired from the current ones, then removed by the planner).
      */
-    private Promise<Ack> commit(CommitLength r) {
+    private Promise<AttrReply> commit(CommitLength r) {
         if (r.chunks().size() > CommitLength.MAX_CHUNKS) {
             throw new CairnException(Status.BAD_REQUEST, "a commit lists at most " + CommitLength.MAX_CHUNKS + " chunks, not " + r.chunks().size());
         }
@@ -836,7 +843,10 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
                     if (!current(rec, h.version(), ec) || shortCopy) registry.addStale(w.chunkId(), h.server(), h.version());
                 }
             }
-            return Ack.ok(r.rid());
+            // the file's attributes once committed, so that the writer need not ask for them (a master round trip per
+            // COMMIT); none if the file is gone (removed by a command applied with this one)
+            InodeRecord file = namespace.inodeOrNull(r.inode());
+            return new AttrReply(r.rid(), Status.OK, "", file == null ? Types.NO_ATTR : file.attr());
         });
     }
 

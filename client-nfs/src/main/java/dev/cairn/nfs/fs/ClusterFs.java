@@ -393,14 +393,47 @@ public final class ClusterFs {
 
     /** Applies a WRITE; durable only after {@link #commit} (or before the answer with {@code stable}). Answers the file's attributes after it. */
     public Promise<FileAttr> write(long inode, long offset, byte[] data, boolean stable) {
+        return prepareWrite(inode).flatMap(t -> write(t, offset, data, stable));
+    }
+
+    /**
+     * A file made ready for a WRITE: its state here, with the attributes the WRITE checks (type, mode). Fresh from the
+     * master unless writes of it are held here, as {@link #write} needs it; to be written at once, in the step that
+     * got it (a target kept for later would carry attributes another writer may have changed since).
+     */
+    public static final class WriteTarget {
+        private final OpenFile file;
+
+        private WriteTarget(OpenFile file) { this.file = file; }
+
+        public FileAttr attr() { return file.attr(); }
+    }
+
+    /**
+     * The first WRITE of a file not held here costs one master round trip for both its checks and its state (it cost two:
+     * the checks' attributes, then the same attributes again for the state). With the commit's answer carrying the
+     * attributes (no GetAttr after it), a small file's OPEN-create, WRITE, COMMIT and CLOSE make five master calls, not seven.
+     */
+    public Promise<WriteTarget> prepareWrite(long inode) {
+        return openFresh(inode).map(f -> {
+            // a WRITE of a directory or a special file is refused by its checks: no state is kept for it
+            if (f.base.type() != FileType.FILE && f.idle()) files.remove(inode, f);
+            return new WriteTarget(f);
+        });
+    }
+
+    public Promise<FileAttr> write(WriteTarget target, long offset, byte[] data, boolean stable) {
+        OpenFile prepared = target.file;
         if (offset < 0 || offset + data.length > MAX_FILE_SIZE) {
             return Promise.failed(new CairnException(Status.BAD_REQUEST, "write past the largest file size"));
         }
-        return openFresh(inode).flatMap(f -> f.barrier.flatMap(v -> {
+        // the state the target holds, unless this gateway let it go meanwhile (an idle file evicted: fetched again)
+        Promise<OpenFile> ready = files.get(prepared.inode) == prepared ? Promise.completed(prepared) : openFresh(prepared.inode);
+        return ready.flatMap(f -> f.barrier.flatMap(v -> {
             if (f.base.type() != FileType.FILE) return Promise.failed(notAFile(f));
             Promise<Void> applied = f.ec() ? f.meta.submit(() -> writeImage(f, offset, data)) : writeStreamed(f, offset, data);
             return applied.flatMap(x -> stable ? flush(f) : Promise.completed(null)).map(x -> f.attr());
-        })).onFailure(e -> client.log().debug("WRITE of inode {} at {}: {}", inode, offset, e.toString()));
+        })).onFailure(e -> client.log().debug("WRITE of inode {} at {}: {}", prepared.inode, offset, e.toString()));
     }
 
     /** Where SEEK found what it looked for ({@code offset}, with {@code eof} when that is the file's end), or nothing ({@link #NOTHING}). */
@@ -707,18 +740,18 @@ public final class ClusterFs {
     }
 
     private Promise<Void> commitLength(OpenFile f, long size) {
-        return client.commitLength(f.inode, size, f.versions).<Void>then((v, e) -> {
-            if (e == null) return Promise.completed(null);
+        return client.commitLength(f.inode, size, f.versions).<FileAttr>then((a, e) -> {
+            if (e == null) return Promise.completed(a);
             // another writer leased a chunk after this gateway wrote it: those WRITEs are not durable, and a
             // retried COMMIT must not acknowledge them (STALE would map to DELAY, and the retry would succeed)
             if (CairnException.statusOf(e) == Status.STALE) {
-                if (f.ec() && !f.uploadingAgain && !f.images.isEmpty()) return uploadAgain(f, e);
+                if (f.ec() && !f.uploadingAgain && !f.images.isEmpty()) return uploadAgain(f, e).<FileAttr>map(v -> null);
                 CairnException lost = new CairnException(Status.IO, CairnException.detailOf(e));
                 if (f.ec()) loseImages(f, lost);
                 return Promise.failed(lost);
             }
             return Promise.failed(e);
-        }).flatMap(v -> client.getAttr(f.inode)).map(a -> {
+        }).flatMap(a -> a.inode() == f.inode ? Promise.completed(a) : client.getAttr(f.inode)).map(a -> {
             f.uploadingAgain = false;
             f.rebase(a);
             return null;

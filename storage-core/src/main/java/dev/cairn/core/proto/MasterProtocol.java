@@ -210,7 +210,9 @@ public sealed interface MasterProtocol extends Message {
      * Sets the file's length after its data is durable on every copy, and records the lease version each
      * listed chunk was written at since the last commit: from then on a copy of that chunk at an older
      * version no longer holds every acknowledged byte. Refused (STALE) when a listed chunk has been leased
-     * again since: the later lease may have moved copies on without this data. Answered with Ack.
+     * again since: the later lease may have moved copies on without this data. Answered with AttrReply: the file's
+     * attributes once committed ({@link Types#NO_ATTR} if the file is gone by then), which a writer would otherwise
+     * ask for with a GetAttr.
      */
     record CommitLength(long rid, long inode, long length, List<Types.ChunkVersion> chunks) implements MasterProtocol {
         /** Chunks one commit may list; a writer with more sends several. */

@@ -181,15 +181,22 @@ final class Files {
 
     static Promise<Integer> withDataAccess(CompoundState st, StateId sid, long ino, int access,
                                            java.util.function.Function<FileAttr, Promise<Integer>> then) {
+        return withDataAccess(st, sid, ino, access, () -> fs(st).attrForIo(ino), a -> a, then);
+    }
+
+    /** As above, with the attributes taken from what {@code fetch} answers (WRITE: the file made ready for it). */
+    static <T> Promise<Integer> withDataAccess(CompoundState st, StateId sid, long ino, int access, java.util.function.Supplier<Promise<T>> fetch,
+                                               java.util.function.Function<T, FileAttr> attrOf, java.util.function.Function<T, Promise<Integer>> then) {
         Integer bad = checkStateId(st, sid, ino, access);
         if (bad != null) return Operation.status(bad);
-        return fs(st).attrForIo(ino).then((a, e) -> {
+        return fetch.get().then((t, e) -> {
             if (e != null) return Operation.status(status(e));
+            FileAttr a = attrOf.apply(t);
             if (a.type() == FileType.DIR) return Operation.status(Nfs4Status.ISDIR);
             if (a.type() != FileType.FILE) return Operation.status(Nfs4Status.INVAL);
             boolean allowed = access == StateTable.ACCESS_WRITE ? mayWrite(st.credentials, a) : mayRead(st.credentials, a);
             if (sid.isSpecial() && !allowed) return Operation.status(Nfs4Status.ACCESS);
-            return then.apply(a);
+            return then.apply(t);
         });
     }
 

@@ -1,6 +1,7 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
+import dev.cairn.nfs.fs.ClusterFs;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Fattr;
 import dev.cairn.nfs.v4.Nfs4Status;
@@ -27,12 +28,13 @@ public final class Write implements Operation {
         if (stable < UNSTABLE4 || stable > FILE_SYNC4) return Operation.status(Nfs4Status.INVAL);
         if (offset < 0 || offset + data.length > dev.cairn.nfs.fs.ClusterFs.MAX_FILE_SIZE) return Operation.status(Nfs4Status.FBIG);
         long ino = st.current.inode();
-        return Files.withDataAccess(st, sid, ino, StateTable.ACCESS_WRITE, a -> {
+        ClusterFs fs = Files.fs(st);
+        return Files.withDataAccess(st, sid, ino, StateTable.ACCESS_WRITE, () -> fs.prepareWrite(ino), ClusterFs.WriteTarget::attr, target -> {
             if (data.length == 0) {
                 res.writeInt(0).writeInt(FILE_SYNC4).writeFixedOpaque(st.server.writeVerifier());
                 return OK;
             }
-            return Files.call(Files.fs(st).write(ino, offset, data, stable != UNSTABLE4), w -> {
+            return Files.call(fs.write(target, offset, data, stable != UNSTABLE4), w -> {
                 res.writeInt(data.length).writeInt(stable == UNSTABLE4 ? UNSTABLE4 : FILE_SYNC4).writeFixedOpaque(st.server.writeVerifier());
                 return Nfs4Status.NFS4_OK;
             });
