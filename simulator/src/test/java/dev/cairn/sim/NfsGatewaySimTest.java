@@ -414,6 +414,54 @@ class NfsGatewaySimTest extends ClusterScenario {
         assertThat((int) second[0] & 2).as("the owner is confirmed").isZero();
     }
 
+    /**
+     * RFC 7530 §9.6: a 4.0 client's READs and WRITEs with its stateid renew its lease — a busy Linux 4.0 client sends no
+     * RENEW. Writing every half lease for three leases keeps its open; silent for a lease, its state is gone (EXPIRED).
+     */
+    @Test void a40ClientsWritesRenewItsLease() {
+        client("alice");
+        Raw40 raw = raw40();
+        int[] status = new int[1];
+        var d = raw.run(status, e -> e.writeInt(Op.SETCLIENTID).writeFixedOpaque(new byte[8]).writeOpaque("busy40".getBytes())
+                .writeInt(0x40000000).writeString("tcp").writeString("127.0.0.1.0.0").writeInt(1), 1);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        d.readInt();
+        d.readInt();
+        long clientId = d.readLong();
+        byte[] confirm = d.readFixedOpaque(8);
+        raw.run(status, e -> e.writeInt(Op.SETCLIENTID_CONFIRM).writeLong(clientId).writeFixedOpaque(confirm), 1);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        var r = raw.run(status, e -> {
+            e.writeInt(Op.PUTROOTFH);
+            e.writeInt(Op.OPEN).writeInt(0).writeInt(3).writeInt(0).writeLong(clientId).writeOpaque("busy-owner".getBytes());
+            e.writeInt(1).writeInt(0).writeInt(0).writeOpaque(new byte[0]); // CREATE UNCHECKED4, no attributes
+            e.writeInt(0).writeString("busy40"); // CLAIM_NULL
+            e.writeInt(Op.GETFH);
+        }, 3);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        r.readInt(); r.readInt(); r.readInt(); r.readInt();
+        byte[] sid = r.readFixedOpaque(16);
+        r.skip(4 + 8 + 8 + 4);
+        r.skip(4 * r.readInt());
+        r.readInt(); r.readInt(); r.readInt();
+        byte[] fh = r.readOpaque(128);
+        var c = raw.run(status, e -> e.writeInt(Op.PUTFH).writeOpaque(fh).writeInt(Op.OPEN_CONFIRM).writeFixedOpaque(sid).writeInt(1), 2);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        c.readInt(); c.readInt(); c.readInt(); c.readInt();
+        byte[] confirmed = c.readFixedOpaque(16);
+        for (int i = 0; i < 6; i++) {
+            sim.runUntil(sim.now() + ClientTable.LEASE_NANOS / 2);
+            long at = i;
+            raw.run(status, e -> e.writeInt(Op.PUTFH).writeOpaque(fh).writeInt(Op.WRITE).writeFixedOpaque(confirmed).writeLong(at)
+                    .writeInt(2).writeOpaque("x".getBytes()), 2);
+            assertThat(status[0]).as("a write %d half-leases in, no RENEW sent", i + 1).isEqualTo(Nfs4Status.NFS4_OK);
+        }
+        sim.runUntil(sim.now() + ClientTable.LEASE_NANOS + 20 * SECOND);
+        raw.run(status, e -> e.writeInt(Op.PUTFH).writeOpaque(fh).writeInt(Op.WRITE).writeFixedOpaque(confirmed).writeLong(0)
+                .writeInt(2).writeOpaque("x".getBytes()), 2);
+        assertThat(status[0]).as("silent for a lease").isEqualTo(Nfs4Status.EXPIRED);
+    }
+
     /** The status an NFS call failed with. */
     int status(Supplier<Promise<?>> op) {
         try {

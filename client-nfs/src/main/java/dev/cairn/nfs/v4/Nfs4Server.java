@@ -98,6 +98,10 @@ public final class Nfs4Server {
         this.grace = new Grace(stable, clock, log, ClientTable.LEASE_NANOS, owner -> {
             return clients.confirmedByOwner(owner) != null;
         });
+        states.onUse40(id -> {
+            dev.cairn.nfs.v4.state.Client c = clients.client(id);
+            if (c != null && c.minorVersion() == 0 && c.confirmed()) clients.renew(c, clock.nanoTime());
+        });
         clients.onRemove(id -> {
             states.dropClient(id);
             dev.cairn.nfs.v4.state.Client c = clients.client(id);

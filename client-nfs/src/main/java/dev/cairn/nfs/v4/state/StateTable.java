@@ -130,6 +130,16 @@ public final class StateTable {
 
     public StateTable(int bootId) { this.bootId = bootId; }
 
+    /** Told the client id of a 4.0 request's stateid that names live state of it (the client's lease is then renewed). */
+    private java.util.function.LongConsumer used40 = id -> { };
+
+    /**
+     * RFC 7530 §9.6: in 4.0 an operation presenting a stateid of the client's renews its lease, as RENEW does. A 4.0
+     * client busy with READs and WRITEs sends no RENEW (Linux counts each reply as a renewal): without this its lease
+     * ran out under it, and its opens and locks went in the middle of its writes. (4.1 renews with every SEQUENCE.)
+     */
+    public void onUse40(java.util.function.LongConsumer listener) { this.used40 = listener; }
+
     public int size() { return byKey.size(); }
 
     public ByteRangeLocks ranges() { return ranges; }
@@ -264,6 +274,7 @@ public final class StateTable {
             return null;
         }
         if (clientId != ANY_CLIENT && clientOf.applyAsLong(state) != clientId) return neverIssued(status);
+        if (minorVersion == 0) used40.accept(clientOf.applyAsLong(state));
         return seqidMatches(id, seqidOf.applyAsInt(state), minorVersion, status) ? state : null;
     }
 

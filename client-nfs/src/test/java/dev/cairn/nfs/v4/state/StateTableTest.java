@@ -366,4 +366,20 @@ class StateTableTest {
         for (int p : pairs) b |= 1 << p;
         return b;
     }
+
+    /** RFC 7530 §9.6: a 4.0 stateid naming a client's live state renews that client's lease (4.1 renews by SEQUENCE). */
+    @Test void a40StateidInUseRenewsItsClient() {
+        java.util.List<Long> renewed = new java.util.ArrayList<>();
+        states.onUse40(renewed::add);
+        StateTable.Open o = openOf(7, "o", 42, StateTable.ACCESS_BOTH, 0, 0);
+        states.confirm(o);
+        StateTable.LockState l = locked(o, "lo", 0, 9);
+        StateTable.Open p = openOf(8, "p", 43, StateTable.ACCESS_BOTH, 0, 1);
+        assertThat(states.resolve(states.stateId(o), 0, StateTable.ANY_CLIENT, status)).isSameAs(o);
+        assertThat(states.findLock(states.stateId(l), 0, StateTable.ANY_CLIENT, status)).isSameAs(l);
+        assertThat(renewed).containsExactly(7L, 7L);
+        assertThat(states.find(states.stateId(p), 1, 8, status)).isSameAs(p);
+        assertThat(states.find(new StateId(0, new byte[12]), 0, StateTable.ANY_CLIENT, status)).isNull();
+        assertThat(renewed).as("4.1 and special stateids renew nothing here").containsExactly(7L, 7L);
+    }
 }
