@@ -359,15 +359,7 @@ class NfsGatewaySimTest extends ClusterScenario {
         client("alice");
         Raw40 raw = raw40();
         int[] status = new int[1];
-        var d = raw.run(status, e -> e.writeInt(Op.SETCLIENTID).writeFixedOpaque(new byte[8]).writeOpaque("c40".getBytes())
-                .writeInt(0x40000000).writeString("tcp").writeString("127.0.0.1.0.0").writeInt(1), 1);
-        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
-        d.readInt();
-        d.readInt();
-        long clientId = d.readLong();
-        byte[] confirm = d.readFixedOpaque(8);
-        raw.run(status, e -> e.writeInt(Op.SETCLIENTID_CONFIRM).writeLong(clientId).writeFixedOpaque(confirm), 1);
-        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        long clientId = client40(raw, "c40");
 
         java.util.function.BiFunction<Integer, String, java.util.function.Consumer<dev.cairn.nfs.xdr.XdrEncoder>> open = (seqid, name) -> e -> {
             e.writeInt(Op.PUTROOTFH);
@@ -422,15 +414,7 @@ class NfsGatewaySimTest extends ClusterScenario {
         client("alice");
         Raw40 raw = raw40();
         int[] status = new int[1];
-        var d = raw.run(status, e -> e.writeInt(Op.SETCLIENTID).writeFixedOpaque(new byte[8]).writeOpaque("busy40".getBytes())
-                .writeInt(0x40000000).writeString("tcp").writeString("127.0.0.1.0.0").writeInt(1), 1);
-        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
-        d.readInt();
-        d.readInt();
-        long clientId = d.readLong();
-        byte[] confirm = d.readFixedOpaque(8);
-        raw.run(status, e -> e.writeInt(Op.SETCLIENTID_CONFIRM).writeLong(clientId).writeFixedOpaque(confirm), 1);
-        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        long clientId = client40(raw, "busy40");
         var r = raw.run(status, e -> {
             e.writeInt(Op.PUTROOTFH);
             e.writeInt(Op.OPEN).writeInt(0).writeInt(3).writeInt(0).writeLong(clientId).writeOpaque("busy-owner".getBytes());
@@ -460,6 +444,21 @@ class NfsGatewaySimTest extends ClusterScenario {
         raw.run(status, e -> e.writeInt(Op.PUTFH).writeOpaque(fh).writeInt(Op.WRITE).writeFixedOpaque(confirmed).writeLong(0)
                 .writeInt(2).writeOpaque("x".getBytes()), 2);
         assertThat(status[0]).as("silent for a lease").isEqualTo(Nfs4Status.EXPIRED);
+    }
+
+    /** A confirmed 4.0 client id (SETCLIENTID, SETCLIENTID_CONFIRM) for {@code id}. */
+    static long client40(Raw40 raw, String id) {
+        int[] status = new int[1];
+        var d = raw.run(status, e -> e.writeInt(Op.SETCLIENTID).writeFixedOpaque(new byte[8]).writeOpaque(id.getBytes())
+                .writeInt(0x40000000).writeString("tcp").writeString("127.0.0.1.0.0").writeInt(1), 1);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        d.readInt();
+        d.readInt();
+        long clientId = d.readLong();
+        byte[] confirm = d.readFixedOpaque(8);
+        raw.run(status, e -> e.writeInt(Op.SETCLIENTID_CONFIRM).writeLong(clientId).writeFixedOpaque(confirm), 1);
+        assertThat(status[0]).isEqualTo(Nfs4Status.NFS4_OK);
+        return clientId;
     }
 
     /** The status an NFS call failed with. */
