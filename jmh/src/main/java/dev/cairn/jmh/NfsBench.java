@@ -43,20 +43,25 @@ import java.util.stream.Stream;
  * 1 MiB READs; 4 KiB writes at random aligned offsets over it, then COMMIT; 4 KiB random reads; FILES small
  * files created (OPEN create, a 100-byte WRITE, COMMIT, CLOSE), listed, and removed. {@code --json} ends with
  * one JSON object of the figures.
+ *
+ * <p>{@code --rounds N} runs every workload N times on the same processes, each round on files of its own. The first
+ * round meets processes a few seconds old: on two cores their JIT compilers took half the CPU through its random-write
+ * phase (perf), so later rounds measure what a cluster that has been up a while does; the JSON holds the last round.
  */
 public final class NfsBench {
     static final int MIB = 1 << 20;
     static final int BLOCK = 4096;
     static final long READY_MILLIS = 60_000;
 
-    private final int sizeMib, randomOps, files, inFlight, connections;
+    private final int sizeMib, randomOps, files, inFlight, connections, rounds;
     private final StorageClass cls;
     private final Map<String, Double> results = new LinkedHashMap<>();
     /** Every NFS call and its continuation runs on this one thread (Promise is single-threaded). */
     private final ExecutorService loop = Executors.newSingleThreadExecutor(r -> new Thread(r, "bench-loop"));
 
-    private NfsBench(int sizeMib, int randomOps, int files, int inFlight, int connections, StorageClass cls) {
+    private NfsBench(int sizeMib, int randomOps, int files, int inFlight, int connections, int rounds, StorageClass cls) {
         this.sizeMib = sizeMib;
+        this.rounds = rounds;
         this.randomOps = randomOps;
         this.files = files;
         this.inFlight = inFlight;
@@ -65,7 +70,7 @@ public final class NfsBench {
     }
 
     public static void main(String[] args) throws Exception {
-        int sizeMib = 1024, randomOps = 20_000, files = 10_000, inFlight = 16, connections = 1;
+        int sizeMib = 1024, randomOps = 20_000, files = 10_000, inFlight = 16, connections = 1, rounds = 1;
         StorageClass cls = StorageClass.replicated(2);
         boolean json = false;
         List<String> positional = new ArrayList<>();
@@ -75,17 +80,18 @@ public final class NfsBench {
                 case "--class" -> cls = StorageClass.parse(args[++i]);
                 case "--inflight" -> inFlight = Integer.parseInt(args[++i]);
                 case "--connections" -> connections = Integer.parseInt(args[++i]);
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 default -> positional.add(args[i]);
             }
         }
         if (positional.size() > 0) sizeMib = Integer.parseInt(positional.get(0));
         if (positional.size() > 1) randomOps = Integer.parseInt(positional.get(1));
         if (positional.size() > 2) files = Integer.parseInt(positional.get(2));
-        if (sizeMib < 1 || randomOps < 1 || files < 1 || inFlight < 1 || inFlight > Nfs4Client.MAX_SLOTS || connections < 1 || connections > 64) {
+        if (sizeMib < 1 || randomOps < 1 || files < 1 || inFlight < 1 || inFlight > Nfs4Client.MAX_SLOTS || connections < 1 || connections > 64 || rounds < 1 || rounds > 10) {
             throw new IllegalArgumentException("usage: bench nfs [MIB [OPS [FILES]]] [--class CLASS] [--inflight 1.." + Nfs4Client.MAX_SLOTS
-                    + "] [--connections N] [--json]");
+                    + "] [--connections N] [--rounds 1..10] [--json]");
         }
-        NfsBench b = new NfsBench(sizeMib, randomOps, files, inFlight, connections, cls);
+        NfsBench b = new NfsBench(sizeMib, randomOps, files, inFlight, connections, rounds, cls);
         try {
             b.run();
         } finally {
@@ -121,8 +127,11 @@ public final class NfsBench {
                 Path local = Files.createDirectories(root.resolve("local"));
                 System.out.printf(Locale.ROOT, "cairn NFS gateway (%s, %d in flight over %d connection%s) vs the local disk; file %d MiB%n", cls, inFlight,
                         connections, connections == 1 ? "" : "s", sizeMib);
-                System.out.printf(Locale.ROOT, "%-38s %14s %14s %8s%n", "workload", "cairn nfs", "local disk", "ratio");
-                workloads(clients, local);
+                for (int r = 1; r <= rounds; r++) {
+                    if (rounds > 1) System.out.printf(Locale.ROOT, "round %d of %d%s%n", r, rounds, r == 1 ? " (processes just started: their JIT compilers share the cores)" : "");
+                    System.out.printf(Locale.ROOT, "%-38s %14s %14s %8s%n", "workload", "cairn nfs", "local disk", "ratio");
+                    workloads(clients, local, r);
+                }
             } finally {
                 for (NfsTcpChannel ch : channels) ch.close();
             }
@@ -162,7 +171,8 @@ public final class NfsBench {
         }
     }
 
-    private void workloads(List<Nfs4Client> clients, Path local) throws Exception {
+    /** One round of every workload, on files of its own; the figures kept (for {@code --json}) are the last round's. */
+    private void workloads(List<Nfs4Client> clients, Path local, int round) throws Exception {
         Nfs4Client c0 = clients.get(0);
         byte[] rootFh = call(() -> c0.lookup("/bench"));
         byte[] mib = new byte[MIB];
@@ -172,12 +182,12 @@ public final class NfsBench {
 
         // every connection opens the file (its own open state)
         List<OpenFile> opens = new ArrayList<>();
-        for (Nfs4Client c : clients) opens.add(call(() -> c.open(rootFh, "seq", true)));
+        for (Nfs4Client c : clients) opens.add(call(() -> c.open(rootFh, "seq" + round, true)));
         long t = System.nanoTime();
         window(pieces, i -> clients.get(i % clients.size()).write(opens.get(i % clients.size()), (long) i * MIB, mib, Nfs4Client.UNSTABLE));
         call(() -> c0.commit(opens.get(0).fh()));
         double nfs = mibPerSecond(size, t);
-        Path lf = local.resolve("seq");
+        Path lf = local.resolve("seq" + round);
         t = System.nanoTime();
         try (FileChannel fc = FileChannel.open(lf, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             for (long off = 0; off < size; off += MIB) fc.write(ByteBuffer.wrap(mib), off);
@@ -233,8 +243,8 @@ public final class NfsBench {
         }
         Files.delete(lf);
 
-        byte[] dir = call(() -> c0.mkdir(rootFh, "many"));
-        Path ldir = Files.createDirectories(local.resolve("many"));
+        byte[] dir = call(() -> c0.mkdir(rootFh, "many" + round));
+        Path ldir = Files.createDirectories(local.resolve("many" + round));
         byte[] small = new byte[100];
         t = System.nanoTime();
         window(files, i -> {

@@ -3,8 +3,6 @@ package dev.cairn.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.cairn.core.async.Promise;
-import dev.cairn.core.env.Address;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.NfsGateway;
 import dev.cairn.nfs.client.Nfs4Client;
@@ -13,12 +11,10 @@ import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Nfs4Status;
 import dev.cairn.nfs.v4.Op;
 import dev.cairn.nfs.v4.state.ClientTable;
-import dev.cairn.sim.runtime.SimHost;
 import dev.cairn.sim.workload.Oracle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -28,33 +24,10 @@ import org.junit.jupiter.api.Test;
  * chunkserver, byte-range locks between two clients, and a gateway that dies mid-write: committed data
  * survives, and uncommitted data is resent because the write verifier changed.
  */
-class NfsGatewaySimTest extends ClusterScenario {
+class NfsGatewaySimTest extends NfsScenario {
     static final int PIECE = 64 * 1024;
 
-    SimHost gateway;
-
-    @BeforeEach void start() {
-        cluster(5);
-        gateway = world.addHost("nfs", new Address("nfs", 2049), 0, env -> new NfsGateway(env, new Address("master", SimCluster.MASTER_PORT)));
-        gateway.start();
-        sim.runUntil(sim.now() + SECOND);
-    }
-
-    /** A client whose records go straight to the gateway's NFS service (its port, minus the bytes on a wire). */
-    Nfs4Client client(String owner) { return client(owner, 0); }
-
-    /** A client whose calls carry AUTH_SYS uid {@code uid} (gid the same). */
-    Nfs4Client client(String owner, int uid) {
-        CompoundState.Connection conn = new CompoundState.Connection(owner.hashCode(), "127.0.0.1");
-        Nfs4Client c = new Nfs4Client(record -> {
-            if (!gateway.isUp()) return Promise.failed(new IllegalStateException("the gateway is down"));
-            return ((NfsGateway) gateway.node()).service().handle(record, conn);
-        }, uid, uid, owner); // root by default: the export's root directory is root's, mode 0755
-        nfs(c::connect);
-        return c;
-    }
-
-    <T> T nfs(Supplier<Promise<T>> op) { return sim.await(gateway, op, 600 * SECOND); }
+    @BeforeEach void start() { startWithGateway(5); }
 
     /** Writes {@code data} UNSTABLE in pieces; answers the verifier the writes carried. */
     long writeUnstable(Nfs4Client c, OpenFile f, byte[] data) {
@@ -462,15 +435,6 @@ class NfsGatewaySimTest extends ClusterScenario {
     }
 
     /** The status an NFS call failed with. */
-    int status(Supplier<Promise<?>> op) {
-        try {
-            sim.await(gateway, op::get, 600 * SECOND);
-            return Nfs4Status.NFS4_OK;
-        } catch (Nfs4Client.NfsException e) {
-            return e.status;
-        }
-    }
-
     @Test void byteRangeLocksAreSharedBetweenClients() {
         Nfs4Client a = client("alice"), b = client("bob");
         byte[] root = nfs(() -> a.lookup("/"));

@@ -277,6 +277,9 @@ public final class Nfs4Client {
     /** The file's size (GETATTR size). */
     public Promise<Long> size(byte[] fh) { return longAttribute(fh, 4); }
 
+    /** The fileid attribute (GETATTR fileid). */
+    public Promise<Long> fileId(byte[] fh) { return longAttribute(fh, 20); }
+
     /** One 64-bit attribute of the first bitmap word (change 3, size 4, …), as GETATTR answers it. */
     private Promise<Long> longAttribute(byte[] fh, int attribute) {
         assert attribute < 32;

@@ -160,6 +160,66 @@ class Nfs4ServerTest {
         assertThat(again.rest().readLong()).isEqualTo(id);
     }
 
+    /**
+     * RFC 8881 §8.3: every SEQUENCE renews its client's lease (a 4.1 client sends nothing else to keep it), as do
+     * EXCHANGE_ID and CREATE_SESSION; a client that goes quiet for a lease is forgotten with its sessions.
+     */
+    @Test void sequenceRenewsTheLeaseAndSilenceEndsIt() {
+        long step = ClientTable.LEASE_NANOS * 6 / 10;
+        Reply x = nfs.compound(1, exchangeId("renewing".getBytes(StandardCharsets.UTF_8), 7));
+        long id = x.rest().readLong();
+        int seq = x.rest().readInt();
+        nfs.clock.nanos += step;
+        assertThat(nfs.service.nfs4().expireClients()).isZero();
+        Reply c = nfs.compound(1, createSession(id, seq));
+        assertThat(c.status()).isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] s = c.rest().readFixedOpaque(16);
+        nfs.clock.nanos += step;
+        assertThat(nfs.service.nfs4().expireClients()).as("CREATE_SESSION renewed the lease").isZero();
+        // the same client asking again (case 2 of §18.35.4) renews too
+        assertThat(nfs.compound(1, exchangeId("renewing".getBytes(StandardCharsets.UTF_8), 7)).status()).isEqualTo(Nfs4Status.NFS4_OK);
+        nfs.clock.nanos += step;
+        assertThat(nfs.service.nfs4().expireClients()).as("EXCHANGE_ID renewed the lease").isZero();
+        for (int i = 1; i <= 5; i++) {
+            assertThat(nfs.compound(1, sequence(s, i, 0)).status()).isEqualTo(Nfs4Status.NFS4_OK);
+            nfs.clock.nanos += step;
+            assertThat(nfs.service.nfs4().expireClients()).as("SEQUENCE %d renewed the lease", i).isZero();
+        }
+        nfs.clock.nanos += ClientTable.LEASE_NANOS;
+        assertThat(nfs.service.nfs4().expireClients()).isEqualTo(1);
+        assertThat(nfs.compound(1, sequence(s, 6, 0)).status()).isEqualTo(Nfs4Status.BADSESSION);
+    }
+
+    /**
+     * RFC 8881 §18.35.4/§18.36.4: an EXCHANGE_ID reply says whether the client id is confirmed, and CREATE_SESSION is
+     * what confirms it; its reply carries the negotiated fore and back channel attributes, whole.
+     */
+    @Test void createSessionConfirmsTheClientIdAndItsReplyIsWhole() {
+        Reply x = nfs.compound(1, exchangeId("confirming".getBytes(StandardCharsets.UTF_8), 3));
+        long id = x.rest().readLong();
+        int seq = x.rest().readInt();
+        int flags = x.rest().readInt();
+        assertThat(flags & 0x80000000).as("EXCHGID4_FLAG_CONFIRMED_R before CREATE_SESSION").isZero();
+        assertThat(flags & 0x10000).as("EXCHGID4_FLAG_USE_NON_PNFS").isNotZero();
+        Reply c = nfs.compound(1, createSession(id, seq));
+        assertThat(c.status()).isEqualTo(Nfs4Status.NFS4_OK);
+        c.rest().readFixedOpaque(16); // session id
+        assertThat(c.rest().readInt()).isEqualTo(seq);
+        assertThat(c.rest().readInt()).as("csr_flags: no back channel offered").isZero();
+        for (String channel : new String[] {"fore", "back"}) {
+            assertThat(c.rest().readInt()).as(channel + " header padding").isZero();
+            for (String limit : new String[] {"max request", "max response", "max response cached", "max operations", "max requests"}) {
+                assertThat(c.rest().readInt()).as(channel + " " + limit).isPositive();
+            }
+            assertThat(c.rest().readInt()).as(channel + " RDMA attributes").isZero();
+        }
+        assertThat(c.rest().remaining()).as("nothing after the back channel's attributes").isZero();
+        Reply again = nfs.compound(1, exchangeId("confirming".getBytes(StandardCharsets.UTF_8), 3));
+        assertThat(again.rest().readLong()).isEqualTo(id);
+        again.rest().readInt();
+        assertThat(again.rest().readInt() & 0x80000000).as("EXCHGID4_FLAG_CONFIRMED_R after CREATE_SESSION").isNotZero();
+    }
+
     @Test void destroySessionAndClientId() {
         Reply x = nfs.compound(1, exchangeId("d".getBytes(StandardCharsets.UTF_8), 1));
         long id = x.rest().readLong();

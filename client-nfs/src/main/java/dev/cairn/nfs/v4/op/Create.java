@@ -43,6 +43,7 @@ public final class Create implements Operation {
         if (type == Fattr.NF4LNK && (target.isEmpty() || target.length() > Files.MAX_LINKTEXT)) return Operation.status(Nfs4Status.INVAL);
         AttrChange c = attrs.change();
         if (c.size() != AttrChange.KEEP) return Operation.status(Nfs4Status.INVAL);
+        if (!Files.mayCreateOwned(st.credentials, c.uid(), c.gid())) return Operation.status(Nfs4Status.PERM);
         long dir = st.current.inode();
         int mode = c.mode() != AttrChange.KEEP ? c.mode() : ft == FileType.DIR ? 0755 : ft == FileType.SYMLINK ? 0777 : 0644;
         int uid = c.uid() != AttrChange.KEEP ? c.uid() : st.credentials.uid();

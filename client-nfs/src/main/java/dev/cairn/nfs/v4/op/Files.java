@@ -3,6 +3,7 @@ package dev.cairn.nfs.v4.op;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.proto.CairnException;
 import dev.cairn.core.proto.MasterProtocol;
+import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.core.proto.Types.FileAttr;
 import dev.cairn.core.proto.Types.FileType;
 import dev.cairn.nfs.fs.ClusterFs;
@@ -95,6 +96,17 @@ final class Files {
         if (c.uid() == a.uid()) return (a.mode() >> 6) & 7;
         if (inGroup(c, a.gid())) return (a.mode() >> 3) & 7;
         return a.mode() & 7;
+    }
+
+    /**
+     * Whether a caller may give an object it creates these owners ({@link AttrChange#KEEP}: its own). Create attributes
+     * are applied as SETATTR would apply them (RFC 7530 §16.16.4, RFC 8881 §18.16.3), so they take SETATTR's ownership
+     * rules: root any, anyone else only its own uid and a group it is in. Without this a user could create a file owned
+     * by root, set-user-id bit and all.
+     */
+    static boolean mayCreateOwned(Credentials c, int uid, int gid) {
+        if (c.uid() == 0) return true;
+        return (uid == AttrChange.KEEP || uid == c.uid()) && (gid == AttrChange.KEEP || inGroup(c, gid));
     }
 
     static boolean inGroup(Credentials c, int gid) {
@@ -261,6 +273,26 @@ final class Files {
         if (bad != null) return Promise.completed(bad);
         long dir = st.current.inode();
         return inDirectory(st, dir, write, da -> then.apply(dir, name));
+    }
+
+    /** The sticky bit (S_ISVTX) of a directory's mode. */
+    static final int STICKY = 01000;
+
+    /**
+     * Runs {@code then} unless the caller may not remove or replace entry {@code name} of directory {@code dir} because
+     * the directory is sticky (mode 1777, as /tmp): there only root, the directory's owner and the entry's owner may
+     * (POSIX; knfsd answers PERM, as the kernel's EPERM). A missing entry is left to {@code then} to report.
+     * The check and the change are two master calls: an entry replaced in between by someone who may replace it is
+     * judged as it was.
+     */
+    static Promise<Integer> unlessStickyForbids(CompoundState st, FileAttr dirAttr, long dir, String name,
+                                                java.util.function.Supplier<Promise<Integer>> then) {
+        Credentials c = st.credentials;
+        if ((dirAttr.mode() & STICKY) == 0 || c.uid() == 0 || c.uid() == dirAttr.uid()) return then.get();
+        return fs(st).lookup(dir, name).then((a, e) -> {
+            if (e == null && a.uid() != c.uid()) return Promise.completed(Nfs4Status.PERM);
+            return then.get();
+        });
     }
 
     /**

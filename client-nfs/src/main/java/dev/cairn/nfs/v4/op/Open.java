@@ -140,6 +140,7 @@ public final class Open implements Operation {
                         : r.how() == UNCHECKED4 ? truncateThenOpen(st, res, r, access, clientId, a, da) : Operation.status(Nfs4Status.EXIST));
             }
             AttrChange c = r.attrs() == null ? AttrChange.NONE : r.attrs().change();
+            if (!Files.mayCreateOwned(st.credentials, c.uid(), c.gid())) return Operation.status(Nfs4Status.PERM);
             int mode = c.mode() != AttrChange.KEEP ? c.mode() : 0644;
             int uid = c.uid() != AttrChange.KEEP ? c.uid() : st.credentials.uid();
             int gid = c.gid() != AttrChange.KEEP ? c.gid() : st.credentials.gid();

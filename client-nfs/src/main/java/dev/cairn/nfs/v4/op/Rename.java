@@ -26,11 +26,15 @@ public final class Rename implements Operation {
                 if (da.type() != FileType.DIR) return Operation.status(Nfs4Status.NOTDIR);
                 if (!Files.mayWrite(st.credentials, da) || !Files.maySearch(st.credentials, da)) return Operation.status(Nfs4Status.ACCESS);
             }
-            return Files.call(Files.fs(st).rename(fromDir, from, toDir, to), r -> {
+            java.util.function.Supplier<Promise<Integer>> rename = () -> Files.call(Files.fs(st).rename(fromDir, from, toDir, to), r -> {
                 Files.writeChangeInfo(res, dirs.get(0), r.dirs().get(0));
                 Files.writeChangeInfo(res, dirs.get(1), r.dirs().get(1));
                 return Nfs4Status.NFS4_OK;
             });
+            // in a sticky directory the caller must own what it moves away, and what it replaces (POSIX rename); a
+            // rename of a name onto itself changes nothing and is no one's to refuse
+            if (fromDir == toDir && from.equals(to)) return rename.get();
+            return Files.unlessStickyForbids(st, dirs.get(0), fromDir, from, () -> Files.unlessStickyForbids(st, dirs.get(1), toDir, to, rename));
         });
     }
 }

@@ -1,0 +1,308 @@
+package dev.cairn.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cairn.nfs.client.Nfs4Client;
+import dev.cairn.nfs.client.Nfs4Client.OpenFile;
+import dev.cairn.nfs.v4.Nfs4Status;
+import dev.cairn.nfs.v4.Op;
+import dev.cairn.nfs.xdr.XdrEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One RFC rule per assertion for the operations that decide what a caller may see and change: VERIFY and NVERIFY,
+ * LOOKUPP, SETATTR's ownership and permission rules, ACCESS by owner, group and others, and the owners a create may
+ * give (RFC 7530 for 4.0, RFC 8881 for 4.1). Attributes are checked with VERIFY itself, once its own rules are shown.
+ */
+class NfsOperationRulesSimTest extends NfsScenario {
+    static final int SIZE = 4, RDATTR_ERROR = 11, ACL = 12, FILEID = 20, MODE = 33, OWNER = 36, OWNER_GROUP = 37, TIME_MODIFY_SET = 54;
+    static final int ACCESS4_READ = 0x01, ACCESS4_LOOKUP = 0x02, ACCESS4_MODIFY = 0x04, ACCESS4_EXTEND = 0x08, ACCESS4_DELETE = 0x10,
+            ACCESS4_EXECUTE = 0x20;
+    static final byte[] ANONYMOUS = new byte[16];
+
+    Nfs4Client root;
+    byte[] top;
+
+    @BeforeEach void start() {
+        startWithGateway(3);
+        root = client("root");
+        top = nfs(() -> root.lookup("/"));
+    }
+
+    /** A fattr4 naming the attributes {@code attrs} (ascending), their values written by {@code values} in that order. */
+    static Consumer<XdrEncoder> fattr(int[] attrs, Consumer<XdrEncoder> values) {
+        return e -> {
+            int words = attrs[attrs.length - 1] / 32 + 1;
+            int[] bitmap = new int[words];
+            for (int a : attrs) bitmap[a / 32] |= 1 << (a % 32);
+            e.writeInt(words);
+            for (int w : bitmap) e.writeInt(w);
+            XdrEncoder v = new XdrEncoder();
+            values.accept(v);
+            e.writeOpaque(v.toByteArray());
+        };
+    }
+
+    static Consumer<XdrEncoder> fattr(int attr, Consumer<XdrEncoder> value) { return fattr(new int[] {attr}, value); }
+
+    int verify(Nfs4Client c, byte[] fh, int attr, Consumer<XdrEncoder> value) {
+        return nfs(() -> c.statusOf(b -> b.putFh(fh).op(Op.VERIFY, fattr(attr, value))));
+    }
+
+    int nverify(Nfs4Client c, byte[] fh, int attr, Consumer<XdrEncoder> value) {
+        return nfs(() -> c.statusOf(b -> b.putFh(fh).op(Op.NVERIFY, fattr(attr, value))));
+    }
+
+    int setAttr(Nfs4Client c, byte[] fh, byte[] stateId, int attr, Consumer<XdrEncoder> value) {
+        return nfs(() -> c.statusOf(b -> b.putFh(fh).op(Op.SETATTR, a -> {
+            a.writeFixedOpaque(stateId);
+            fattr(attr, value).accept(a);
+        })));
+    }
+
+    int setMode(Nfs4Client c, byte[] fh, int mode) { return setAttr(c, fh, ANONYMOUS, MODE, v -> v.writeInt(mode)); }
+
+    boolean hasMode(byte[] fh, int mode) { return verify(root, fh, MODE, v -> v.writeInt(mode)) == Nfs4Status.NFS4_OK; }
+
+    /** A file of {@code length} bytes made by {@code c} in {@code dir}, closed; its handle. */
+    byte[] file(Nfs4Client c, byte[] dir, String name, int length) {
+        OpenFile f = nfs(() -> c.open(dir, name, true));
+        if (length > 0) nfs(() -> c.write(f, 0, new byte[length], Nfs4Client.FILE_SYNC));
+        nfs(() -> c.close(f));
+        return f.fh();
+    }
+
+    /** A directory everyone may create in (mode 0777), made by root. */
+    byte[] sharedDirectory(String name) {
+        byte[] d = nfs(() -> root.mkdir(top, name));
+        assertThat(setMode(root, d, 0777)).isEqualTo(Nfs4Status.NFS4_OK);
+        return d;
+    }
+
+    /**
+     * RFC 8881 §18.31 / §18.15 (RFC 7530 §16.35 / §16.15): VERIFY goes on only if every named attribute equals the
+     * server's, else NOT_SAME and the COMPOUND stops there; NVERIFY the other way round (SAME). Write-only attributes and
+     * rdattr_error are INVAL, an attribute the server does not support ATTRNOTSUPP, no current handle NOFILEHANDLE.
+     */
+    @Test void verifyAndNverifyCompareAttributesAndStopTheCompound() {
+        byte[] f = file(root, top, "sized", 100);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(100))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(99))).isEqualTo(Nfs4Status.NOT_SAME);
+        assertThat(nverify(root, f, SIZE, v -> v.writeLong(100))).isEqualTo(Nfs4Status.SAME);
+        assertThat(nverify(root, f, SIZE, v -> v.writeLong(99))).isEqualTo(Nfs4Status.NFS4_OK);
+        // several attributes: all must match (size, then mode: the order of their numbers)
+        int[] sizeAndMode = {SIZE, MODE};
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.VERIFY, fattr(sizeAndMode, v -> v.writeLong(100).writeInt(0644))))))
+                .isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.VERIFY, fattr(sizeAndMode, v -> v.writeLong(100).writeInt(0600))))))
+                .isEqualTo(Nfs4Status.NOT_SAME);
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.NVERIFY, fattr(sizeAndMode, v -> v.writeLong(100).writeInt(0600))))))
+                .as("NVERIFY goes on when any attribute differs").isEqualTo(Nfs4Status.NFS4_OK);
+        // the COMPOUND stops at a failed VERIFY: the SETATTR after it does not run
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.VERIFY, fattr(SIZE, v -> v.writeLong(7)))
+                .op(Op.SETATTR, a -> {
+                    a.writeFixedOpaque(ANONYMOUS);
+                    fattr(MODE, v -> v.writeInt(0600)).accept(a);
+                })))).isEqualTo(Nfs4Status.NOT_SAME);
+        assertThat(hasMode(f, 0644)).as("the SETATTR after a failed VERIFY did not run").isTrue();
+        assertThat(hasMode(f, 0600)).isFalse();
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.NVERIFY, fattr(SIZE, v -> v.writeLong(100)))
+                .op(Op.SETATTR, a -> {
+                    a.writeFixedOpaque(ANONYMOUS);
+                    fattr(MODE, v -> v.writeInt(0600)).accept(a);
+                })))).isEqualTo(Nfs4Status.SAME);
+        assertThat(hasMode(f, 0644)).as("nor after a failed NVERIFY").isTrue();
+
+        assertThat(verify(root, f, TIME_MODIFY_SET, v -> v.writeInt(0))).as("a write-only attribute").isEqualTo(Nfs4Status.INVAL);
+        assertThat(nverify(root, f, TIME_MODIFY_SET, v -> v.writeInt(0))).isEqualTo(Nfs4Status.INVAL);
+        assertThat(verify(root, f, RDATTR_ERROR, v -> v.writeInt(0))).isEqualTo(Nfs4Status.INVAL);
+        assertThat(verify(root, f, ACL, v -> v.writeInt(0))).as("acl: not supported").isEqualTo(Nfs4Status.ATTRNOTSUPP);
+        assertThat(nverify(root, f, ACL, v -> v.writeInt(0))).isEqualTo(Nfs4Status.ATTRNOTSUPP);
+        assertThat(nfs(() -> root.statusOf(b -> b.op(Op.VERIFY, fattr(SIZE, v -> v.writeLong(100)))))).isEqualTo(Nfs4Status.NOFILEHANDLE);
+        assertThat(nfs(() -> root.statusOf(b -> b.op(Op.NVERIFY, fattr(SIZE, v -> v.writeLong(100)))))).isEqualTo(Nfs4Status.NOFILEHANDLE);
+    }
+
+    /**
+     * RFC 8881 §18.14 (RFC 7530 §16.14): LOOKUPP makes the current handle the directory's parent; at the root NOENT, on
+     * a symbolic link SYMLINK, on any other non-directory NOTDIR, with no current handle NOFILEHANDLE.
+     */
+    @Test void lookupParentClimbsOneDirectory() {
+        byte[] a = nfs(() -> root.mkdir(top, "a"));
+        byte[] b = nfs(() -> root.mkdir(a, "b"));
+        long topId = nfs(() -> root.fileId(top)), aId = nfs(() -> root.fileId(a)), bId = nfs(() -> root.fileId(b));
+        assertThat(java.util.Set.of(topId, aId, bId)).hasSize(3);
+        assertThat(nfs(() -> root.statusOf(x -> x.putFh(b).op(Op.LOOKUPP, e -> { }).op(Op.VERIFY, fattr(FILEID, v -> v.writeLong(aId))))))
+                .isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> root.statusOf(x -> x.putFh(b).op(Op.LOOKUPP, e -> { }).op(Op.LOOKUPP, e -> { })
+                .op(Op.VERIFY, fattr(FILEID, v -> v.writeLong(topId)))))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> root.statusOf(x -> x.putFh(top).op(Op.LOOKUPP, e -> { })))).isEqualTo(Nfs4Status.NOENT);
+        byte[] f = file(root, a, "plain", 0);
+        assertThat(nfs(() -> root.statusOf(x -> x.putFh(f).op(Op.LOOKUPP, e -> { })))).isEqualTo(Nfs4Status.NOTDIR);
+        assertThat(nfs(() -> root.statusOf(x -> x.putFh(a).op(Op.CREATE, e -> {
+            e.writeInt(Nfs4Client.NF4LNK).writeString("plain").writeString("link");
+            fattr(MODE, v -> v.writeInt(0777)).accept(e);
+        })))).isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] link = nfs(() -> root.lookup("/a/link"));
+        assertThat(nfs(() -> root.statusOf(x -> x.putFh(link).op(Op.LOOKUPP, e -> { })))).isEqualTo(Nfs4Status.SYMLINK);
+        assertThat(nfs(() -> root.statusOf(x -> x.op(Op.LOOKUPP, e -> { })))).isEqualTo(Nfs4Status.NOFILEHANDLE);
+    }
+
+    /**
+     * SETATTR (RFC 8881 §18.30) with POSIX's rules, as knfsd applies them: only the owner (or root) changes the mode;
+     * only root gives a file away; the owner may change its group only to one it is in; times may be set by the owner or
+     * by anyone who may write; a size needs write permission (checked here for the anonymous stateid) and a regular
+     * file (a directory is ISDIR, anything else INVAL).
+     */
+    @Test void setAttrFollowsOwnershipAndPermissionRules() {
+        byte[] shared = sharedDirectory("shared");
+        Nfs4Client alice = client("alice", 1000), bob = client("bob", 2000);
+        byte[] f = file(alice, shared, "alices", 10);
+        assertThat(hasMode(f, 0644)).isTrue();
+        assertThat(setMode(bob, f, 0666)).as("not the owner").isEqualTo(Nfs4Status.PERM);
+        assertThat(hasMode(f, 0644)).isTrue();
+        assertThat(setMode(alice, f, 0640)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 0640)).isTrue();
+        assertThat(setMode(root, f, 0644)).as("root may").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 0644)).isTrue();
+
+        Consumer<XdrEncoder> bobOwns = v -> v.writeString("2000");
+        assertThat(setAttr(alice, f, ANONYMOUS, OWNER, bobOwns)).as("only root gives a file away").isEqualTo(Nfs4Status.PERM);
+        assertThat(setAttr(bob, f, ANONYMOUS, OWNER, bobOwns)).as("nor takes one").isEqualTo(Nfs4Status.PERM);
+        assertThat(verify(root, f, OWNER, v -> v.writeString("1000"))).as("still alice's").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(alice, f, ANONYMOUS, OWNER, v -> v.writeString("1000"))).as("to oneself: no change").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(alice, f, ANONYMOUS, OWNER_GROUP, v -> v.writeString("3000"))).as("a group she is not in").isEqualTo(Nfs4Status.PERM);
+        assertThat(setAttr(bob, f, ANONYMOUS, OWNER_GROUP, v -> v.writeString("2000"))).as("not the owner").isEqualTo(Nfs4Status.PERM);
+        assertThat(setAttr(alice, f, ANONYMOUS, OWNER_GROUP, v -> v.writeString("1000"))).isEqualTo(Nfs4Status.NFS4_OK);
+
+        Consumer<XdrEncoder> serverTime = v -> v.writeInt(0); // SET_TO_SERVER_TIME4
+        assertThat(setAttr(bob, f, ANONYMOUS, TIME_MODIFY_SET, serverTime)).as("neither owner nor writer").isEqualTo(Nfs4Status.ACCESS);
+        assertThat(setAttr(alice, f, ANONYMOUS, TIME_MODIFY_SET, serverTime)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(bob, f, ANONYMOUS, SIZE, v -> v.writeLong(3))).as("a size without write permission").isEqualTo(Nfs4Status.ACCESS);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(10))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 0666)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(bob, f, ANONYMOUS, TIME_MODIFY_SET, serverTime)).as("a writer may set times").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(bob, f, ANONYMOUS, SIZE, v -> v.writeLong(3))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(3))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(bob, f, 0600)).as("writing is not owning").isEqualTo(Nfs4Status.PERM);
+
+        assertThat(setAttr(root, shared, ANONYMOUS, SIZE, v -> v.writeLong(0))).isEqualTo(Nfs4Status.ISDIR);
+        byte[] fifo = nfs(() -> root.create(top, "fifo", Nfs4Client.NF4FIFO, 0, 0, 0666));
+        assertThat(setAttr(root, fifo, ANONYMOUS, SIZE, v -> v.writeLong(0))).isEqualTo(Nfs4Status.INVAL);
+        assertThat(nfs(() -> root.statusOf(b -> b.op(Op.SETATTR, a -> {
+            a.writeFixedOpaque(ANONYMOUS);
+            fattr(MODE, v -> v.writeInt(0600)).accept(a);
+        })))).isEqualTo(Nfs4Status.NOFILEHANDLE);
+    }
+
+    /**
+     * ACCESS (RFC 8881 §18.1): what is granted follows the mode's owner, group or other bits for the caller, and root
+     * may read and write anything and execute what has an execute bit; nothing outside what was asked is answered.
+     */
+    @Test void accessGrantsFollowTheModeForOwnerGroupAndOthers() {
+        byte[] shared = sharedDirectory("shared");
+        Nfs4Client alice = client("alice", 1000), bob = client("bob", 2000);
+        byte[] f = file(alice, shared, "f", 1);
+        int fileRights = ACCESS4_READ | ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_EXECUTE;
+        assertThat(setMode(alice, f, 0640)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> alice.access(f, fileRights))).containsExactly(fileRights, ACCESS4_READ | ACCESS4_MODIFY | ACCESS4_EXTEND);
+        assertThat(nfs(() -> bob.access(f, fileRights))).as("other: no bits").containsExactly(fileRights, 0);
+        assertThat(nfs(() -> root.access(f, fileRights))).as("root, no execute bit").containsExactly(fileRights, ACCESS4_READ | ACCESS4_MODIFY | ACCESS4_EXTEND);
+        assertThat(setMode(alice, f, 0754)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> alice.access(f, fileRights))).containsExactly(fileRights, fileRights);
+        assertThat(nfs(() -> bob.access(f, fileRights))).as("other: r--").containsExactly(fileRights, ACCESS4_READ);
+        assertThat(nfs(() -> root.access(f, fileRights))).as("root, an execute bit").containsExactly(fileRights, fileRights);
+        assertThat(nfs(() -> bob.access(f, ACCESS4_MODIFY))).as("only what was asked").containsExactly(ACCESS4_MODIFY, 0);
+        // the group's bits: bob made a member through the owner_group
+        assertThat(setAttr(root, f, ANONYMOUS, OWNER_GROUP, v -> v.writeString("2000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> bob.access(f, fileRights))).as("group: r-x").containsExactly(fileRights, ACCESS4_READ | ACCESS4_EXECUTE);
+
+        int dirRights = ACCESS4_READ | ACCESS4_LOOKUP | ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_DELETE;
+        byte[] d = nfs(() -> alice.mkdir(shared, "d"));
+        assertThat(nfs(() -> alice.access(d, dirRights))).containsExactly(dirRights, dirRights);
+        assertThat(nfs(() -> bob.access(d, dirRights))).as("other: r-x").containsExactly(dirRights, ACCESS4_READ | ACCESS4_LOOKUP);
+        assertThat(setMode(alice, d, 0703)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> bob.access(d, dirRights))).as("other: -wx").containsExactly(dirRights, ACCESS4_LOOKUP | ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_DELETE);
+        assertThat(nfs(() -> bob.statusOf(b -> b.op(Op.ACCESS, a -> a.writeInt(ACCESS4_READ))))).isEqualTo(Nfs4Status.NOFILEHANDLE);
+    }
+
+    /**
+     * The attributes of a create are applied as SETATTR would (RFC 7530 §16.16.4, RFC 8881 §18.4.3): a user may not
+     * create a file or directory owned by someone else, or in a group it is not in (PERM, and nothing is created); its
+     * own ids, and root's choice of any, are taken.
+     */
+    @Test void aCreateGivesNoOwnerTheCallerCouldNotSet() {
+        byte[] shared = sharedDirectory("shared");
+        Nfs4Client alice = client("alice", 1000);
+        // OPEN(create, UNCHECKED4) whose attributes name root as the owner, with the set-user-id bit
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(shared).op(Op.OPEN, openCreate("setuid", fattr(new int[] {MODE, OWNER},
+                v -> v.writeInt(04755).writeString("0"))))))).isEqualTo(Nfs4Status.PERM);
+        assertThat(nfs(() -> alice.list(shared))).as("nothing was created").isEmpty();
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(shared).op(Op.OPEN, openCreate("grouped", fattr(OWNER_GROUP, v -> v.writeString("0")))))))
+                .isEqualTo(Nfs4Status.PERM);
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(shared).op(Op.CREATE, mkdirAs("rootdir", "0"))))).isEqualTo(Nfs4Status.PERM);
+        assertThat(nfs(() -> alice.list(shared))).isEmpty();
+        // her own ids are hers to give
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(shared).op(Op.OPEN, openCreate("mine", fattr(new int[] {OWNER, OWNER_GROUP},
+                v -> v.writeString("1000").writeString("1000"))))))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(shared).op(Op.CREATE, mkdirAs("mydir", "1000"))))).isEqualTo(Nfs4Status.NFS4_OK);
+        // root may create for anyone
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(shared).op(Op.CREATE, mkdirAs("forbob", "2000"))))).isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] forBob = nfs(() -> root.lookup("/shared/forbob"));
+        assertThat(verify(root, forBob, OWNER, v -> v.writeString("2000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> alice.list(shared))).containsExactlyInAnyOrder("mine", "mydir", "forbob");
+    }
+
+    /**
+     * A sticky directory (mode 1777, as /tmp): everyone may create in it, but only root, the directory's owner and an
+     * entry's owner may remove the entry, rename it away or replace it by a rename (PERM otherwise, as knfsd answers).
+     */
+    @Test void aStickyDirectoryKeepsEachUsersEntriesTheirs() {
+        byte[] tmp = nfs(() -> root.mkdir(top, "tmp"));
+        assertThat(setMode(root, tmp, 01777)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(tmp, 01777)).isTrue();
+        Nfs4Client alice = client("alice", 1000), bob = client("bob", 2000);
+        file(alice, tmp, "alices", 5);
+        file(bob, tmp, "bobs", 5);
+        assertThat(status(() -> bob.remove(tmp, "alices"))).isEqualTo(Nfs4Status.PERM);
+        assertThat(status(() -> bob.rename(tmp, "alices", "taken"))).isEqualTo(Nfs4Status.PERM);
+        assertThat(status(() -> bob.rename(tmp, "bobs", "alices"))).as("replacing hers").isEqualTo(Nfs4Status.PERM);
+        assertThat(status(() -> bob.rename(tmp, "alices", "alices"))).as("onto itself: nothing changes").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> root.list(tmp))).containsExactlyInAnyOrder("alices", "bobs");
+        assertThat(status(() -> bob.rename(tmp, "bobs", "bobs2"))).as("his own").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(status(() -> alice.rename(tmp, "alices", "bobs2"))).as("she replaces his").isEqualTo(Nfs4Status.PERM);
+        assertThat(status(() -> alice.remove(tmp, "alices"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(status(() -> root.remove(tmp, "bobs2"))).as("root may").isEqualTo(Nfs4Status.NFS4_OK);
+        // the directory's owner may remove anyone's entry; without the sticky bit anyone who may write the directory may
+        byte[] owned = nfs(() -> alice.mkdir(sharedDirectory("shared"), "alices-tmp"));
+        assertThat(setMode(alice, owned, 01777)).isEqualTo(Nfs4Status.NFS4_OK);
+        file(bob, owned, "bobs", 1);
+        assertThat(status(() -> alice.remove(owned, "bobs"))).isEqualTo(Nfs4Status.NFS4_OK);
+        file(bob, owned, "bobs", 1);
+        assertThat(setMode(alice, owned, 0777)).isEqualTo(Nfs4Status.NFS4_OK);
+        file(alice, owned, "hers", 1);
+        assertThat(status(() -> bob.remove(owned, "hers"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> alice.list(owned))).containsExactly("bobs");
+    }
+
+    /** OPEN4args for a new open owner: OPEN4_CREATE, UNCHECKED4 with {@code attrs}, CLAIM_NULL of {@code name}. */
+    Consumer<XdrEncoder> openCreate(String name, Consumer<XdrEncoder> attrs) {
+        return a -> {
+            a.writeInt(0).writeInt(Nfs4Client.SHARE_ACCESS_BOTH).writeInt(Nfs4Client.SHARE_DENY_NONE);
+            a.writeLong(0).writeOpaque(("owner-" + name).getBytes(StandardCharsets.UTF_8));
+            a.writeInt(1).writeInt(0); // OPEN4_CREATE, UNCHECKED4
+            attrs.accept(a);
+            a.writeInt(0).writeString(name); // CLAIM_NULL
+        };
+    }
+
+    /** CREATE4args of a directory {@code name} whose owner attribute is {@code owner}. */
+    static Consumer<XdrEncoder> mkdirAs(String name, String owner) {
+        return a -> {
+            a.writeInt(Nfs4Client.NF4DIR).writeString(name);
+            fattr(OWNER, v -> v.writeString(owner)).accept(a);
+        };
+    }
+}
