@@ -287,6 +287,56 @@ class NfsOperationRulesSimTest extends NfsScenario {
         assertThat(nfs(() -> alice.list(owned))).containsExactly("bobs");
     }
 
+    /**
+     * CREATE (RFC 8881 §18.4): it makes directories, symlinks and special files, not regular files or named-attribute
+     * objects (BADTYPE) and no type outside nfs_ftype4 (INVAL); names follow the component4 rules (INVAL empty, BADNAME
+     * "." or with a slash, NAMETOOLONG); a symlink needs a target; a size is no attribute of a new non-file (INVAL); an
+     * attribute the server does not have is ATTRNOTSUPP. Without a mode a directory is 0755, a symlink 0777, a FIFO 0644.
+     */
+    @Test void createMakesOnlyWhatItMayWithTheRightDefaults() {
+        java.util.function.BiFunction<Integer, String, Integer> create = (type, name) -> nfs(() -> root.statusOf(b -> b.putFh(top).op(Op.CREATE, a -> {
+            a.writeInt(type);
+            if (type == Nfs4Client.NF4LNK) a.writeString("target");
+            a.writeString(name).writeInt(0).writeOpaque(new byte[0]); // no attributes
+        })));
+        assertThat(create.apply(Nfs4Client.NF4REG, "reg")).as("OPEN makes regular files").isEqualTo(Nfs4Status.BADTYPE);
+        assertThat(create.apply(8, "attrdir")).isEqualTo(Nfs4Status.BADTYPE);
+        assertThat(create.apply(9, "namedattr")).isEqualTo(Nfs4Status.BADTYPE);
+        assertThat(create.apply(0, "zero")).isEqualTo(Nfs4Status.INVAL);
+        assertThat(create.apply(10, "ten")).isEqualTo(Nfs4Status.INVAL);
+        assertThat(create.apply(Nfs4Client.NF4DIR, "")).isEqualTo(Nfs4Status.INVAL);
+        assertThat(create.apply(Nfs4Client.NF4DIR, ".")).isEqualTo(Nfs4Status.BADNAME);
+        assertThat(create.apply(Nfs4Client.NF4DIR, "..")).isEqualTo(Nfs4Status.BADNAME);
+        assertThat(create.apply(Nfs4Client.NF4DIR, "a/b")).isEqualTo(Nfs4Status.BADNAME);
+        assertThat(create.apply(Nfs4Client.NF4DIR, "n".repeat(256))).isEqualTo(Nfs4Status.NAMETOOLONG);
+        assertThat(nfs(() -> root.list(top))).as("nothing made so far").isEmpty();
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(top).op(Op.CREATE, a -> {
+            a.writeInt(Nfs4Client.NF4LNK).writeString("").writeString("dangling");
+            a.writeInt(0).writeOpaque(new byte[0]);
+        })))).as("a symlink to nothing").isEqualTo(Nfs4Status.INVAL);
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(top).op(Op.CREATE, a -> {
+            a.writeInt(Nfs4Client.NF4DIR).writeString("sized");
+            fattr(SIZE, v -> v.writeLong(0)).accept(a);
+        })))).isEqualTo(Nfs4Status.INVAL);
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(top).op(Op.CREATE, a -> {
+            a.writeInt(Nfs4Client.NF4DIR).writeString("acl");
+            fattr(ACL, v -> v.writeInt(0)).accept(a);
+        })))).isEqualTo(Nfs4Status.ATTRNOTSUPP);
+        assertThat(nfs(() -> root.list(top))).isEmpty();
+        assertThat(nfs(() -> root.statusOf(b -> b.op(Op.CREATE, a -> {
+            a.writeInt(Nfs4Client.NF4DIR).writeString("nowhere");
+            a.writeInt(0).writeOpaque(new byte[0]);
+        })))).isEqualTo(Nfs4Status.NOFILEHANDLE);
+
+        assertThat(create.apply(Nfs4Client.NF4DIR, "dir")).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(create.apply(Nfs4Client.NF4LNK, "link")).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(create.apply(Nfs4Client.NF4FIFO, "fifo")).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(create.apply(Nfs4Client.NF4DIR, "dir")).as("the name is taken").isEqualTo(Nfs4Status.EXIST);
+        assertThat(hasMode(nfs(() -> root.lookup("/dir")), 0755)).isTrue();
+        assertThat(hasMode(nfs(() -> root.lookup("/link")), 0777)).isTrue();
+        assertThat(hasMode(nfs(() -> root.lookup("/fifo")), 0644)).isTrue();
+    }
+
     /** OPEN4args for a new open owner: OPEN4_CREATE, UNCHECKED4 with {@code attrs}, CLAIM_NULL of {@code name}. */
     Consumer<XdrEncoder> openCreate(String name, Consumer<XdrEncoder> attrs) {
         return a -> {
