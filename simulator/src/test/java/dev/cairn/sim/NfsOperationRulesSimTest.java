@@ -337,6 +337,74 @@ class NfsOperationRulesSimTest extends NfsScenario {
         assertThat(hasMode(nfs(() -> root.lookup("/fifo")), 0644)).isTrue();
     }
 
+    /**
+     * An OPEN(create, UNCHECKED4) of an existing file with a size of 0 truncates it (RFC 7530 §16.16.5) — only once the
+     * OPEN is known to succeed: not under another open's DENY_WRITE (SHARE_DENIED), not for a caller who may not open
+     * the file for what it asked (ACCESS), as open(2) with O_TRUNC checks both before it cuts anything.
+     */
+    @Test void anOpenThatFailsTruncatesNothing() {
+        byte[] shared = sharedDirectory("shared");
+        Nfs4Client alice = client("alice", 1000), bob = client("bob", 2000);
+        byte[] f = file(alice, shared, "kept", 100);
+        assertThat(setMode(alice, f, 0666)).isEqualTo(Nfs4Status.NFS4_OK);
+        OpenFile held = nfs(() -> alice.open(shared, "kept", false, Nfs4Client.SHARE_ACCESS_READ, Nfs4Client.SHARE_DENY_WRITE, "holder"));
+        Consumer<XdrEncoder> truncate = fattr(SIZE, v -> v.writeLong(0));
+        assertThat(nfs(() -> bob.statusOf(b -> b.putFh(shared).op(Op.OPEN, openCreate("kept", truncate))))).isEqualTo(Nfs4Status.SHARE_DENIED);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(100))).as("not cut under DENY_WRITE").isEqualTo(Nfs4Status.NFS4_OK);
+        nfs(() -> alice.close(held));
+        assertThat(setMode(alice, f, 0622)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> bob.statusOf(b -> b.putFh(shared).op(Op.OPEN, openCreate("kept", truncate))))).as("bob may write, not read")
+                .isEqualTo(Nfs4Status.ACCESS);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(100))).as("not cut by an OPEN refused ACCESS").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 0666)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> bob.statusOf(b -> b.putFh(shared).op(Op.OPEN, openCreate("kept", truncate))))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(0))).as("an OPEN that succeeds cuts").isEqualTo(Nfs4Status.NFS4_OK);
+    }
+
+    /**
+     * OPEN of an existing file checks the mode against what is asked (RFC 8881 §18.16.3; ACCESS otherwise): read access
+     * needs the read bit and write access the write bit, for owner, group or others as the caller is; the owner may
+     * open its own file for reading whatever the mode (knfsd's owner override: a file created 0444 is still written
+     * and read back by its creator's open), not for writing. Only regular files open: ISDIR, SYMLINK, WRONG_TYPE.
+     */
+    @Test void anOpenChecksTheModeOfAnExistingFileForWhatItAsks() {
+        byte[] shared = sharedDirectory("shared");
+        Nfs4Client alice = client("alice", 1000), bob = client("bob", 2000);
+        byte[] f = file(alice, shared, "f", 10);
+        java.util.function.BiFunction<Nfs4Client, Integer, Integer> open = (c, access) -> status(() -> c.open(shared, "f", false, access,
+                Nfs4Client.SHARE_DENY_NONE, "o" + access).flatMap(c::close));
+        int read = Nfs4Client.SHARE_ACCESS_READ, write = Nfs4Client.SHARE_ACCESS_WRITE, both = Nfs4Client.SHARE_ACCESS_BOTH;
+        assertThat(setMode(alice, f, 0640)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(bob, read)).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(open.apply(bob, write)).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(open.apply(alice, both)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(root, both)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 0604)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(bob, read)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(bob, write)).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(open.apply(bob, both)).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(setMode(alice, f, 0602)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(bob, write)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(bob, read)).isEqualTo(Nfs4Status.ACCESS);
+        // the group's bits when bob is in the file's group
+        assertThat(setAttr(root, f, ANONYMOUS, OWNER_GROUP, v -> v.writeString("2000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 0640)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(bob, read)).as("group r--").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(bob, write)).isEqualTo(Nfs4Status.ACCESS);
+        // the owner's override covers reading only
+        assertThat(setMode(alice, f, 0200)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(alice, both)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 0400)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(alice, write)).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(open.apply(root, both)).as("root").isEqualTo(Nfs4Status.NFS4_OK);
+
+        nfs(() -> root.mkdir(top, "dir"));
+        nfs(() -> root.create(top, "fifo", Nfs4Client.NF4FIFO, 0, 0, 0666));
+        assertThat(status(() -> root.open(top, "dir", false))).isEqualTo(Nfs4Status.ISDIR);
+        assertThat(status(() -> root.open(top, "fifo", false))).isEqualTo(Nfs4Status.WRONG_TYPE);
+        assertThat(status(() -> root.open(top, "missing", false))).isEqualTo(Nfs4Status.NOENT);
+    }
+
     /** OPEN4args for a new open owner: OPEN4_CREATE, UNCHECKED4 with {@code attrs}, CLAIM_NULL of {@code name}. */
     Consumer<XdrEncoder> openCreate(String name, Consumer<XdrEncoder> attrs) {
         return a -> {

@@ -169,7 +169,14 @@ public final class Open implements Operation {
         // RFC 7530 §16.16.5: UNCHECKED4 over an existing file ignores the attributes, except that a size of 0 truncates
         long size = r.attrs() == null ? AttrChange.KEEP : r.attrs().change().size();
         if (size != 0 || a.type() != FileType.FILE) return Promise.completed(opened(st, res, r, access, clientId, a, dir, false, new int[3]));
+        // nothing is cut before the OPEN is known to succeed: not for a caller who may not open the file so, nor under
+        // another open's share reservation (DENY_WRITE) — Linux checks both before it truncates (open(2) with O_TRUNC)
+        int refused = refusal(st, access, a, false);
+        if (refused != Nfs4Status.NFS4_OK) return Operation.status(refused);
         if (!Files.mayWrite(st.credentials, a)) return Operation.status(Nfs4Status.ACCESS);
+        if (st.server.states().shareDenied(clientId, r.owner(), a.inode(), access | StateTable.ACCESS_WRITE, r.deny())) {
+            return Operation.status(Nfs4Status.SHARE_DENIED);
+        }
         int[] set = new int[3];
         set[0] = 1 << Fattr.SIZE;
         return Files.fs(st).setAttr(a.inode(), AttrChange.NONE.withSize(size)).then((t, e) -> e != null ? Operation.status(Files.status(e))
@@ -192,8 +199,8 @@ public final class Open implements Operation {
         if (why == WND4_RESOURCE) res.writeBoolean(false); // ond_server_will_signal_avail
     }
 
-    /** The file is found (or made): check it, take the open state, write OPEN4resok. */
-    private int opened(CompoundState st, XdrEncoder res, Request r, int access, long clientId, FileAttr a, FileAttr dir, boolean created, int[] attrset) {
+    /** Why the caller may not open {@code a} with {@code access}, or NFS4_OK: its type, and (unless the OPEN made it) its mode. */
+    private static int refusal(CompoundState st, int access, FileAttr a, boolean created) {
         if (a.type() == FileType.DIR) return Nfs4Status.ISDIR;
         if (a.type() == FileType.SYMLINK) return Nfs4Status.SYMLINK;
         // a special file: 4.1 has WRONG_TYPE for it; 4.0 has nothing fitting, and SYMLINK (what knfsd answers)
@@ -203,6 +210,13 @@ public final class Open implements Operation {
             if ((access & StateTable.ACCESS_READ) != 0 && !Files.mayRead(st.credentials, a) && st.credentials.uid() != a.uid()) return Nfs4Status.ACCESS;
             if ((access & StateTable.ACCESS_WRITE) != 0 && !Files.mayWrite(st.credentials, a)) return Nfs4Status.ACCESS;
         }
+        return Nfs4Status.NFS4_OK;
+    }
+
+    /** The file is found (or made): check it, take the open state, write OPEN4resok. */
+    private int opened(CompoundState st, XdrEncoder res, Request r, int access, long clientId, FileAttr a, FileAttr dir, boolean created, int[] attrset) {
+        int refused = refusal(st, access, a, created);
+        if (refused != Nfs4Status.NFS4_OK) return refused;
         int[] status = new int[1];
         StateTable.Open o = st.server.states().open(clientId, r.owner(), a.inode(), access, r.deny(), st.minorVersion, status);
         if (o == null) return status[0];

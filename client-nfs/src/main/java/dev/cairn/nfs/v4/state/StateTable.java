@@ -192,15 +192,11 @@ public final class StateTable {
             status[0] = Nfs4Status.INVAL;
             return null;
         }
-        String k = ownerKey(clientId, owner, inode);
-        for (Open o : byInode.getOrDefault(inode, List.of())) {
-            // the owner's own deny holds against its own upgrade too (RFC 7530 §9.9, §16.16.5), as knfsd has it
-            boolean own = o.owner.equals(k);
-            if ((o.deny & access) != 0 || (!own && (o.access & deny) != 0)) {
-                status[0] = Nfs4Status.SHARE_DENIED;
-                return null;
-            }
+        if (shareDenied(clientId, owner, inode, access, deny)) {
+            status[0] = Nfs4Status.SHARE_DENIED;
+            return null;
         }
+        String k = ownerKey(clientId, owner, inode);
         Open o = byOwnerFile.get(k);
         if (o == null) {
             if (byKey.size() >= MAX_OPENS) {
@@ -222,6 +218,20 @@ public final class StateTable {
         o.pairs |= 1 << pairBit(access, deny);
         status[0] = Nfs4Status.NFS4_OK;
         return o;
+    }
+
+    /**
+     * Whether an OPEN of {@code inode} by this owner with these share modes meets another open's reservation
+     * (SHARE_DENIED): asked by {@link #open}, and by an OPEN before it truncates the file it opens.
+     */
+    public boolean shareDenied(long clientId, byte[] owner, long inode, int access, int deny) {
+        String k = ownerKey(clientId, owner, inode);
+        for (Open o : byInode.getOrDefault(inode, List.of())) {
+            // the owner's own deny holds against its own upgrade too (RFC 7530 §9.9, §16.16.5), as knfsd has it
+            boolean own = o.owner.equals(k);
+            if ((o.deny & access) != 0 || (!own && (o.access & deny) != 0)) return true;
+        }
+        return false;
     }
 
     /**
