@@ -405,6 +405,48 @@ class NfsOperationRulesSimTest extends NfsScenario {
         assertThat(status(() -> root.open(top, "missing", false))).isEqualTo(Nfs4Status.NOENT);
     }
 
+    /**
+     * Without an open, READ and WRITE with the anonymous stateid are checked against the mode (RFC 8881 §8.2.3: ACCESS);
+     * a stateid of another file is BAD_STATEID, and so is CLOSE of an open through another file's handle. A directory's
+     * read bit lets one list it, its execute bit look names up in it.
+     */
+    @Test void stateidsAndModesGuardDataAndDirectories() {
+        byte[] shared = sharedDirectory("shared");
+        Nfs4Client alice = client("alice", 1000), bob = client("bob", 2000);
+        byte[] f = file(alice, shared, "f", 10);
+        OpenFile bobsAnonymous = new OpenFile(f, ANONYMOUS);
+        assertThat(setMode(alice, f, 0640)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(status(() -> bob.read(bobsAnonymous, 0, 10))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(status(() -> bob.write(bobsAnonymous, 0, new byte[] {1}, Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(setMode(alice, f, 0644)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> bob.read(bobsAnonymous, 0, 10))).hasSize(10);
+        assertThat(status(() -> bob.write(bobsAnonymous, 0, new byte[] {1}, Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(10))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 0646)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(status(() -> bob.write(bobsAnonymous, 10, new byte[] {1}, Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(11))).isEqualTo(Nfs4Status.NFS4_OK);
+
+        byte[] g = file(alice, shared, "g", 10);
+        OpenFile openOfF = nfs(() -> alice.open(shared, "f", false));
+        OpenFile wrongFile = new OpenFile(g, openOfF.stateId());
+        assertThat(status(() -> alice.read(wrongFile, 0, 10))).isEqualTo(Nfs4Status.BAD_STATEID);
+        assertThat(status(() -> alice.write(wrongFile, 0, new byte[] {1}, Nfs4Client.FILE_SYNC))).isEqualTo(Nfs4Status.BAD_STATEID);
+        assertThat(status(() -> alice.close(wrongFile))).isEqualTo(Nfs4Status.BAD_STATEID);
+        assertThat(status(() -> alice.close(openOfF))).isEqualTo(Nfs4Status.NFS4_OK);
+
+        byte[] priv = nfs(() -> alice.mkdir(shared, "private"));
+        file(alice, priv, "inside", 1);
+        assertThat(setMode(alice, priv, 0700)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(status(() -> bob.lookup("/shared/private/inside"))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(status(() -> bob.list(priv))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(setMode(alice, priv, 0711)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(status(() -> bob.lookup("/shared/private/inside"))).as("search, not read").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(status(() -> bob.list(priv))).isEqualTo(Nfs4Status.ACCESS);
+        assertThat(setMode(alice, priv, 0744)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> bob.list(priv))).as("read, not search").containsExactly("inside");
+        assertThat(status(() -> bob.lookup("/shared/private/inside"))).isEqualTo(Nfs4Status.ACCESS);
+    }
+
     /** OPEN4args for a new open owner: OPEN4_CREATE, UNCHECKED4 with {@code attrs}, CLAIM_NULL of {@code name}. */
     Consumer<XdrEncoder> openCreate(String name, Consumer<XdrEncoder> attrs) {
         return a -> {
