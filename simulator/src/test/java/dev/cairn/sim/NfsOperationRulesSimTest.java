@@ -447,6 +447,46 @@ class NfsOperationRulesSimTest extends NfsScenario {
         assertThat(status(() -> bob.lookup("/shared/private/inside"))).isEqualTo(Nfs4Status.ACCESS);
     }
 
+    /**
+     * Argument limits: a WRITE past the largest file is FBIG (RFC 8881 §18.32.3), a COMMIT whose range passes 2^64 or
+     * starts past 2^63 INVAL (§18.3.3), and READDIR's cookies (§18.23.3): 1 and 2 are never issued (BAD_COOKIE), a cookie
+     * with another verifier is NOT_SAME, a maxcount too small for even an empty answer TOOSMALL, a file NOTDIR.
+     */
+    @Test void writeCommitAndReadDirArgumentsAtTheirLimits() {
+        OpenFile f = nfs(() -> root.open(top, "limits", true));
+        long max = dev.cairn.nfs.fs.ClusterFs.MAX_FILE_SIZE;
+        assertThat(status(() -> root.write(f, max, new byte[1], Nfs4Client.UNSTABLE))).isEqualTo(Nfs4Status.FBIG);
+        assertThat(status(() -> root.write(f, max - 1, new byte[2], Nfs4Client.UNSTABLE))).isEqualTo(Nfs4Status.FBIG);
+        assertThat(status(() -> root.write(f, -1, new byte[1], Nfs4Client.UNSTABLE))).as("an offset of 2^64 - 1").isEqualTo(Nfs4Status.FBIG);
+        java.util.function.BiFunction<Long, Integer, Integer> commit = (offset, count) -> nfs(() -> root.statusOf(b -> b.putFh(f.fh())
+                .op(Op.COMMIT, a -> a.writeLong(offset).writeInt(count))));
+        assertThat(commit.apply(Long.MAX_VALUE, 2)).isEqualTo(Nfs4Status.INVAL);
+        assertThat(commit.apply(-1L, 0)).isEqualTo(Nfs4Status.INVAL);
+        assertThat(commit.apply(Long.MAX_VALUE, 0)).as("count 0: to the end").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(commit.apply(0L, 0)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(top).op(Op.COMMIT, a -> a.writeLong(0).writeInt(0))))).isEqualTo(Nfs4Status.ISDIR);
+        nfs(() -> root.close(f));
+
+        for (int i = 0; i < 3; i++) file(root, top, "e" + i, 0);
+        record ReadDirArgs(long cookie, byte[] verifier, int maxcount) {}
+        java.util.function.Function<ReadDirArgs, Integer> readDir = r -> nfs(() -> root.statusOf(b -> b.putFh(top).op(Op.READDIR, a -> {
+            a.writeLong(r.cookie()).writeFixedOpaque(r.verifier()).writeInt(r.maxcount()).writeInt(r.maxcount());
+            a.writeInt(1).writeInt(1 << 4); // size
+        })));
+        byte[] zero = new byte[8], other = {9, 9, 9, 9, 9, 9, 9, 9};
+        assertThat(readDir.apply(new ReadDirArgs(0, zero, 8192))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(readDir.apply(new ReadDirArgs(0, other, 8192))).as("cookie 0: the verifier is not looked at").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(readDir.apply(new ReadDirArgs(1, zero, 8192))).isEqualTo(Nfs4Status.BAD_COOKIE);
+        assertThat(readDir.apply(new ReadDirArgs(2, zero, 8192))).isEqualTo(Nfs4Status.BAD_COOKIE);
+        assertThat(readDir.apply(new ReadDirArgs(3, other, 8192))).isEqualTo(Nfs4Status.NOT_SAME);
+        assertThat(readDir.apply(new ReadDirArgs(0, zero, 15))).isEqualTo(Nfs4Status.TOOSMALL);
+        assertThat(readDir.apply(new ReadDirArgs(0, zero, 40))).as("room for no entry").isEqualTo(Nfs4Status.TOOSMALL);
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(nfs(() -> root.lookup("/e0"))).op(Op.READDIR, a -> {
+            a.writeLong(0).writeFixedOpaque(zero).writeInt(8192).writeInt(8192).writeInt(0);
+        })))).isEqualTo(Nfs4Status.NOTDIR);
+        assertThat(nfs(() -> root.list(top))).as("paged with small replies").contains("e0", "e1", "e2", "limits");
+    }
+
     /** OPEN4args for a new open owner: OPEN4_CREATE, UNCHECKED4 with {@code attrs}, CLAIM_NULL of {@code name}. */
     Consumer<XdrEncoder> openCreate(String name, Consumer<XdrEncoder> attrs) {
         return a -> {
