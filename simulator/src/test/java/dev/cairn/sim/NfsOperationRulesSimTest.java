@@ -487,6 +487,76 @@ class NfsOperationRulesSimTest extends NfsScenario {
         assertThat(nfs(() -> root.list(top))).as("paged with small replies").contains("e0", "e1", "e2", "limits");
     }
 
+    /** OPEN4args: share access and deny, a new open owner, the openflag4 {@code how} writes, the claim {@code claim} writes. */
+    static Consumer<XdrEncoder> openArgs(int access, int deny, String owner, Consumer<XdrEncoder> how, Consumer<XdrEncoder> claim) {
+        return a -> {
+            a.writeInt(0).writeInt(access).writeInt(deny);
+            a.writeLong(0).writeOpaque(owner.getBytes(StandardCharsets.UTF_8));
+            how.accept(a);
+            claim.accept(a);
+        };
+    }
+
+    static Consumer<XdrEncoder> claimNull(String name) { return a -> a.writeInt(0).writeString(name); }
+
+    static final Consumer<XdrEncoder> NOCREATE = a -> a.writeInt(0);
+
+    /** OPEN4_CREATE with EXCLUSIVE4_1: {@code verifier} and no attributes. */
+    static Consumer<XdrEncoder> exclusive(long verifier) { return a -> a.writeInt(1).writeInt(3).writeLong(verifier).writeInt(0).writeOpaque(new byte[0]); }
+
+    /**
+     * OPEN's arguments (RFC 8881 §18.16.3): no access or an unknown deny is INVAL, as is an unknown delegation want,
+     * CLAIM_FH with a create, and a claim of a delegation this server never gives (NOTSUPP in 4.1). A create with no
+     * attributes makes a 0644 file owned by the caller's uid and gid. EXCLUSIVE4_1 sent again with its verifier opens the
+     * file it made (a retransmission); another verifier finds it taken (EXIST). A name of 255 bytes is a name.
+     * WRITE answers UNSTABLE4 for an unstable write and FILE_SYNC4 for one it made durable.
+     */
+    @Test void openArgumentsAndWhatACreateGives() {
+        byte[] shared = sharedDirectory("shared");
+        Nfs4Client alice = client("alice", 1000);
+        int both = Nfs4Client.SHARE_ACCESS_BOTH, none = Nfs4Client.SHARE_DENY_NONE;
+        java.util.function.Function<Consumer<XdrEncoder>, Integer> open = args -> nfs(() -> alice.statusOf(b -> b.putFh(shared).op(Op.OPEN, args)));
+        file(alice, shared, "there", 0);
+        assertThat(open.apply(openArgs(0, none, "o1", NOCREATE, claimNull("there")))).as("no access").isEqualTo(Nfs4Status.INVAL);
+        assertThat(open.apply(openArgs(both, 4, "o2", NOCREATE, claimNull("there")))).as("deny 4").isEqualTo(Nfs4Status.INVAL);
+        assertThat(open.apply(openArgs(both | 0x0600, none, "o3", NOCREATE, claimNull("there")))).as("want 6: past WANT_CANCEL")
+                .isEqualTo(Nfs4Status.INVAL);
+        assertThat(open.apply(openArgs(both | 0x0400, none, "o4", NOCREATE, claimNull("there")))).as("WANT_NO_DELEG: a want it knows")
+                .isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] there = nfs(() -> alice.lookup("/shared/there"));
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(there).op(Op.OPEN, openArgs(both, none, "o5", exclusive(1), a -> a.writeInt(4))))))
+                .as("CLAIM_FH with a create").isEqualTo(Nfs4Status.INVAL);
+        assertThat(nfs(() -> alice.statusOf(b -> b.putFh(there).op(Op.OPEN, openArgs(both, none, "o6", NOCREATE, a -> a.writeInt(4))))))
+                .as("CLAIM_FH").isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(openArgs(both, none, "o7", NOCREATE, a -> a.writeInt(2).writeFixedOpaque(new byte[16]).writeString("there"))))
+                .as("CLAIM_DELEGATE_CUR: no delegation is ever given").isEqualTo(Nfs4Status.NOTSUPP);
+
+        assertThat(open.apply(openArgs(both, none, "o8", a -> a.writeInt(1).writeInt(0).writeInt(0).writeOpaque(new byte[0]), claimNull("plain"))))
+                .isEqualTo(Nfs4Status.NFS4_OK);
+        byte[] plain = nfs(() -> alice.lookup("/shared/plain"));
+        assertThat(hasMode(plain, 0644)).isTrue();
+        assertThat(verify(root, plain, OWNER, v -> v.writeString("1000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(verify(root, plain, OWNER_GROUP, v -> v.writeString("1000"))).isEqualTo(Nfs4Status.NFS4_OK);
+
+        assertThat(open.apply(openArgs(both, none, "o9", exclusive(0), claimNull("excl")))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(openArgs(both, none, "o10", exclusive(0), claimNull("excl")))).as("the same verifier: a retransmission")
+                .isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(openArgs(both, none, "o11", exclusive(77), claimNull("excl")))).isEqualTo(Nfs4Status.EXIST);
+        assertThat(open.apply(openArgs(both, none, "o12", exclusive(77), claimNull("excl2")))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(open.apply(openArgs(both, none, "o13", exclusive(0), claimNull("excl2")))).as("a verifier of 0 is a verifier too")
+                .isEqualTo(Nfs4Status.EXIST);
+        String longest = "n".repeat(255);
+        assertThat(open.apply(openArgs(both, none, "o14", exclusive(5), claimNull(longest)))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(nfs(() -> alice.list(shared))).contains(longest);
+
+        OpenFile w = nfs(() -> alice.open(shared, "written", true));
+        assertThat(nfs(() -> alice.write(w, 0, new byte[10], Nfs4Client.UNSTABLE)).committed()).isEqualTo(Nfs4Client.UNSTABLE);
+        assertThat(nfs(() -> alice.write(w, 10, new byte[10], Nfs4Client.FILE_SYNC)).committed()).isEqualTo(Nfs4Client.FILE_SYNC);
+        assertThat(nfs(() -> alice.write(w, 20, new byte[10], Nfs4Client.DATA_SYNC)).committed()).as("durable: at least what was asked")
+                .isIn(Nfs4Client.DATA_SYNC, Nfs4Client.FILE_SYNC);
+        nfs(() -> alice.close(w));
+    }
+
     /** OPEN4args for a new open owner: OPEN4_CREATE, UNCHECKED4 with {@code attrs}, CLAIM_NULL of {@code name}. */
     Consumer<XdrEncoder> openCreate(String name, Consumer<XdrEncoder> attrs) {
         return a -> {
