@@ -13,9 +13,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * One RFC rule per assertion for the operations that decide what a caller may see and change: VERIFY and NVERIFY,
- * LOOKUPP, SETATTR's ownership and permission rules, ACCESS by owner, group and others, and the owners a create may
- * give (RFC 7530 for 4.0, RFC 8881 for 4.1). Attributes are checked with VERIFY itself, once its own rules are shown.
+ * One RFC or POSIX rule per assertion for the operations that decide what a caller may see and change: VERIFY and
+ * NVERIFY, LOOKUPP, SETATTR's ownership and permission rules, ACCESS by owner, group and others, what a create may make
+ * and give, sticky directories, OPEN's checks and arguments, READ and WRITE without an open, and argument limits (RFC
+ * 7530 for 4.0, RFC 8881 for 4.1). Attributes are checked with VERIFY itself, once its own rules are shown. Written
+ * from the mutants no earlier test killed (docs/benchmarks.md); three of these tests found bugs.
  */
 class NfsOperationRulesSimTest extends NfsScenario {
     static final int SIZE = 4, RDATTR_ERROR = 11, ACL = 12, FILEID = 20, MODE = 33, OWNER = 36, OWNER_GROUP = 37, TIME_MODIFY_SET = 54;
