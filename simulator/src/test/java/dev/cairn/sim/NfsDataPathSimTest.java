@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,34 +32,18 @@ import org.junit.jupiter.params.provider.ValueSource;
  * in the middle of an overwrite leaves. Files are created by the cluster's client with small chunks (so a few
  * MiB span many chunks) and then opened over NFS.
  */
-class NfsDataPathSimTest extends ClusterScenario {
+class NfsDataPathSimTest extends NfsScenario {
     static final int SMALL_CHUNK = 256 * 1024;
     static final int IN_FLIGHT = 16;
 
-    SimHost gateway;
     Nfs4Client nfsClient;
     byte[] root;
 
     void start(int chunkservers) {
-        cluster(chunkservers);
-        gateway = world.addHost("nfs", new Address("nfs", 2049), 0, env -> new NfsGateway(env, new Address("master", SimCluster.MASTER_PORT)));
-        gateway.start();
-        sim.runUntil(sim.now() + SECOND);
+        startWithGateway(chunkservers);
         nfsClient = client("tester");
         root = nfs(() -> nfsClient.lookup("/"));
     }
-
-    Nfs4Client client(String owner) {
-        CompoundState.Connection conn = new CompoundState.Connection(owner.hashCode(), "127.0.0.1");
-        Nfs4Client c = new Nfs4Client(record -> {
-            if (!gateway.isUp()) return Promise.failed(new IllegalStateException("the gateway is down"));
-            return ((NfsGateway) gateway.node()).service().handle(record, conn);
-        }, 0, 0, owner);
-        nfs(c::connect);
-        return c;
-    }
-
-    <T> T nfs(Supplier<Promise<T>> op) { return sim.await(gateway, op, 600 * SECOND); }
 
     ClusterFs fs() { return ((NfsGateway) gateway.node()).fs(); }
 

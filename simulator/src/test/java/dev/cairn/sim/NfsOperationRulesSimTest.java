@@ -58,11 +58,16 @@ class NfsOperationRulesSimTest extends NfsScenario {
         return nfs(() -> c.statusOf(b -> b.putFh(fh).op(Op.NVERIFY, fattr(attr, value))));
     }
 
-    int setAttr(Nfs4Client c, byte[] fh, byte[] stateId, int attr, Consumer<XdrEncoder> value) {
-        return nfs(() -> c.statusOf(b -> b.putFh(fh).op(Op.SETATTR, a -> {
+    /** SETATTR4args: {@code stateId} and one attribute. */
+    static Consumer<XdrEncoder> setAttrArgs(byte[] stateId, int attr, Consumer<XdrEncoder> value) {
+        return a -> {
             a.writeFixedOpaque(stateId);
             fattr(attr, value).accept(a);
-        })));
+        };
+    }
+
+    int setAttr(Nfs4Client c, byte[] fh, byte[] stateId, int attr, Consumer<XdrEncoder> value) {
+        return nfs(() -> c.statusOf(b -> b.putFh(fh).op(Op.SETATTR, setAttrArgs(stateId, attr, value))));
     }
 
     int setMode(Nfs4Client c, byte[] fh, int mode) { return setAttr(c, fh, ANONYMOUS, MODE, v -> v.writeInt(mode)); }
@@ -105,17 +110,11 @@ class NfsOperationRulesSimTest extends NfsScenario {
                 .as("NVERIFY goes on when any attribute differs").isEqualTo(Nfs4Status.NFS4_OK);
         // the COMPOUND stops at a failed VERIFY: the SETATTR after it does not run
         assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.VERIFY, fattr(SIZE, v -> v.writeLong(7)))
-                .op(Op.SETATTR, a -> {
-                    a.writeFixedOpaque(ANONYMOUS);
-                    fattr(MODE, v -> v.writeInt(0600)).accept(a);
-                })))).isEqualTo(Nfs4Status.NOT_SAME);
+                .op(Op.SETATTR, setAttrArgs(ANONYMOUS, MODE, v -> v.writeInt(0600)))))).isEqualTo(Nfs4Status.NOT_SAME);
         assertThat(hasMode(f, 0644)).as("the SETATTR after a failed VERIFY did not run").isTrue();
         assertThat(hasMode(f, 0600)).isFalse();
         assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.NVERIFY, fattr(SIZE, v -> v.writeLong(100)))
-                .op(Op.SETATTR, a -> {
-                    a.writeFixedOpaque(ANONYMOUS);
-                    fattr(MODE, v -> v.writeInt(0600)).accept(a);
-                })))).isEqualTo(Nfs4Status.SAME);
+                .op(Op.SETATTR, setAttrArgs(ANONYMOUS, MODE, v -> v.writeInt(0600)))))).isEqualTo(Nfs4Status.SAME);
         assertThat(hasMode(f, 0644)).as("nor after a failed NVERIFY").isTrue();
 
         assertThat(verify(root, f, TIME_MODIFY_SET, v -> v.writeInt(0))).as("a write-only attribute").isEqualTo(Nfs4Status.INVAL);
@@ -193,10 +192,8 @@ class NfsOperationRulesSimTest extends NfsScenario {
         assertThat(setAttr(root, shared, ANONYMOUS, SIZE, v -> v.writeLong(0))).isEqualTo(Nfs4Status.ISDIR);
         byte[] fifo = nfs(() -> root.create(top, "fifo", Nfs4Client.NF4FIFO, 0, 0, 0666));
         assertThat(setAttr(root, fifo, ANONYMOUS, SIZE, v -> v.writeLong(0))).isEqualTo(Nfs4Status.INVAL);
-        assertThat(nfs(() -> root.statusOf(b -> b.op(Op.SETATTR, a -> {
-            a.writeFixedOpaque(ANONYMOUS);
-            fattr(MODE, v -> v.writeInt(0600)).accept(a);
-        })))).isEqualTo(Nfs4Status.NOFILEHANDLE);
+        assertThat(nfs(() -> root.statusOf(b -> b.op(Op.SETATTR, setAttrArgs(ANONYMOUS, MODE, v -> v.writeInt(0600))))))
+                .isEqualTo(Nfs4Status.NOFILEHANDLE);
     }
 
     /**
