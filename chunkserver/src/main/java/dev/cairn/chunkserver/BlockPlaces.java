@@ -4,20 +4,20 @@ import dev.cairn.core.chunk.ChunkFormat;
 import java.util.Arrays;
 
 /**
- * Where each block of one chunk copy is: its place or its shadow place ({@link ChunkFormat}), as this server
+ * Where each page of one chunk copy is: its place or its shadow place ({@link ChunkFormat}), as this server
  * has it now (writes included) and as the newest durable header records it. The one rule: a write never lands
- * on a block the newest durable header names, so a power loss mid-overwrite leaves every byte that header
+ * on a page the newest durable header names, so a power loss mid-overwrite leaves every byte that header
  * vouches for as it was.
  */
 final class BlockPlaces {
     /** Blocks the copy may hold (where the shadow places begin). */
     final int capacity;
-    /** Bit b: block b is now at its shadow place (writes included). */
+    /** Bit p: page p is now at its shadow place (writes included). */
     private final byte[] now;
-    /** Bit b: the newest durable header has block b at its shadow place (meaningful below {@link #durableBlocks}). */
+    /** Bit p: the newest durable header has page p at its shadow place (meaningful below {@link #durablePages}). */
     private final byte[] durable;
-    /** Blocks the newest durable header covers (0 while none is durable). */
-    private int durableBlocks;
+    /** Pages the newest durable header covers (0 while none is durable). */
+    private int durablePages;
 
     BlockPlaces(int capacity) {
         if (capacity < 1 || capacity > ChunkFormat.MAX_BLOCKS) throw new IllegalArgumentException("capacity " + capacity);
@@ -31,69 +31,66 @@ final class BlockPlaces {
         BlockPlaces p = new BlockPlaces(h.capacity());
         System.arraycopy(h.shadow(), 0, p.now, 0, h.shadow().length);
         System.arraycopy(h.shadow(), 0, p.durable, 0, h.shadow().length);
-        p.durableBlocks = h.crcs().length;
+        p.durablePages = h.crcs().length * ChunkFormat.PAGES_PER_BLOCK;
         return p;
     }
 
-    boolean shadowed(int block) { return bit(now, block); }
+    boolean shadowed(int page) { return bit(now, page); }
 
-    /** Where block {@code block} starts in the file now. */
-    long offset(int block) { return ChunkFormat.blockOffset(capacity, block, shadowed(block)); }
+    /** Whether any page of block {@code block} is now at its shadow place. */
+    boolean anyShadowed(int block) {
+        for (int i = 0; i < ChunkFormat.PAGES_PER_BLOCK / 8; i++) if (now[block * (ChunkFormat.PAGES_PER_BLOCK / 8) + i] != 0) return true;
+        return false;
+    }
+
+    /** Where page {@code page} starts in the file now. */
+    long offset(int page) { return ChunkFormat.pageOffset(capacity, page, shadowed(page)); }
 
     /**
-     * The place a write into {@code block} goes, which it is from then on: if the newest durable header names
-     * the block where it is now, the other place; else where it is (a block no durable header covers, or one
+     * The place a write into {@code page} goes, which it is from then on: if the newest durable header names
+     * the page where it is now, the other place; else where it is (a page no durable header covers, or one
      * already moved since the last header). Returns true for the shadow place.
      */
-    boolean placeForWrite(int block) {
-        checkBlock(block);
-        boolean at = bit(now, block);
-        if (block < durableBlocks && at == bit(durable, block)) {
-            set(now, block, !at);
+    boolean placeForWrite(int page) {
+        checkPage(page);
+        boolean at = bit(now, page);
+        if (page < durablePages && at == bit(durable, page)) {
+            set(now, page, !at);
             return !at;
         }
         return at;
     }
 
-    /** Puts block {@code block} back where it was before a write that failed chose its other place. */
-    void restore(int block, boolean shadow) {
-        checkBlock(block);
-        set(now, block, shadow);
+    /** Puts page {@code page} back where it was before a write that failed chose its other place. */
+    void restore(int page, boolean shadow) {
+        checkPage(page);
+        set(now, page, shadow);
     }
 
-    /** The shadow bits of blocks {@code [0, blocks)} as a header records them. */
+    /** The shadow bits of the pages of blocks {@code [0, blocks)} as a header records them. */
     byte[] bits(int blocks) {
         assert blocks <= capacity;
-        byte[] out = Arrays.copyOf(now, ChunkFormat.shadowBytes(blocks));
-        if (blocks % 8 != 0 && out.length > 0) out[out.length - 1] &= (byte) ((1 << (blocks % 8)) - 1);
-        return out;
+        return Arrays.copyOf(now, ChunkFormat.shadowBytes(blocks));
     }
 
-    /** A header recording {@code shadow} for blocks {@code [0, blocks)} is now the newest durable one. */
+    /** A header recording {@code shadow} for the pages of blocks {@code [0, blocks)} is now the newest durable one. */
     void durable(byte[] shadow, int blocks) {
         assert blocks <= capacity && shadow.length == ChunkFormat.shadowBytes(blocks);
         Arrays.fill(durable, (byte) 0);
         System.arraycopy(shadow, 0, durable, 0, shadow.length);
-        durableBlocks = blocks;
+        durablePages = blocks * ChunkFormat.PAGES_PER_BLOCK;
     }
 
-    int durableBlocks() { return durableBlocks; }
-
-    /** Blocks now at their shadow place among the first {@code blocks} (the extra space the copy takes). */
-    int shadowCount(int blocks) {
-        int n = 0;
-        for (int b = 0; b < blocks; b++) if (bit(now, b)) n++;
-        return n;
+    private void checkPage(int page) {
+        if (page < 0 || page >= capacity * ChunkFormat.PAGES_PER_BLOCK) {
+            throw new IllegalArgumentException("page " + page + " past the capacity of " + capacity + " blocks");
+        }
     }
 
-    private void checkBlock(int block) {
-        if (block < 0 || block >= capacity) throw new IllegalArgumentException("block " + block + " past the capacity of " + capacity);
-    }
+    private static boolean bit(byte[] bits, int p) { return (bits[p >>> 3] & (1 << (p & 7))) != 0; }
 
-    private static boolean bit(byte[] bits, int b) { return (bits[b >>> 3] & (1 << (b & 7))) != 0; }
-
-    private static void set(byte[] bits, int b, boolean on) {
-        if (on) bits[b >>> 3] |= (byte) (1 << (b & 7));
-        else bits[b >>> 3] &= (byte) ~(1 << (b & 7));
+    private static void set(byte[] bits, int p, boolean on) {
+        if (on) bits[p >>> 3] |= (byte) (1 << (p & 7));
+        else bits[p >>> 3] &= (byte) ~(1 << (p & 7));
     }
 }

@@ -3,12 +3,15 @@ package dev.cairn.chunkserver;
 import static dev.cairn.core.chunk.ChunkFormat.BLOCK_SIZE;
 import static dev.cairn.core.chunk.ChunkFormat.DATA_OFFSET;
 import static dev.cairn.core.chunk.ChunkFormat.MAX_CHUNK_SIZE;
+import static dev.cairn.core.chunk.ChunkFormat.PAGES_PER_BLOCK;
+import static dev.cairn.core.chunk.ChunkFormat.PAGE_SIZE;
 import static dev.cairn.core.chunk.ChunkFormat.SLOT_SIZE;
 
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.async.SerialQueue;
 import dev.cairn.core.chunk.ChunkFormat;
 import dev.cairn.core.chunk.ChunkFormat.Header;
+import dev.cairn.core.chunk.Crc32c;
 import dev.cairn.core.env.Clock;
 import dev.cairn.core.env.Env;
 import dev.cairn.core.env.Hazard;
@@ -27,6 +30,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.IntToLongFunction;
 
 /**
  * The chunk copies on this server's volumes. Operations on one chunk run one at a time (a queue per
@@ -448,7 +452,7 @@ final class ChunkStore {
         c.version = best.version();
         c.part = best.part();
         c.length = best.length();
-        c.crcs = best.crcs();
+        c.crcs = best.crcs().clone(); // the live table: writes change it, the durable header's must stay as the disk has it
         c.seq = best.seq();
         c.durableSlot = bestSlot;
         c.durableLength = best.length();
@@ -1047,31 +1051,22 @@ final class ChunkStore {
             Span span = span(c, version, offset, length);
             if (span == null) return Promise.completed(null);
             long from = span.from, to = span.to;
-            List<Promise<int[]>> runs = new ArrayList<>();
-            List<int[]> at = new ArrayList<>(); // {first block, blocks} of each run
-            forEachRun(c, from, to, (first, n, fileOffset, bytes) -> {
-                runs.add(c.volume.checksums(c.file, fileOffset, bytes, BLOCK_SIZE));
-                at.add(new int[] {first, n});
-            });
-            // blocks rewritten since the newest durable header (not yet synced) have their durable bytes at the other
-            // place: those are what a restart comes back with, so they are verified too. Left unchecked, a bit flip
-            // there hid behind writes never synced (a lease that moved on) while the master counted the copy as current
-            // and deleted another as extra (60 s seed 5009)
+            Promise<int[]> now = blockCrcs(c, from, to, c.places::offset);
+            // pages rewritten since the newest durable header (not yet synced) have their durable bytes at the other
+            // place: those are what a restart comes back with, so the durable blocks are verified too. Left unchecked,
+            // a bit flip there hid behind writes never synced (a lease that moved on) while the master counted the copy
+            // as current and deleted another as extra (60 s seed 5009)
             Header d = c.durable;
             List<Promise<int[]>> shadowed = new ArrayList<>();
             List<Integer> shadowedBlocks = new ArrayList<>();
             for (int b = (int) (from / BLOCK_SIZE); d != null && b < ChunkFormat.blocks(Math.min(to, d.length())); b++) {
-                if (d.blockOffset(b) == c.places.offset(b)) continue;
-                int n = (int) Math.min(BLOCK_SIZE, d.length() - (long) b * BLOCK_SIZE);
-                shadowed.add(c.volume.checksums(c.file, d.blockOffset(b), n, BLOCK_SIZE));
+                if (!movedSinceDurable(c, d, b)) continue;
+                long blockFrom = (long) b * BLOCK_SIZE;
+                shadowed.add(blockCrcs(c, blockFrom, Math.min(blockFrom + BLOCK_SIZE, d.length()), d::pageOffset));
                 shadowedBlocks.add(b);
             }
-            return Promise.all(runs).flatMap(all -> {
-                for (int r = 0; r < all.size(); r++) {
-                    int[] crcs = all.get(r);
-                    assert crcs.length == at.get(r)[1];
-                    for (int i = 0; i < crcs.length; i++) checkBlock(c, at.get(r)[0] + i, crcs[i]);
-                }
+            return now.flatMap(crcs -> {
+                for (int i = 0; i < crcs.length; i++) checkBlock(c, (int) (from / BLOCK_SIZE) + i, crcs[i]);
                 return Promise.all(shadowed);
             }).map(all -> {
                 for (int i = 0; i < all.size(); i++) {
@@ -1156,7 +1151,8 @@ final class ChunkStore {
     /**
      * Writes {@code data} at {@code offset}. Checksums cover whole 64 KiB blocks, so a write that starts
      * or ends inside a block (or leaves a hole after a partial last block) first reads the old bytes of
-     * those blocks and rewrites them whole.
+     * those blocks to checksum them whole; only the pages the write changes (and those of a hole it leaves)
+     * are written, each to a place the newest durable header does not name.
      */
     private Promise<Void> writeLocked(Chunk c, long offset, byte[] data) {
         long oldLength = c.length;
@@ -1190,27 +1186,32 @@ final class ChunkStore {
                 System.arraycopy(tailBytes, 0, region, (int) (tailStart - from), tailBytes.length);
                 System.arraycopy(data, 0, region, (int) (offset - from), data.length);
             }
-            // each block to a place the newest durable header does not name (never over acknowledged bytes),
-            // runs of blocks whose places follow each other in one write
-            int first = (int) (from / BLOCK_SIZE), last = (int) ((to - 1) / BLOCK_SIZE);
+            // the pages the write changes: from its first (or, past the end, from the old end's, so the hole reads
+            // as zeros wherever its pages are) to its last; each to a place the newest durable header does not name
+            // (never over acknowledged bytes), runs of pages whose places follow each other in one write
+            long wFrom = alignDownPage(Math.min(offset, oldLength)), wTo = Math.min(alignUpPage(end), to);
+            assert from <= wFrom && wFrom < wTo && wTo <= to : "pages [" + wFrom + ", " + wTo + ") outside blocks [" + from + ", " + to + ")";
+            int first = (int) (wFrom / PAGE_SIZE), last = (int) ((wTo - 1) / PAGE_SIZE);
             boolean[] was = new boolean[last - first + 1];
             boolean inPlace = false;
-            for (int b = first; b <= last; b++) {
-                was[b - first] = c.places.shadowed(b);
-                if (c.places.placeForWrite(b) == was[b - first] && b < c.crcs.length && (long) b * BLOCK_SIZE < oldLength) inPlace = true;
+            boolean overDurable = planted(Plant.OVERWRITE_IN_PLACE);
+            for (int p = first; p <= last; p++) {
+                was[p - first] = c.places.shadowed(p);
+                boolean at = overDurable ? was[p - first] : c.places.placeForWrite(p);
+                if (at == was[p - first] && (long) p * PAGE_SIZE < oldLength) inPlace = true;
             }
             boolean overwroteInPlace = inPlace;
             List<Promise<Void>> writes = new ArrayList<>(1);
-            forEachRun(c, from, to, (runFirst, n, fileOffset, bytes) -> {
-                int at = (int) ((long) (runFirst - first) * BLOCK_SIZE);
+            forEachRun(wFrom, wTo, c.places::offset, (chunkOffset, fileOffset, bytes) -> {
+                int at = (int) (chunkOffset - from);
                 byte[] piece = at == 0 && bytes == region.length ? region : Arrays.copyOfRange(region, at, at + bytes);
                 writes.add(c.volume.write(c.file, fileOffset, piece));
             });
             return Promise.all(writes).onFailure(e -> {
-                // the blocks go back where they were (their old place holds their old bytes, which the checksums
-                // still describe); a block rewritten where it was, not yet durable, now holds bytes no checksum
+                // the pages go back where they were (their old place holds their old bytes, which the checksums
+                // still describe); a page rewritten where it was, not yet durable, now holds bytes no checksum
                 // describes: the copy is not to be read or made durable again (the writer leaves it out)
-                for (int b = first; b <= last; b++) c.places.restore(b, was[b - first]);
+                for (int p = first; p <= last; p++) c.places.restore(p, was[p - first]);
                 if (overwroteInPlace) c.bad = true;
             }).map(v -> {
                 c.dataDirty = true;
@@ -1316,32 +1317,83 @@ final class ChunkStore {
         c.unsynced = null;
     }
 
-    /** A run of blocks whose places follow each other in the file: {@code n} blocks from {@code first}, at {@code offset}, {@code bytes} long. */
-    private interface Run { void accept(int first, int n, long offset, int bytes); }
+    /** A run of pages whose places follow each other in the file: chunk bytes from {@code chunkOffset}, at {@code fileOffset}, {@code bytes} long. */
+    private interface Run { void accept(long chunkOffset, long fileOffset, int bytes); }
 
     /**
-     * The chunk bytes {@code [from, to)} (from a block boundary) in runs of blocks that lie one after another in
-     * the file: a copy written once is one run; an overwritten block at its other place splits it.
+     * The chunk bytes {@code [from, to)} (from a page boundary) in runs of pages that lie one after another in
+     * the file, each page where {@code placeOf} puts it: a copy written once is one run; an overwritten page at
+     * its other place splits it.
      */
-    private static void forEachRun(Chunk c, long from, long to, Run run) {
-        int first = (int) (from / BLOCK_SIZE), last = (int) ((to - 1) / BLOCK_SIZE);
+    private static void forEachRun(long from, long to, IntToLongFunction placeOf, Run run) {
+        assert from % PAGE_SIZE == 0 && from < to : "run of [" + from + ", " + to + ")";
+        int first = (int) (from / PAGE_SIZE), last = (int) ((to - 1) / PAGE_SIZE);
         int start = first;
-        for (int b = first + 1; b <= last + 1; b++) {
-            if (b <= last && c.places.offset(b) == c.places.offset(b - 1) + BLOCK_SIZE) continue;
-            long runFrom = (long) start * BLOCK_SIZE, runTo = Math.min(to, (long) b * BLOCK_SIZE);
-            run.accept(start, b - start, c.places.offset(start), (int) (runTo - runFrom));
-            start = b;
+        long startAt = placeOf.applyAsLong(first), prev = startAt;
+        for (int p = first + 1; p <= last; p++) {
+            long at = placeOf.applyAsLong(p);
+            if (at != prev + PAGE_SIZE) {
+                run.accept((long) start * PAGE_SIZE, startAt, (p - start) * PAGE_SIZE);
+                start = p;
+                startAt = at;
+            }
+            prev = at;
         }
+        run.accept((long) start * PAGE_SIZE, startAt, (int) (to - (long) start * PAGE_SIZE));
     }
 
-    /** Chunk bytes {@code [from, to)} (from a block boundary) from where their blocks are; zeros past the file's end. */
+    /** True if a page of block {@code b} is not where the durable header {@code d} has it (written since). */
+    private static boolean movedSinceDurable(Chunk c, Header d, int b) {
+        if (!d.anyShadowed(b) && !c.places.anyShadowed(b)) return false;
+        for (int p = b * PAGES_PER_BLOCK; p < (b + 1) * PAGES_PER_BLOCK; p++) if (d.shadowed(p) != c.places.shadowed(p)) return true;
+        return false;
+    }
+
+    /**
+     * The checksum of each block of chunk bytes {@code [from, to)} (from a block boundary), its pages read where
+     * {@code placeOf} puts them, keeping no bytes: the volume checksums each run of pages (whole blocks where a run
+     * starts on one, pages up to the next block where it starts inside one) and the pieces combine.
+     */
+    private static Promise<int[]> blockCrcs(Chunk c, long from, long to, IntToLongFunction placeOf) {
+        assert from % BLOCK_SIZE == 0 && from < to;
+        List<Promise<int[]>> pieces = new ArrayList<>(1);
+        List<long[]> at = new ArrayList<>(1); // {chunk offset, bytes, piece size} of each
+        forEachRun(from, to, placeOf, (chunkOffset, fileOffset, bytes) -> {
+            int head = chunkOffset % BLOCK_SIZE == 0 ? 0 : (int) Math.min(bytes, BLOCK_SIZE - chunkOffset % BLOCK_SIZE);
+            if (head > 0) {
+                pieces.add(c.volume.checksums(c.file, fileOffset, head, PAGE_SIZE));
+                at.add(new long[] {chunkOffset, head, PAGE_SIZE});
+            }
+            if (bytes > head) {
+                pieces.add(c.volume.checksums(c.file, fileOffset + head, bytes - head, BLOCK_SIZE));
+                at.add(new long[] {chunkOffset + head, bytes - head, BLOCK_SIZE});
+            }
+        });
+        return Promise.all(pieces).map(all -> {
+            int[] out = new int[ChunkFormat.blocks(to - from)];
+            for (int r = 0; r < all.size(); r++) {
+                long pos = at.get(r)[0], end = pos + at.get(r)[1];
+                int size = (int) at.get(r)[2];
+                for (int crc : all.get(r)) {
+                    int n = (int) Math.min(size, end - pos);
+                    int blk = (int) ((pos - from) / BLOCK_SIZE);
+                    out[blk] = pos % BLOCK_SIZE == 0 ? crc : Crc32c.combine(out[blk], crc, n);
+                    pos += n;
+                }
+                assert pos == end : "checksums of " + at.get(r)[1] + " bytes cover " + (pos - at.get(r)[0]);
+            }
+            return out;
+        });
+    }
+
+    /** Chunk bytes {@code [from, to)} (from a page boundary) from where their pages are; zeros past the file's end. */
     private static Promise<byte[]> readBlocks(Chunk c, long from, long to) {
         if (to <= from) return Promise.completed(new byte[0]);
         List<Promise<byte[]>> reads = new ArrayList<>(1);
         List<Long> at = new ArrayList<>(1);
-        forEachRun(c, from, to, (first, n, offset, bytes) -> {
-            reads.add(c.volume.read(c.file, offset, bytes));
-            at.add((long) first * BLOCK_SIZE - from);
+        forEachRun(from, to, c.places::offset, (chunkOffset, fileOffset, bytes) -> {
+            reads.add(c.volume.read(c.file, fileOffset, bytes));
+            at.add(chunkOffset - from);
         });
         return Promise.all(reads).map(parts -> {
             if (parts.size() == 1 && parts.get(0).length == to - from) return parts.get(0); // one run, read whole: no copy
@@ -1398,4 +1450,8 @@ final class ChunkStore {
     private static long alignDown(long v) { return v / BLOCK_SIZE * BLOCK_SIZE; }
 
     private static long alignUp(long v) { return (v + BLOCK_SIZE - 1) / BLOCK_SIZE * BLOCK_SIZE; }
+
+    private static long alignDownPage(long v) { return v / PAGE_SIZE * PAGE_SIZE; }
+
+    private static long alignUpPage(long v) { return (v + PAGE_SIZE - 1) / PAGE_SIZE * PAGE_SIZE; }
 }

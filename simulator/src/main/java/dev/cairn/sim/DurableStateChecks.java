@@ -1,6 +1,7 @@
 package dev.cairn.sim;
 
 import dev.cairn.core.chunk.ChunkFormat;
+import dev.cairn.core.chunk.ChunkFormat.Header;
 import dev.cairn.core.proto.StorageClass;
 import dev.cairn.master.meta.ChunkRecord;
 import dev.cairn.master.namespace.Namespace;
@@ -77,10 +78,14 @@ final class DurableStateChecks {
      * chunk has many blocks, and not every device writes even one sector atomically).
      */
     void writing(SimHost host, SimDisk disk, String file, long offset, int length) {
-        if (offset >= ChunkFormat.DATA_OFFSET || ChunkFormat.chunkIdOf(file) < 0 || disk.peekDurableLength(file) < 0) return;
+        if (ChunkFormat.chunkIdOf(file) < 0 || disk.peekDurableLength(file) < 0) return;
         if (!disk.peekSameFile(file)) return; // a new file under a name whose old file is still the durable one
         // a fault damaged this copy (a misdirected write put a header where the chunkserver did not think it was)
         if (history.destroyedSince(ChunkFormat.chunkIdOf(file), 0).contains(host.name())) return;
+        if (offset >= ChunkFormat.DATA_OFFSET) {
+            writingData(host, disk, file, offset, length);
+            return;
+        }
         Copy durable = GroundTruth.durableCopy(host.name(), disk, file);
         if (durable.version() < 0) return;
         int slot = GroundTruth.durableSlot(disk, file, durable.seq());
@@ -88,6 +93,29 @@ final class DurableStateChecks {
         if (offset < to && offset + length > from) {
             sim.violation("torn-durable", host.name() + " wrote " + length + " bytes at " + offset + " of chunk " + durable.chunkId() + " on " + disk.name()
                     + ", over header slot " + slot + ", which holds its newest durable header (seq " + durable.seq() + ", v" + durable.version() + ")");
+        }
+    }
+
+    /**
+     * Nor on a page of data the newest durable header names (below its length): an overwrite goes to the page's
+     * other place, so that a power loss in the middle leaves every acknowledged byte as it was. Judged when the
+     * write is issued, not only when a torn power loss happens to land on one.
+     */
+    private void writingData(SimHost host, SimDisk disk, String file, long offset, int length) {
+        Header h = GroundTruth.durableHeader(disk, file);
+        if (h == null) return;
+        long shadowFrom = ChunkFormat.DATA_OFFSET + (long) h.capacity() * ChunkFormat.BLOCK_SIZE;
+        long first = offset - (offset - ChunkFormat.DATA_OFFSET) % ChunkFormat.PAGE_SIZE;
+        for (long at = first; at < offset + length; at += ChunkFormat.PAGE_SIZE) {
+            boolean shadow = at >= shadowFrom;
+            long page = (at - (shadow ? shadowFrom : ChunkFormat.DATA_OFFSET)) / ChunkFormat.PAGE_SIZE;
+            if (page * ChunkFormat.PAGE_SIZE >= h.length()) continue; // past what the header vouches for
+            if (h.shadowed((int) page) == shadow) {
+                sim.violation("torn-durable", host.name() + " wrote " + length + " bytes at " + offset + " of chunk " + h.chunkId() + " on " + disk.name()
+                        + ", over page " + page + (shadow ? " at its shadow place" : " at its place") + ", where its newest durable header (seq "
+                        + h.seq() + ", v" + h.version() + ", " + h.length() + " bytes) has it: acknowledged bytes a power loss now would tear");
+                return;
+            }
         }
     }
 

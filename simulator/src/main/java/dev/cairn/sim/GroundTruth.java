@@ -2,6 +2,7 @@ package dev.cairn.sim;
 
 import dev.cairn.core.chunk.ChunkFormat;
 import dev.cairn.core.chunk.ChunkFormat.Header;
+import dev.cairn.core.chunk.Crc32c;
 import dev.cairn.core.proto.CodecException;
 import dev.cairn.sim.runtime.SimDisk;
 import dev.cairn.sim.runtime.SimHost;
@@ -26,16 +27,16 @@ final class GroundTruth {
 
         /**
          * Up to {@code n} bytes of the copy's data at {@code offset} (its chunk bytes, not the file's) into
-         * {@code into}, each block from the place its header names; how many (up to the header's length).
+         * {@code into}, each page from the place its header names; how many (up to the header's length).
          */
         int readData(long offset, byte[] into, int n) {
             int got = 0;
             while (got < n && offset + got < length) {
                 long pos = offset + got;
-                int block = (int) (pos / ChunkFormat.BLOCK_SIZE), in = (int) (pos % ChunkFormat.BLOCK_SIZE);
-                int k = (int) Math.min(Math.min(n - got, ChunkFormat.BLOCK_SIZE - in), length - pos);
+                int page = (int) (pos / ChunkFormat.PAGE_SIZE), in = (int) (pos % ChunkFormat.PAGE_SIZE);
+                int k = (int) Math.min(Math.min(n - got, ChunkFormat.PAGE_SIZE - in), length - pos);
                 byte[] tmp = got == 0 && k == n ? into : new byte[k];
-                bytes.read(header.blockOffset(block) + in, tmp, k);
+                bytes.read(header.pageOffset(page) + in, tmp, k);
                 if (tmp != into) System.arraycopy(tmp, 0, into, got, k);
                 got += k;
             }
@@ -46,10 +47,10 @@ final class GroundTruth {
         long mismatchData(long offset, int n, SimDisk.Compare compare) {
             for (int done = 0; done < n; ) {
                 long pos = offset + done;
-                int block = (int) (pos / ChunkFormat.BLOCK_SIZE), in = (int) (pos % ChunkFormat.BLOCK_SIZE);
-                int k = Math.min(n - done, ChunkFormat.BLOCK_SIZE - in);
+                int page = (int) (pos / ChunkFormat.PAGE_SIZE), in = (int) (pos % ChunkFormat.PAGE_SIZE);
+                int k = Math.min(n - done, ChunkFormat.PAGE_SIZE - in);
                 int base = done;
-                long x = bytes.mismatch(header.blockOffset(block) + in, k, (b, from, len, at) -> compare.mismatch(b, from, len, base + at));
+                long x = bytes.mismatch(header.pageOffset(page) + in, k, (b, from, len, at) -> compare.mismatch(b, from, len, base + at));
                 if (x >= 0) return done + x;
                 done += k;
             }
@@ -93,6 +94,14 @@ final class GroundTruth {
     /** The durable copy in chunk file {@code name} of one disk (it must be a durable name). */
     static Copy durableCopy(String host, SimDisk d, String name) {
         return read(host, d.name(), ChunkFormat.chunkIdOf(name), new DurableFile(d, name), new byte[ChunkFormat.SLOT_SIZE]);
+    }
+
+    /**
+     * The newest valid header of chunk file {@code name}'s durable view (what a power loss now would come back
+     * with), or null if it has none; unlike {@link #durableCopy}, its blocks are not checked (a write's check).
+     */
+    static Header durableHeader(SimDisk d, String name) {
+        return bestHeader(new DurableFile(d, name), ChunkFormat.chunkIdOf(name), new byte[ChunkFormat.SLOT_SIZE]);
     }
 
     /** The slot (0 or 1) of a durable chunk file whose durable header has sequence {@code seq}. */
@@ -183,8 +192,8 @@ final class GroundTruth {
         return read(host, disk, id, b, new byte[ChunkFormat.SLOT_SIZE]);
     }
 
-    /** A copy with version -1 has no valid header (a chunk never synced, or a torn one). */
-    private static Copy read(String host, String disk, long id, Bytes bytes, byte[] buf) {
+    /** The valid header of the two slots with the highest sequence, or null if neither holds one. */
+    private static Header bestHeader(Bytes bytes, long id, byte[] buf) {
         long size = bytes.length();
         Header best = null;
         for (int slot = 0; slot < 2; slot++) {
@@ -203,20 +212,38 @@ final class GroundTruth {
                 // blank or torn slot: the other one decides
             }
         }
+        return best;
+    }
+
+    /** A copy with version -1 has no valid header (a chunk never synced, or a torn one). */
+    private static Copy read(String host, String disk, long id, Bytes bytes, byte[] buf) {
+        long size = bytes.length();
+        Header best = bestHeader(bytes, id, buf);
         if (best == null) return new Copy(host, disk, id, -1, -1, 0, -1, false, "no valid header", bytes, null);
         boolean intact = true;
         String note = "";
         for (int b = 0; intact && b < best.crcs().length; b++) {
             long from = (long) b * ChunkFormat.BLOCK_SIZE;
             int n = (int) Math.min(ChunkFormat.BLOCK_SIZE, best.length() - from);
-            long at = best.blockOffset(b);
-            if (size < at + n) {
-                intact = false;
-                note = "file is " + size + " bytes, header puts block " + b + " at " + at + " (" + n + " bytes)";
-                break;
+            // the block's pages in runs whose places follow each other, their checksums combined
+            int crc = 0;
+            for (int done = 0; done < n; ) {
+                int page = (int) ((from + done) / ChunkFormat.PAGE_SIZE);
+                long at = best.pageOffset(page);
+                int run = Math.min(ChunkFormat.PAGE_SIZE, n - done);
+                while (done + run < n && best.pageOffset(page + run / ChunkFormat.PAGE_SIZE) == at + run) run += Math.min(ChunkFormat.PAGE_SIZE, n - done - run);
+                if (size < at + run) {
+                    intact = false;
+                    note = "file is " + size + " bytes, header puts page " + page + " at " + at + " (" + run + " bytes)";
+                    break;
+                }
+                int piece = bytes.crc32c(at, run);
+                crc = done == 0 ? piece : Crc32c.combine(crc, piece, run);
+                done += run;
             }
-            intact = bytes.crc32c(at, n) == best.crcs()[b];
-            if (!intact) note = "block " + b + " of " + best.crcs().length + (best.shadowed(b) ? " (shadow place)" : "") + " fails its checksum (header seq " + best.seq() + ")";
+            if (!intact) break;
+            intact = crc == best.crcs()[b];
+            if (!intact) note = "block " + b + " of " + best.crcs().length + (best.anyShadowed(b) ? " (pages at shadow places)" : "") + " fails its checksum (header seq " + best.seq() + ")";
         }
         return new Copy(host, disk, id, best.version(), best.part(), best.length(), best.seq(), intact, note, bytes, best);
     }

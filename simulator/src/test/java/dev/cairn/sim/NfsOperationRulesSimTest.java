@@ -197,6 +197,51 @@ class NfsOperationRulesSimTest extends NfsScenario {
     }
 
     /**
+     * Set-id bits go with a change their owner did not make (Linux's VFS, as knfsd applies it): a WRITE by anyone but
+     * root drops the set-user-id bit, and the set-group-id bit where group execute is set (without it the bit marks
+     * mandatory locking, not privilege); a change of owner or group drops them whoever makes it, off the mode given in
+     * the same SETATTR if there is one. Root's writes keep them, and so does a directory's set-group-id bit (what is
+     * created in it inherits its group) across a change of owner. Without this, whoever may write a set-user-id
+     * program could make it run their code with its owner's privileges.
+     */
+    @Test void aWriteOrAChangeOfOwnerDropsSetIdBits() {
+        byte[] shared = sharedDirectory("setid");
+        Nfs4Client alice = client("alice", 1000);
+        byte[] f = file(alice, shared, "prog", 10);
+        assertThat(setMode(alice, f, 06755)).isEqualTo(Nfs4Status.NFS4_OK);
+        OpenFile byRoot = nfs(() -> root.open(shared, "prog", false));
+        nfs(() -> root.write(byRoot, 0, new byte[4], Nfs4Client.FILE_SYNC));
+        nfs(() -> root.close(byRoot));
+        assertThat(hasMode(f, 06755)).as("root's write keeps them").isTrue();
+        OpenFile byAlice = nfs(() -> alice.open(shared, "prog", false));
+        nfs(() -> alice.write(byAlice, 4, new byte[4], Nfs4Client.UNSTABLE));
+        assertThat(hasMode(f, 0755)).as("the owner's write drops both").isTrue();
+        assertThat(setMode(alice, f, 06745)).isEqualTo(Nfs4Status.NFS4_OK);
+        nfs(() -> alice.write(byAlice, 8, new byte[4], Nfs4Client.FILE_SYNC));
+        assertThat(hasMode(f, 02745)).as("set-group-id without group execute: a locking mark, kept").isTrue();
+        nfs(() -> alice.close(byAlice));
+
+        assertThat(setMode(root, f, 06755)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(root, f, ANONYMOUS, OWNER, v -> v.writeString("2000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 0755)).as("given away by root: dropped").isTrue();
+        int[] modeAndOwner = {MODE, OWNER};
+        assertThat(nfs(() -> root.statusOf(b -> b.putFh(f).op(Op.SETATTR, a -> {
+            a.writeFixedOpaque(ANONYMOUS);
+            fattr(modeAndOwner, v -> v.writeInt(06711).writeString("1000")).accept(a);
+        })))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 0711)).as("with a mode in the same SETATTR: off that mode").isTrue();
+        assertThat(verify(root, f, OWNER, v -> v.writeString("1000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 02755)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(alice, f, ANONYMOUS, OWNER_GROUP, v -> v.writeString("1000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 0755)).as("a change of group by the owner: dropped").isTrue();
+
+        byte[] d = nfs(() -> root.mkdir(top, "inheriting"));
+        assertThat(setMode(root, d, 02775)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(root, d, ANONYMOUS, OWNER, v -> v.writeString("1000"))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(d, 02775)).as("a directory's set-group-id bit stays").isTrue();
+    }
+
+    /**
      * ACCESS (RFC 8881 §18.1): what is granted follows the mode's owner, group or other bits for the caller, and root
      * may read and write anything and execute what has an execute bit; nothing outside what was asked is answered.
      */

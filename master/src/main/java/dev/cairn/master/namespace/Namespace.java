@@ -662,7 +662,9 @@ public final class Namespace {
 
     private MetaCommand.AttrResult setAttr(Writes w, long ino, AttrChange ch, long now) {
         InodeRecord rec = w.get(ino);
-        int mode = ch.mode() == AttrChange.KEEP ? rec.mode() : ch.mode();
+        int mode = ch.mode() == AttrChange.KEEP ? rec.mode()
+                : ch.mode() == AttrChange.DROP_SET_ID ? (rec.type() == FileType.DIR ? rec.mode() : AttrChange.withoutSetId(rec.mode()))
+                : ch.mode();
         if ((mode & ~InodeRecord.MODE_BITS) != 0) throw new CairnException(Status.BAD_REQUEST, "mode " + Integer.toOctalString(mode));
         long size = rec.size();
         List<Long> freed = new ArrayList<>();

@@ -127,6 +127,27 @@ class InodeNamespaceTest extends NamespaceFixture {
     }
 
     /**
+     * {@link AttrChange#DROP_SET_ID} takes the set-id bits off the mode the master holds when it applies the change
+     * (a gateway's view of the mode may be old): set-user-id always, set-group-id only with group execute; a
+     * directory's mode stays; a mode of anything else outside 07777 is refused.
+     */
+    @Test void droppingSetIdBitsWorksOnTheModeHeld() {
+        FileAttr f = create(ROOT, "prog", FileType.FILE);
+        AttrChange drop = new AttrChange(AttrChange.DROP_SET_ID, -1, -1, -1, -1, -1);
+        int[][] cases = {{06755, 0755}, {04711, 0711}, {02745, 02745}, {02715, 0715}, {06745, 02745}, {0644, 0644}};
+        for (int[] c : cases) {
+            submit(new MetaCommand.SetAttr(f.inode(), new AttrChange(c[0], -1, -1, -1, -1, -1), ++now));
+            assertThat(submit(new MetaCommand.SetAttr(f.inode(), drop, ++now)).attr().mode()).as("%o", c[0]).isEqualTo(c[1]);
+            assertThat(ns.inode(f.inode()).mode()).isEqualTo(c[1]);
+        }
+        FileAttr d = create(ROOT, "d", FileType.DIR);
+        submit(new MetaCommand.SetAttr(d.inode(), new AttrChange(02775, -1, -1, -1, -1, -1), ++now));
+        assertThat(submit(new MetaCommand.SetAttr(d.inode(), drop, ++now)).attr().mode()).isEqualTo(02775);
+        assertThat(statusOf(() -> submit(new MetaCommand.SetAttr(f.inode(), new AttrChange(-3, -1, -1, -1, -1, -1), ++now))))
+                .isEqualTo(Status.BAD_REQUEST);
+    }
+
+    /**
      * What each change stores, read back rather than taken from its reply (a change answered but not written, or a
      * directory whose change attribute does not move, leaves NFS clients' caches stale): links, renames and removes touch
      * the directories they change, a rename moves its file's parent and ctime, rmdir drops its parent's link count, a

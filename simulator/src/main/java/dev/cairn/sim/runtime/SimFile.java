@@ -1,5 +1,6 @@
 package dev.cairn.sim.runtime;
 
+import dev.cairn.core.chunk.Crc32c;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 

@@ -50,7 +50,9 @@ public enum Plant {
     /** The NFS gateway's write verifier is the same at every start, so clients never resend the UNSTABLE writes a restart lost. */
     GATEWAY_VERIFIER_REUSED,
     /** The NFS gateway answers a DEALLOCATE once its zeros are written, before they are durable and committed. */
-    DEALLOCATE_NOT_SYNCED;
+    DEALLOCATE_NOT_SYNCED,
+    /** A chunkserver overwrites pages the newest durable header names where they are, not at their other place. */
+    OVERWRITE_IN_PLACE;
 
     /** The command-line name, e.g. {@code ack-before-fsync}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }

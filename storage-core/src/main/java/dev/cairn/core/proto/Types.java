@@ -125,7 +125,24 @@ public final class Types {
      */
     public record AttrChange(int mode, int uid, int gid, long size, long atimeMillis, long mtimeMillis, long fromSize) {
         public static final int KEEP = -1;
+        /**
+         * As a mode: the file's mode without its set-user-id bit, and without its set-group-id bit where group execute
+         * is set (without it, the bit marks mandatory locking, not privilege), taken from the mode the master holds
+         * when it applies the change: what a write by anyone but root, or a change of owner, does to a file (Linux's
+         * VFS and knfsd). Ignored for a directory, whose set-group-id bit is inherited, not a privilege.
+         */
+        public static final int DROP_SET_ID = -2;
+        public static final int SET_UID = 04000, SET_GID = 02000, GROUP_EXEC = 00010;
         public static final AttrChange NONE = new AttrChange(KEEP, KEEP, KEEP, KEEP, KEEP, KEEP);
+
+        /** {@code mode} as {@link #DROP_SET_ID} leaves it. */
+        public static int withoutSetId(int mode) {
+            int out = mode & ~SET_UID;
+            return (out & GROUP_EXEC) != 0 ? out & ~SET_GID : out;
+        }
+
+        /** Whether {@link #DROP_SET_ID} would change {@code mode}. */
+        public static boolean hasSetId(int mode) { return withoutSetId(mode) != mode; }
 
         public AttrChange(int mode, int uid, int gid, long size, long atimeMillis, long mtimeMillis) {
             this(mode, uid, gid, size, atimeMillis, mtimeMillis, KEEP);

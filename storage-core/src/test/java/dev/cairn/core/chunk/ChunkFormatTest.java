@@ -18,7 +18,7 @@ class ChunkFormatTest {
         SplittableRandom r = new SplittableRandom(length);
         for (int i = 0; i < crcs.length; i++) crcs[i] = r.nextInt();
         byte[] shadow = new byte[ChunkFormat.shadowBytes(crcs.length)];
-        for (int b = 0; b < crcs.length; b++) if (r.nextBoolean()) shadow[b >>> 3] |= (byte) (1 << (b & 7));
+        for (int p = 0; p < crcs.length * ChunkFormat.PAGES_PER_BLOCK; p++) if (r.nextBoolean()) shadow[p >>> 3] |= (byte) (1 << (p & 7));
         Header h = new Header(42, 7, length, 3, (int) (length % 32), ChunkFormat.capacityFor(Math.max(length, 65536)), crcs, shadow);
         byte[] slot = ChunkFormat.encodeHeader(h);
         assertThat(slot).hasSize(ChunkFormat.headerLength(crcs.length)).hasSizeLessThanOrEqualTo(ChunkFormat.SLOT_SIZE);
@@ -59,15 +59,48 @@ class ChunkFormatTest {
         assertThat(ChunkFormat.headerBytes(slot)).isEqualTo(b.capacity());
         Header h = ChunkFormat.decodeHeader(slot, 9);
         assertThat(h).isEqualTo(new Header(9, 4, 150_000, 2, 0, ChunkFormat.MAX_BLOCKS, crcs));
-        for (int i = 0; i < crcs.length; i++) assertThat(h.blockOffset(i)).isEqualTo(ChunkFormat.DATA_OFFSET + (long) i * ChunkFormat.BLOCK_SIZE);
+        for (int p = 0; p < crcs.length * ChunkFormat.PAGES_PER_BLOCK; p++) {
+            assertThat(h.pageOffset(p)).isEqualTo(ChunkFormat.DATA_OFFSET + (long) p * ChunkFormat.PAGE_SIZE);
+        }
     }
 
-    /** A block's two places: its place in the data area, or the same block past the capacity. */
+    /** A header of the second layout (a shadow bit per block) reads as each page where its block is. */
+    @Test void secondLayoutHeadersReadAsPages() throws CodecException {
+        int[] crcs = {11, 22, 33};
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 + 8 * 4 + 4 + 4 + 4 + 4 * crcs.length + 1 + 4);
+        b.putInt(0x4341_4b32).putLong(9).putLong(4).putLong(150_000).putLong(2).putInt(0).putInt(4).putInt(crcs.length);
+        for (int c : crcs) b.putInt(c);
+        b.put((byte) 0b010);
+        b.putInt(ChunkFormat.crc(b.array(), 0, b.position()));
+        byte[] slot = java.util.Arrays.copyOf(b.array(), ChunkFormat.SLOT_SIZE);
+        assertThat(ChunkFormat.headerBytes(slot)).isEqualTo(b.capacity());
+        Header h = ChunkFormat.decodeHeader(slot, 9);
+        int pages = ChunkFormat.PAGES_PER_BLOCK;
+        for (int p = 0; p < crcs.length * pages; p++) {
+            assertThat(h.shadowed(p)).as("page %d", p).isEqualTo(p / pages == 1);
+            assertThat(h.pageOffset(p)).isEqualTo(ChunkFormat.DATA_OFFSET + (p / pages == 1 ? 4L * 65536 : 0) + (long) p * ChunkFormat.PAGE_SIZE);
+        }
+        // written back, it is a third-layout header holding the same places
+        assertThat(ChunkFormat.decodeHeader(ChunkFormat.encodeHeader(h), 9)).isEqualTo(h);
+        byte[] stray = slot.clone();
+        stray[4 + 8 * 4 + 4 + 4 + 4 + 4 * crcs.length] = (byte) 0b1010; // a bit for a fourth block of three
+        java.nio.ByteBuffer.wrap(stray).putInt(b.capacity() - 4, ChunkFormat.crc(stray, 0, b.capacity() - 4));
+        assertThatThrownBy(() -> ChunkFormat.decodeHeader(stray, 9)).isInstanceOf(CodecException.class);
+    }
+
+    /** A page's two places: its place in the data area, or the same page of its block past the capacity. */
     @Test void shadowPlacesFollowTheCapacity() {
-        Header h = new Header(1, 1, 3 * 65536L, 1, 0, 4, new int[3], new byte[] {0b010});
-        assertThat(h.blockOffset(0)).isEqualTo(ChunkFormat.DATA_OFFSET);
-        assertThat(h.blockOffset(1)).isEqualTo(ChunkFormat.DATA_OFFSET + 5L * 65536);
-        assertThat(h.blockOffset(2)).isEqualTo(ChunkFormat.DATA_OFFSET + 2L * 65536);
+        byte[] shadow = new byte[ChunkFormat.shadowBytes(3)];
+        shadow[2] = 0b1; // page 16: block 1's first page
+        shadow[5] = (byte) 0x80; // page 47: block 2's last page
+        Header h = new Header(1, 1, 3 * 65536L, 1, 0, 4, new int[3], shadow);
+        assertThat(h.pageOffset(0)).isEqualTo(ChunkFormat.DATA_OFFSET);
+        assertThat(h.pageOffset(16)).isEqualTo(ChunkFormat.DATA_OFFSET + 5L * 65536);
+        assertThat(h.pageOffset(17)).isEqualTo(ChunkFormat.DATA_OFFSET + 65536 + 4096);
+        assertThat(h.pageOffset(47)).isEqualTo(ChunkFormat.DATA_OFFSET + 4L * 65536 + 47L * 4096);
+        assertThat(h.anyShadowed(0)).isFalse();
+        assertThat(h.anyShadowed(1)).isTrue();
+        assertThat(h.anyShadowed(2)).isTrue();
         assertThatThrownBy(() -> new Header(1, 1, 5 * 65536L, 1, 0, 4, new int[5])).isInstanceOf(IllegalArgumentException.class);
     }
 

@@ -14,7 +14,7 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 
 /**
  * SETATTR (RFC 8881 §18.30): mode and owner (the owner or root; only root gives a file away), times, size
- * (write permission; a size change makes pending writes durable first). The result always carries the
+ * (write permission; a size change makes pending writes durable first). A change of owner drops set-id bits. The result always carries the
  * bitmap of what was set, empty on error.
  */
 public final class SetAttr implements Operation {
@@ -23,15 +23,16 @@ public final class SetAttr implements Operation {
         Fattr.Settable attrs = Fattr.decodeSettable(d, st.server.clock().wallMillis(), false);
         if (st.current == null) return failed(res, Nfs4Status.NOFILEHANDLE);
         if (attrs.status() != Nfs4Status.NFS4_OK) return failed(res, attrs.status());
-        AttrChange c = attrs.change();
+        AttrChange asked = attrs.change();
         long ino = st.current.inode();
-        if (c.size() != AttrChange.KEEP) {
+        if (asked.size() != AttrChange.KEEP) {
             Integer bad = Files.checkStateId(st, sid, ino, StateTable.ACCESS_WRITE);
             if (bad != null) return failed(res, bad);
         }
         return Files.fs(st).getAttr(ino).then((a, e) -> {
             if (e != null) return failed(res, Files.status(e));
             var cred = st.credentials;
+            AttrChange c = droppingSetIdOnChown(asked, a.type());
             boolean owner = cred.uid() == 0 || cred.uid() == a.uid();
             if (c.mode() != AttrChange.KEEP && !owner) return failed(res, Nfs4Status.PERM);
             if (c.uid() != AttrChange.KEEP && c.uid() != a.uid() && cred.uid() != 0) return failed(res, Nfs4Status.PERM);
@@ -52,6 +53,18 @@ public final class SetAttr implements Operation {
                 return OK;
             });
         });
+    }
+
+    /**
+     * A change of owner or group of anything but a directory drops the set-user-id bit, and the set-group-id bit
+     * where group execute is set, whoever makes it (as chown(2) on Linux, and knfsd): a file must not keep running
+     * with the privileges of an owner it no longer has. With a mode in the same request, the bits are taken off it;
+     * without, the master takes them off the mode it holds ({@link AttrChange#DROP_SET_ID}).
+     */
+    static AttrChange droppingSetIdOnChown(AttrChange c, FileType type) {
+        if ((c.uid() == AttrChange.KEEP && c.gid() == AttrChange.KEEP) || type == FileType.DIR) return c;
+        int mode = c.mode() == AttrChange.KEEP ? AttrChange.DROP_SET_ID : AttrChange.withoutSetId(c.mode());
+        return new AttrChange(mode, c.uid(), c.gid(), c.size(), c.atimeMillis(), c.mtimeMillis(), c.fromSize());
     }
 
     private static Promise<Integer> failed(XdrEncoder res, int status) {

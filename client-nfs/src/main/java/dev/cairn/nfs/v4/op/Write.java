@@ -1,6 +1,7 @@
 package dev.cairn.nfs.v4.op;
 
 import dev.cairn.core.async.Promise;
+import dev.cairn.core.proto.Types.AttrChange;
 import dev.cairn.nfs.fs.ClusterFs;
 import dev.cairn.nfs.v4.CompoundState;
 import dev.cairn.nfs.v4.Fattr;
@@ -14,10 +15,13 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 /**
  * WRITE (RFC 8881 §18.32): UNSTABLE data is held by the gateway until COMMIT; DATA_SYNC and FILE_SYNC
  * return only when the data and the new length are durable on every copy the file's class requires.
- * Every reply carries the gateway's write verifier, which changes when it restarts.
+ * Every reply carries the gateway's write verifier, which changes when it restarts. A write by anyone but root
+ * drops the file's set-id bits.
  */
 public final class Write implements Operation {
     static final int UNSTABLE4 = 0, DATA_SYNC4 = 1, FILE_SYNC4 = 2;
+    private static final AttrChange DROP_SET_ID = new AttrChange(AttrChange.DROP_SET_ID, AttrChange.KEEP, AttrChange.KEEP, AttrChange.KEEP,
+            AttrChange.KEEP, AttrChange.KEEP);
 
     @Override public Promise<Integer> execute(CompoundState st, XdrDecoder d, XdrEncoder res) {
         StateId sid = Files.readStateId(d);
@@ -34,7 +38,11 @@ public final class Write implements Operation {
                 res.writeInt(0).writeInt(FILE_SYNC4).writeFixedOpaque(st.server.writeVerifier());
                 return OK;
             }
-            return Files.call(fs.write(target, offset, data, stable != UNSTABLE4), w -> {
+            // a write by anyone but root drops the file's set-id bits first (Linux's VFS, and knfsd with it): whoever
+            // could change a set-user-id program must not be able to run it with its owner's privileges
+            Promise<?> dropped = st.credentials.uid() != 0 && AttrChange.hasSetId(target.attr().mode())
+                    ? fs.setAttr(ino, DROP_SET_ID) : Promise.completed(null);
+            return Files.call(dropped.flatMap(v -> fs.write(target, offset, data, stable != UNSTABLE4)), w -> {
                 res.writeInt(data.length).writeInt(stable == UNSTABLE4 ? UNSTABLE4 : FILE_SYNC4).writeFixedOpaque(st.server.writeVerifier());
                 return Nfs4Status.NFS4_OK;
             });

@@ -1,11 +1,12 @@
-package dev.cairn.sim.runtime;
+package dev.cairn.core.chunk;
 
 /**
  * CRC32C arithmetic the JDK does not offer: the checksum of a concatenation from the checksums of its parts
- * (zlib's {@code crc32_combine}, over the Castagnoli polynomial). It lets a simulated file answer a checksum
- * over many pages from checksums it remembers per page, without reading the bytes again.
+ * (zlib's {@code crc32_combine}, over the Castagnoli polynomial). A chunk block whose pages lie in both of their
+ * places ({@link ChunkFormat}) is checksummed a run of pages at a time and the pieces combined; a simulated file
+ * answers a checksum over many pages from checksums it remembers per page, without reading the bytes again.
  */
-final class Crc32c {
+public final class Crc32c {
     /** The Castagnoli polynomial, bit-reflected (as CRC32C computes it). */
     private static final int POLY = 0x82F63B78;
     /**
@@ -25,12 +26,12 @@ final class Crc32c {
      * {@link #shift} of lengths under this, computed on first use (0: not yet; no shift is 0). A file's last
      * page is partial in nearly every checksum of a chunk, and its shift cost a dozen multiplications.
      */
-    private static final int[] SHORT_SHIFTS = new int[SimFile.PAGE];
+    private static final int[] SHORT_SHIFTS = new int[ChunkFormat.PAGE_SIZE + 1];
 
     private Crc32c() {}
 
     /** The checksum of {@code a ‖ b}, given the checksum of {@code a}, that of {@code b}, and {@code b}'s length. */
-    static int combine(int crcA, int crcB, long lengthB) {
+    public static int combine(int crcA, int crcB, long lengthB) {
         if (crcA == 0) return crcB; // anything times 0 is 0 (as for an empty a)
         int s;
         if (lengthB < SHORT_SHIFTS.length && lengthB >= 0) {
@@ -43,7 +44,7 @@ final class Crc32c {
     }
 
     /** The operator that appends {@code bytes} zero bytes to a checksum (x^(8·bytes) mod the polynomial): precompute it for a fixed length. */
-    static int shift(long bytes) {
+    public static int shift(long bytes) {
         if (bytes < 0) throw new IllegalArgumentException("negative length " + bytes);
         int p = 1 << 31; // x^0
         int k = 3; // 8 bits a byte: x^(bytes · 2^3)
@@ -54,7 +55,7 @@ final class Crc32c {
     }
 
     /** {@link #combine} with a precomputed {@link #shift} of {@code b}'s length. */
-    static int combineShifted(int crcA, int crcB, int shiftB) {
+    public static int combineShifted(int crcA, int crcB, int shiftB) {
         return multiply(shiftB, crcA) ^ crcB;
     }
 
