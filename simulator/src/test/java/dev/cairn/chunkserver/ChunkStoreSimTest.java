@@ -583,6 +583,34 @@ class ChunkStoreSimTest {
     }
 
     /**
+     * The same for an overwrite of pages inside a block: the pages it would have moved to their other places (past the
+     * end of a full disk) go back to where the durable header has them, so the copy reads, syncs and restarts as it
+     * was, and takes the next write.
+     */
+    @Test void aFailedOverwriteOfPagesInsideABlockPutsThemBack() {
+        int bs = ChunkFormat.BLOCK_SIZE, ps = ChunkFormat.PAGE_SIZE;
+        byte[] a = bytes(2 * bs + 5000, 60);
+        syncedCopy(44, a);
+        fillDisks();
+        assertThat(failure(s -> s.write(44, 1, bs + 5 * ps + 100, bytes(ps, 61), 0L))).isEqualTo(Status.NO_SPACE);
+        assertThat(read(44, 1, 0, a.length)).isEqualTo(a);
+        run(s -> s.verify(44, 1, 0, a.length));
+        host.setDiskCapacity("disk0", Long.MAX_VALUE);
+        host.setDiskCapacity("disk1", Long.MAX_VALUE);
+        run(s -> s.sync(44, 1, a.length));
+        restart(true);
+        assertThat(read(44, 1, 0, a.length)).isEqualTo(a);
+        store().openWindow(44, 1, Long.MAX_VALUE);
+        byte[] b = bytes(ps, 62);
+        run(s -> s.write(44, 1, bs + 5 * ps + 100, b, 0L));
+        run(s -> s.sync(44, 1, a.length));
+        restart(true);
+        byte[] want = a.clone();
+        System.arraycopy(b, 0, want, bs + 5 * ps + 100, ps);
+        assertThat(read(44, 1, 0, want.length)).isEqualTo(want);
+    }
+
+    /**
      * A write that failed after part of it landed where unsynced bytes were (a block written since the last sync is
      * rewritten in place): that block now holds bytes no checksum describes, so the copy is marked corrupt and a sync
      * refuses it — acknowledged, it would count as a good copy that fails its own checksums. The synced block reads back
