@@ -113,7 +113,7 @@ class ChunkStoreSimTest {
     }
 
     /**
-     * An overwrite of synced bytes goes to the block's other place, never over the bytes the durable header describes:
+     * An overwrite of synced bytes goes to its pages' other places, never over the bytes the durable header describes:
      * a power loss that tears it (some of its sectors reach the disk, some not) leaves the synced bytes intact. Written
      * in place (a sync that does not record its header's places), torn sectors land on acknowledged bytes and the copy
      * fails its checksums — which {@link #powerLossDropsWhatWasNotSynced} cannot see: a power loss that drops unsynced

@@ -24,7 +24,7 @@ import java.util.zip.CRC32C;
  * leaves the durable header and every page it names exactly as they were: acknowledged bytes are never put
  * at risk by a later write, on any copy. Appends to pages no durable header covers go to their place, so a
  * chunk written once is laid out as before (the shadow places are holes in a sparse file, and cost nothing
- * until a block is overwritten). The other choices were a journal (every overwrite written twice) or
+ * until a page is overwritten). The other choices were a journal (every overwrite written twice) or
  * out-of-place blocks anywhere with a block map (no fixed layout to read sequentially).
  *
  * <p><b>Why pages, when checksums cover blocks.</b> Places were per block in the second layout ({@code CAK2}):
