@@ -377,6 +377,8 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
             ack(from, b.rid(), guard(() -> store.bump(b.chunkId(), b.fromVersion(), b.toVersion(), until, b.cutTo())));
         } else if (m instanceof DeleteChunk d) {
             ack(from, d.rid(), guard(() -> store.delete(d.chunkId(), d.version())));
+        } else if (m instanceof dev.cairn.core.proto.MasterProtocol.CloseWindow w) {
+            ack(from, w.rid(), guard(() -> store.closeWindow(w.chunkId(), leaseClock())));
         } else if (m instanceof dev.cairn.core.proto.MasterProtocol.VerifyChunk v) {
             ack(from, v.rid(), reportingCorrupt(v.chunkId(), v.version(), guard(() -> store.verifyAll(v.chunkId(), v.version()))));
         } else if (m instanceof ReplicateChunk r) {

@@ -460,42 +460,77 @@ final class ChunkStore {
         c.places = BlockPlaces.recovered(best);
         c.nameDurable = true;
         Chunk other = chunks.get(id);
-        if (other != null) {
-            // the chunk on two disks: one was failed, and the master copied the chunk back onto another
-            // disk of this server before it restarted. Two different parts of an erasure-coded chunk: the
-            // one on the disk written off as failed loses (the master rebuilt the other here in its place,
-            // and counts on it; simulator seed 1897 lost a file by keeping the old part), and is kept aside,
-            // not deleted: it may be its part's last copy (the written-off list refuses the other part here
-            // while the server runs, but not across a restart that lost the marks). Otherwise both hold the
-            // same data: keep the newer, then the longer copy (the one made since may be a copy cut short
-            // by the restart: seed 858 kept an empty rebuild over a whole part), then the one on a disk
-            // not written off.
-            boolean mineOff = writtenOff.contains(v.name()), otherOff = writtenOff.contains(other.volume.name());
+        if (other == null) {
+            put(c);
+            return Promise.completed(null);
+        }
+        return keepOne(c, other, writtenOff);
+    }
+
+    /**
+     * The chunk on two disks: one was failed, and the master copied the chunk back onto another disk of this server
+     * before it restarted. Two different parts of an erasure-coded chunk: the one on the disk written off as failed
+     * loses (the master rebuilt the other here in its place, and counts on it; simulator seed 1897 lost a file by
+     * keeping the old part), and is kept aside, not deleted: it may be its part's last copy (the written-off list
+     * refuses the other part here while the server runs, but not across a restart that lost the marks). Otherwise
+     * both hold the same data: keep the newer; at one version, the one whose blocks all verify (the copy on the failed
+     * disk may be what failed it, and the marks that say which disk failed may be gone: 60 s seed 5201 kept a corrupt
+     * copy over the good one the master had made since), then the longer (the one made since may be a copy cut short by
+     * the restart: seed 858 kept an empty rebuild over a whole part), then the one on a disk not written off.
+     */
+    private Promise<Void> keepOne(Chunk c, Chunk other, java.util.Set<String> writtenOff) {
+        boolean mineOff = writtenOff.contains(c.volume.name()), otherOff = writtenOff.contains(other.volume.name());
+        if (c.part != other.part && mineOff != otherOff) return settle(c, other, otherOff);
+        if (c.version != other.version) return settle(c, other, c.version > other.version);
+        return sound(c).flatMap(mineSound -> sound(other).flatMap(otherSound -> {
+            Chunk now = chunks.get(c.id);
+            if (now == null) {
+                put(c);
+                return Promise.completed(null);
+            }
+            if (now != other) return keepOne(c, now, writtenOff); // a third copy settled against it meanwhile
             boolean mine;
-            if (c.part != other.part && mineOff != otherOff) mine = otherOff;
-            else if (c.version != other.version) mine = c.version > other.version;
+            if (mineSound != otherSound) mine = mineSound;
             else if (c.length != other.length) mine = c.length > other.length;
             else mine = otherOff && !mineOff;
-            Chunk loser = mine ? other : c;
-            if (mine) {
-                put(c);
-                other.volume.account(-1, -(DATA_OFFSET + other.length));
-            }
-            if (c.part != other.part) {
-                String aside = asideName(loser.file);
-                log.warn("chunk {} is on both {} (part {}) and {} (part {}): keeping part {} on {}, the other kept aside as {} (it may be "
-                        + "the last copy of its part; remove it once `cairn status` shows no lost chunks)", id, other.volume.name(), other.part,
-                        v.name(), c.part, mine ? c.part : other.part, mine ? v.name() : other.volume.name(), aside);
-                quarantined++;
-                loser.volume.quarantined(1);
-                return loser.volume.rename(loser.file, aside);
-            }
-            log.warn("chunk {} is on both {} and {}: keeping v{} on {}, removing the other", id, other.volume.name(), v.name(),
-                    mine ? c.version : other.version, mine ? v.name() : other.volume.name());
-            return loser.volume.delete(loser.file);
+            return settle(c, other, mine);
+        }));
+    }
+
+    /** Keeps {@code c} ({@code mine}) or {@code other} in the table; the loser is deleted, or kept aside if it is another part. */
+    private Promise<Void> settle(Chunk c, Chunk other, boolean mine) {
+        long id = c.id;
+        Disk v = c.volume;
+        Chunk loser = mine ? other : c;
+        if (mine) {
+            put(c);
+            other.volume.account(-1, -(DATA_OFFSET + other.length));
         }
-        put(c);
-        return Promise.completed(null);
+        if (c.part != other.part) {
+            String aside = asideName(loser.file);
+            log.warn("chunk {} is on both {} (part {}) and {} (part {}): keeping part {} on {}, the other kept aside as {} (it may be "
+                    + "the last copy of its part; remove it once `cairn status` shows no lost chunks)", id, other.volume.name(), other.part,
+                    v.name(), c.part, mine ? c.part : other.part, mine ? v.name() : other.volume.name(), aside);
+            quarantined++;
+            loser.volume.quarantined(1);
+            return loser.volume.rename(loser.file, aside);
+        }
+        log.warn("chunk {} is on both {} and {}: keeping v{} on {}, removing the other", id, other.volume.name(), v.name(),
+                mine ? c.version : other.version, mine ? v.name() : other.volume.name());
+        return loser.volume.delete(loser.file);
+    }
+
+    /**
+     * Whether every block of a copy recovery found matches its checksum, at the places its durable header names; false
+     * on a read error too. Asked only of a chunk found twice at one version, to keep the sound one.
+     */
+    private static Promise<Boolean> sound(Chunk c) {
+        if (c.length == 0) return Promise.completed(true);
+        return blockCrcs(c, 0, c.length, c.places::offset).then((crcs, e) -> {
+            if (e != null) return Promise.completed(false);
+            for (int i = 0; i < crcs.length; i++) if (crcs[i] != c.crcs[i]) return Promise.completed(false);
+            return Promise.completed(true);
+        });
     }
 
     /**
@@ -843,6 +878,20 @@ final class ChunkStore {
     void openWindow(long id, long version, long untilNanos) {
         Chunk c = chunks.get(id);
         if (c != null && c.version == version) c.writableUntilNanos = untilNanos;
+    }
+
+    /**
+     * Closes the copy's write window, whatever its version (the master revoked the lease): a client write is refused
+     * from the moment this is called, and the answer comes once the writes taken before have been applied (they run
+     * in the copy's queue, behind which this waits), so whatever the master copies from this copy afterwards holds
+     * every write it ever took. Nothing to do for a copy not here. {@code nowNanos}: the lease clock now (the window
+     * ends at this instant, whatever values the clock takes).
+     */
+    Promise<Void> closeWindow(long id, long nowNanos) {
+        Chunk c = chunks.get(id);
+        if (c == null) return Promise.completed(null);
+        if (nowNanos - c.writableUntilNanos < 0) c.writableUntilNanos = nowNanos;
+        return c.ops.submit(() -> Promise.completed(null));
     }
 
     /** Marks a copy corrupt: reads refuse it from now on (it is deleted once the master has repaired the chunk). */

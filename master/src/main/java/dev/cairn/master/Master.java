@@ -141,6 +141,10 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
      * whose window outlives the lease) keeps everything off the chunk, stale copies included.
      */
     private final Set<Long> ownLeaseWindows = new HashSet<>();
+    /** Chunks whose lease is being revoked ({@link #revokeLeasesBelowGoal}). */
+    private final Set<Long> revoking = new HashSet<>();
+    /** Lease revocations under way at most: each asks a few servers, and one pass starts no more than this. */
+    static final int MAX_REVOKING = 256;
     /** Chunks with a planner action under way, and actions per server. */
     private final Map<Long, Integer> moving = new java.util.HashMap<>();
     /**
@@ -1464,6 +1468,74 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         });
     }
 
+    /**
+     * Revokes the leases of chunks below their goal (a copy's server died, or its disk failed, while the lease held),
+     * so that the planner repairs them now rather than when the hold lapses, up to 30 s later: a host lost in that
+     * time took the last copy of chunks written just before (sim seed 5064: a replicated(3) chunk leased at 23.7 s
+     * lost two copies by 30.5 s and waited under the hold until the third went too at 47.4 s). Every live server that
+     * may have a window open on the chunk closes it ({@link MasterProtocol.CloseWindow}) and answers once the writes it
+     * took are applied; once all have, nothing more lands on a copy the planner may count or copy from, which is all
+     * the hold is for. A server down or cut off is not asked and need not be: the planner neither counts its copy nor
+     * copies from it, and if it comes back with its window still open, its report holds the chunk again
+     * ({@link #holdIfWritable}). A writer still writing has its next write refused ({@code EXPIRED}) and asks for a
+     * new lease, which tops the chain up to the goal.
+     */
+    private void revokeLeasesBelowGoal() {
+        if (leaseUntil.isEmpty() || revoking.size() >= MAX_REVOKING) return;
+        Set<Long> leasingInodes = new HashSet<>();
+        for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
+        Map<Long, InodeRecord> files = new java.util.HashMap<>();
+        Set<Long> ignored = new HashSet<>();
+        List<long[]> due = new ArrayList<>();
+        for (var e : new java.util.TreeMap<>(leaseUntil).entrySet()) { // in id order: the same calls in the same order on every run
+            long id = e.getKey();
+            if (revoking.contains(id) || moving.containsKey(id) || replacing.containsKey(id)) continue;
+            if (openWindows.containsKey(id) && !ownLeaseWindows.contains(id)) continue; // a window of a lease this master never granted
+            ChunkRecord rec = namespace.chunk(id);
+            // only a chunk holding committed bytes: what a lease is still uploading (never committed) is the writer's to finish
+            if (rec == null || !rec.committed() || leasingInodes.contains(rec.inode()) || metaLog.changing(rec.inode())) continue;
+            Planner.ChunkState st = chunkState(rec, files, leasingInodes, ignored);
+            // below its goal and still readable: a copy to make, and a copy to make it from
+            if (st == null || Planner.missing(st) == 0 || Planner.redundancy(st) < 0) continue;
+            due.add(new long[] {id, e.getValue()});
+            if (revoking.size() + due.size() >= MAX_REVOKING) break;
+        }
+        for (long[] d : due) revoke(d[0], d[1]);
+    }
+
+    /** Closes every window a live server may have open on chunk {@code id}; then drops the hold (if still {@code until}). */
+    private void revoke(long id, long until) {
+        Set<Server> ask = new java.util.LinkedHashSet<>();
+        for (Holder h : registry.holders(id)) ask.add(h.server());
+        ask.addAll(registry.staleHolders(id));
+        LeaseChain chain = leaseChains.get(id);
+        if (chain != null) ask.addAll(chain.servers());
+        List<Promise<Ack>> calls = new ArrayList<>();
+        int asked = 0;
+        for (Server s : ask) {
+            if (!s.alive) continue;
+            calls.add(call(s, rid -> new MasterProtocol.CloseWindow(rid, id, term)));
+            asked++;
+        }
+        revoking.add(id);
+        int n = asked;
+        Promise.all(calls).onComplete((acks, e) -> {
+            revoking.remove(id);
+            boolean closed = e == null;
+            for (Promise<Ack> p : calls) closed &= !p.isFailed() && p.value().status() == Status.OK;
+            Long now = leaseUntil.get(id);
+            // a server that did not answer keeps the hold, as does a lease granted on the chunk meanwhile (a new hold)
+            if (!closed || now == null || now != until) return;
+            leaseUntil.remove(id);
+            leaseChains.remove(id); // as when the hold lapses: a commit after this vouches for the copies recorded at its version
+            openWindows.remove(id);
+            ownLeaseWindows.remove(id);
+            changed.add(id);
+            log.info("chunk {}: lease revoked ({} windows closed): it is below its goal, repaired now", id, n);
+            kickPlanner();
+        });
+    }
+
     /** A planner action finished: if repair work is waiting for action slots, plan again soon. */
     private void kickPlanner() {
         if (kickPending || grace || (counts.underGoal() == 0 && counts.overGoal() == 0 && counts.stale() == 0)) return;
@@ -1515,6 +1587,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             grace = false;
             log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
         }
+        revokeLeasesBelowGoal();
         Set<Long> skip = new HashSet<>(moving.keySet());
         skip.addAll(leaseUntil.keySet());
         skip.addAll(openWindows.keySet());

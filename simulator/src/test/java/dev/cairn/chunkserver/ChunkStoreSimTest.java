@@ -408,6 +408,27 @@ class ChunkStoreSimTest {
         assertThat(failure(s -> s.bump(31, 1, 2, Long.MAX_VALUE, bs + 1000))).isEqualTo(Status.CORRUPT);
     }
 
+    /**
+     * A disk fails on a read error and its copy is written off; the master copies the chunk back onto the other disk,
+     * and that copy then rots. After a restart both disks are back with one copy each, at one version and length: the
+     * copy whose blocks verify is kept, whichever disk was written off (60 s seed 5201 kept a corrupt copy over the
+     * sound one and lost the chunk).
+     */
+    @Test void aChunkFoundOnTwoDisksKeepsTheCopyThatVerifies() {
+        byte[] a = bytes(2 * ChunkFormat.BLOCK_SIZE, 12);
+        run(s -> s.create(40, 1, 0, Long.MAX_VALUE));
+        run(s -> s.write(40, 1, 0, a, 0L));
+        run(s -> s.sync(40, 1, a.length));
+        host.failReads("disk0", 1);
+        assertThat(failure(s -> s.read(40, 1, 0, 10))).as("disk0 fails, and its copy is written off").isNotEqualTo(Status.OK);
+        run(s -> s.createCopy(40, 1, 0, ChunkFormat.MAX_BLOCKS)); // the master's repair, onto disk1
+        run(s -> s.writeCopy(40, 1, 0, a));
+        run(s -> s.syncCopy(40, 1, a.length));
+        host.flipBit("disk1", ChunkFormat.fileName(40), ChunkFormat.DATA_OFFSET + ChunkFormat.BLOCK_SIZE + 5, 2);
+        restart(false);
+        assertThat(read(40, 1, 0, a.length)).as("the sound copy, on the disk written off before").isEqualTo(a);
+    }
+
     @Test void aFlippedBitIsReportedCorruptNeverServed() {
         byte[] a = bytes(3 * ChunkFormat.BLOCK_SIZE, 6);
         run(s -> s.create(10, 1, 0, Long.MAX_VALUE));
@@ -513,6 +534,26 @@ class ChunkStoreSimTest {
         run(s -> s.createCopy(15, 3, 0, dev.cairn.core.chunk.ChunkFormat.MAX_BLOCKS));
         assertThat(failure(s -> s.write(15, 3, 0, new byte[10], 0))).isEqualTo(Status.EXPIRED);
         assertThat(failure(s -> s.writeCopy(15, 3, 0, new byte[10]))).isEqualTo(Status.OK);
+    }
+
+    /**
+     * The master revokes a lease (its chunk fell below its goal and must be copied now): a write taken before the
+     * revocation is applied before it is answered, so a copy made from this one afterwards holds it, and no write is
+     * taken after it, at any version, until a new lease opens a window again.
+     */
+    @Test void aRevokedLeaseTakesNoMoreWritesAndIsAnsweredAfterTheWritesItTook() {
+        run(s -> s.create(18, 3, 0, 1_000_000));
+        byte[] a = bytes(5000, 8);
+        boolean writeDoneFirst = run(s -> {
+            Promise<Void> write = s.write(18, 3, 0, a, 10);
+            return s.closeWindow(18, 20).map(v -> write.isDone() && !write.isFailed());
+        });
+        assertThat(writeDoneFirst).as("the write taken before was applied when the revocation was answered").isTrue();
+        assertThat(read(18, 3, 0, a.length)).isEqualTo(a);
+        assertThat(failure(s -> s.write(18, 3, 0, new byte[10], 30))).as("inside the old window, after the revocation").isEqualTo(Status.EXPIRED);
+        assertThat(failure(s -> s.closeWindow(99, 30))).as("no copy here: nothing to close").isEqualTo(Status.OK);
+        run(s -> s.bump(18, 3, 4, 2_000_000)); // a new lease opens a new window
+        assertThat(failure(s -> s.write(18, 4, 0, new byte[10], 40))).isEqualTo(Status.OK);
     }
 
     /**

@@ -127,11 +127,12 @@ class PlannerSimTest extends ClusterScenario {
      * A chunkserver's mark on a corrupt copy lives in its memory: restarted, it reports the copy whole again. The master
      * remembers the report and keeps the copy out of the count, so the chunk stays one copy short (to be repaired) and
      * the corrupt copy is never handed to a reader or kept in place of a good one (sim: a restart between the scrubber's
-     * report and the repair made the master count three copies of which one was corrupt).
+     * report and the repair made the master count three copies of which one was corrupt). With no fourth server, the
+     * repair is a fresh copy built on the same server in place of the corrupt one: then, and only then, it counts.
      */
     @Test void aCopyReportedCorruptStaysBadAcrossItsServersRestart() {
-        cluster(3); // no fourth server: the repair waits, and the corrupt copy stays meanwhile
-        write("/s", StorageClass.replicated(3), CHUNK, 4);
+        cluster(3); // no fourth server: the corrupt copy stays until the repair replaces it where it is
+        byte[] data = write("/s", StorageClass.replicated(3), CHUNK, 4);
         ChunkInfo chunk = info("/s").chunks().get(0);
         String bad = current(chunk).get(1);
         host(bad).flipBit("disk0", ChunkFormat.fileName(chunk.chunkId()), ChunkFormat.DATA_OFFSET + 1000, 3);
@@ -145,8 +146,10 @@ class PlannerSimTest extends ClusterScenario {
         }
         assertThat(info("/s").chunks().get(0).copies()).as(bad + " registered again").anyMatch(k -> k.serverId().equals(bad));
         assertThat(current(info("/s").chunks().get(0))).as("copies counted after %s restarted", bad).hasSize(2).doesNotContain(bad);
-        sim.runUntil(sim.now() + 5 * SECOND);
-        assertThat(current(info("/s").chunks().get(0))).hasSize(2).doesNotContain(bad);
+        // repaired: a copy made from the good ones replaces the corrupt one on its server, and it alone reads back whole
+        awaitChunks("/s", 60, chunks -> current(chunks.get(0)).contains(bad), "the copy on " + bad + " replaced by a sound one");
+        for (String s : current(info("/s").chunks().get(0))) if (!s.equals(bad)) host(s).crash();
+        assertThat(read("/s")).as("read from the replacement on %s alone", bad).isEqualTo(data);
     }
 
     /**

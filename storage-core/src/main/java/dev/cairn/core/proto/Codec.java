@@ -95,7 +95,8 @@ public final class Codec {
             MasterProtocol.ListXattrs.class,
             MasterProtocol.SetXattr.class,
             MasterProtocol.XattrReply.class,
-            MasterProtocol.VerifyChunk.class);
+            MasterProtocol.VerifyChunk.class,
+            MasterProtocol.CloseWindow.class);
 
     private static final Map<Class<?>, Integer> TAG_OF = new HashMap<>();
 

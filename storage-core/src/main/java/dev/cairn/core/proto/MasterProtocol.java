@@ -233,7 +233,7 @@ public sealed interface MasterProtocol extends Message {
      * single master). A chunkserver refuses ({@link Status#NOT_LEADER}) a command of a term older than the newest
      * it has heard of: a deposed leader that has not noticed yet cannot create, bump, copy or delete anything.
      */
-    sealed interface Fenced permits CreateChunk, BumpVersion, DeleteChunk, ReplicateChunk, ConvertChunk, VerifyChunk {
+    sealed interface Fenced permits CreateChunk, BumpVersion, DeleteChunk, ReplicateChunk, ConvertChunk, VerifyChunk, CloseWindow {
         long term();
     }
 
@@ -272,6 +272,17 @@ public sealed interface MasterProtocol extends Message {
      * durable, which the restart dropped too.
      */
     record VerifyChunk(long rid, long chunkId, long version, long term) implements MasterProtocol, Fenced {}
+
+    /**
+     * Master to chunkserver: the leases on {@code chunkId} are revoked. The copy takes no client write from now on
+     * (until a new create or bump opens a window again), and the Ack comes once the writes it took before are
+     * applied, so a copy made from it afterwards holds every one of them. Any window is closed, whatever its version:
+     * closing one only refuses writes, which is always safe, and a version named here could miss a copy a bump took
+     * ahead of the master's record. OK also when there is no copy here. The master revokes the lease of a chunk
+     * below its goal, so the planner can repair it at once instead of waiting out the lease's hold (30 s;
+     * docs/architecture.md, "Leases").
+     */
+    record CloseWindow(long rid, long chunkId, long term) implements MasterProtocol, Fenced {}
 
     /** Deletes the copy of a chunk if it is at {@code version} ({@link #ANY_VERSION}: whatever its version). Answered with Ack. */
     record DeleteChunk(long rid, long chunkId, long version, long term) implements MasterProtocol, Fenced {

@@ -89,7 +89,8 @@ class CodecTest {
                 new MasterProtocol.ListXattrs(47, 7),
                 new MasterProtocol.SetXattr(48, 7, "user.a", new byte[] {0, 1, -1}, MasterProtocol.XATTR_CREATE, 99),
                 new MasterProtocol.XattrReply(49, Status.OK, "", ATTR, new byte[] {5}, List.of("a", "b")),
-                new MasterProtocol.VerifyChunk(50, 100, 3, 7));
+                new MasterProtocol.VerifyChunk(50, 100, 3, 7),
+                new MasterProtocol.CloseWindow(51, 100, 7));
     }
 
     @Test void everyMessageTypeRoundTrips() {
