@@ -62,6 +62,7 @@ class MetricsServerTest {
                     assertThat(csLines).as("disk %s latency", op).anyMatch(l -> l.startsWith(count) && Long.parseLong(l.substring(count.length())) > 0);
                 }
                 assertThat(csLines).anyMatch(l -> l.startsWith("cairn_disk_operation_seconds_bucket{disk=\"disk0\",op=\"sync\",le=\"+Inf\"} "));
+                assertThat(csLines).contains("cairn_disk_read_errors_total{disk=\"disk0\"} 0");
 
                 assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.port() + "/other")).build(),
                         HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(404);

@@ -332,6 +332,7 @@ public final class ChunkServer implements Node, MessageHandler, dev.cairn.core.m
             }
         }
         for (Types.DiskReport d : disks) m.gauge("cairn_disk_latency_seconds", "The disk's recent operation latency", d.latencyMicros() / 1e6, "disk", d.name());
+        for (Disk d : store.disks()) m.counter("cairn_disk_read_errors_total", "Read errors that failed the copy read (3 within 10 minutes fail the disk)", d.readErrors(), "disk", d.name());
         for (Types.DiskReport d : disks) m.gauge("cairn_disk_chunks", "Chunk copies on the disk", d.chunks(), "disk", d.name());
         for (Types.DiskReport d : disks) m.gauge("cairn_disk_used_bytes", "Bytes of the chunks on the disk", d.usedBytes(), "disk", d.name());
         for (Types.DiskReport d : disks) m.gauge("cairn_disk_quarantined", "Chunk files kept aside (unreadable headers)", d.quarantined(), "disk", d.name());

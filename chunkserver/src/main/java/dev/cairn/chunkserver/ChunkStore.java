@@ -279,6 +279,7 @@ final class ChunkStore {
      * that fails while being read is left out (failed); the others still recover.
      */
     Promise<Integer> recover() {
+        for (Disk v : volumes) v.recovering(true);
         List<Promise<List<String>>> listed = new ArrayList<>();
         for (Disk v : volumes) {
             listed.add(v.list().then((names, e) -> e == null ? Promise.completed(names)
@@ -297,7 +298,10 @@ final class ChunkStore {
                 }
             }
             return readMarks(lists, stillOut).flatMap(read -> recoverVolumes(lists, writtenOff));
-        }).map(x -> chunks.size());
+        }).then((x, e) -> {
+            for (Disk v : volumes) v.recovering(false);
+            return e == null ? Promise.completed(chunks.size()) : Promise.<Integer>failed(e);
+        });
     }
 
     /** Reads the lists of the marks naming disks not back (one mark each: every disk holds the same list). */
@@ -1289,6 +1293,9 @@ final class ChunkStore {
      * fsync is skipped when nothing was written since the last durable header (a version bump).
      */
     private Promise<Void> persistHeader(Chunk c) {
+        // a bad copy's idea of which slot holds its newest durable header may be wrong (a header whose read-back failed
+        // may be durable after all): nothing more is written over its slots
+        if (c.bad) return Promise.failed(new CairnException(Status.CORRUPT, "chunk " + c.id + " v" + c.version + " is marked corrupt here: no header is written to it"));
         c.seenIdleUnsynced = false;
         long length = c.length;
         boolean dataFirst = c.dataDirty && !planted(Plant.HEADER_BEFORE_DATA);
@@ -1345,7 +1352,17 @@ final class ChunkStore {
      */
     private Promise<Void> verifyHeader(Chunk c, int slot, byte[] header) {
         if (planted(Plant.HEADER_NOT_SYNCED)) return Promise.completed(null);
-        return c.volume.readFromDevice(c.file, ChunkFormat.slotOffset(slot), header.length).map(back -> {
+        return c.volume.readFromDevice(c.file, ChunkFormat.slotOffset(slot), header.length).then((back, e) -> {
+            if (e != null) {
+                // written and synced, yet unread: the slot may now hold the newest durable header or not, so the copy's
+                // record of its slots cannot be trusted, and a later header could go over a durable one (60 s seed 5026,
+                // once a read error no longer failed the whole disk)
+                c.bad = true;
+                return Promise.failed(new CairnException(Status.CORRUPT, "the header of chunk " + c.id + " v" + c.version + " on " + c.volume.name()
+                        + " could not be read back (" + e.getMessage() + "): copy marked bad"));
+            }
+            return Promise.completed(back);
+        }).map(back -> {
             if (!Arrays.equals(back, header)) {
                 c.bad = true;
                 throw new CairnException(Status.IO, "the header of chunk " + c.id + " v" + c.version + " on " + c.volume.name()

@@ -37,7 +37,12 @@ final class TermFile {
         List<Promise<Long>> reads = new ArrayList<>();
         for (Disk d : disks) {
             if (d.failed()) continue;
-            reads.add(d.read(NAME, 0, BYTES).then((b, e) -> Promise.completed(e != null ? 0L : parse(b, d))));
+            reads.add(d.read(NAME, 0, BYTES).then((b, e) -> {
+                // a read error here fails the disk, as every error did before reads failed only their copy: the term it
+                // cannot read may be the newest, and fencing must not go by an older one (a missing file is no error)
+                if (e != null && dev.cairn.core.proto.CairnException.statusOf(e) == dev.cairn.core.proto.Status.CORRUPT) d.fail(e.getMessage());
+                return Promise.completed(e != null ? 0L : parse(b, d));
+            }));
         }
         return Promise.all(reads).map(terms -> {
             long newest = 0;
