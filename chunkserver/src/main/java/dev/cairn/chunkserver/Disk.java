@@ -184,7 +184,7 @@ final class Disk implements Volume {
     /** Recovery starts ({@code true}) or is over: while it runs, a read error fails the disk as any error does. */
     void recovering(boolean on) { recovering = on; }
 
-    /** Read errors since start that did not fail the disk at once (for tests and {@code --metrics}). */
+    /** Read errors since start outside recovery, the one that failed the disk included (for tests and {@code --metrics}). */
     long readErrors() { return readErrors; }
 
     /** Calls held for the latency report, finished ones not yet dropped included (for tests: what it costs in memory). */
