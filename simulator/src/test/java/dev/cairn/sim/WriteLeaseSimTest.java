@@ -62,13 +62,10 @@ class WriteLeaseSimTest extends ClusterScenario {
     @Test void aChunkBelowItsGoalIsRepairedWithoutWaitingOutItsLease() {
         cluster(4);
         byte[] data = write("/f", StorageClass.replicated(2), 200_000, 3);
-        List<String> first = current(info("/f").chunks().get(0));
-        assertThat(first).hasSize(2);
         long written = sim.now();
-        host(first.get(0)).crash();
-        awaitChunks("/f", 20, chunks -> current(chunks.get(0)).size() == 2 && !current(chunks.get(0)).contains(first.get(0)), "a new second copy");
+        String kept = loseOneOfTwoCopiesAndAwaitTheRepair("/f");
         assertThat(sim.now() - written).as("repaired well inside the lease's hold").isLessThan(Leases.WINDOW_NANOS / 2);
-        host(first.get(1)).crash();
+        host(kept).crash();
         assertThat(Arrays.equals(read("/f"), data)).as("read from the repair copy alone").isTrue();
     }
 
@@ -83,13 +80,19 @@ class WriteLeaseSimTest extends ClusterScenario {
         CairnClient client = c.client();
         FileWriter w = client.writer(run(() -> client.create("/f", CHUNK, StorageClass.replicated(2))));
         run(() -> w.write(data, 0, 100_000).flatMap(v -> w.sync()));
-        List<String> first = current(info("/f").chunks().get(0));
-        assertThat(first).hasSize(2);
-        host(first.get(0)).crash();
-        awaitChunks("/f", 20, chunks -> current(chunks.get(0)).size() == 2 && !current(chunks.get(0)).contains(first.get(0)),
-                "the chunk repaired under the writer's lease");
+        loseOneOfTwoCopiesAndAwaitTheRepair("/f");
         run(() -> w.write(data, 100_000, data.length - 100_000).flatMap(v -> w.close()));
         assertThat(Arrays.equals(read("/f"), data)).isTrue();
+    }
+
+    /** Crashes the server of one of the two copies of the file's first chunk, waits (≤ 20 s) for a new second copy; returns the one kept. */
+    private String loseOneOfTwoCopiesAndAwaitTheRepair(String path) {
+        List<String> first = current(info(path).chunks().get(0));
+        assertThat(first).hasSize(2);
+        host(first.get(0)).crash();
+        awaitChunks(path, 20, chunks -> current(chunks.get(0)).size() == 2 && !current(chunks.get(0)).contains(first.get(0)),
+                "a new second copy in place of the one on " + first.get(0));
+        return first.get(1);
     }
 
     /**
