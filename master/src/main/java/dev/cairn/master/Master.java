@@ -1511,14 +1511,8 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         LeaseChain chain = leaseChains.get(id);
         if (chain != null) ask.addAll(chain.servers());
         List<Promise<Ack>> calls = new ArrayList<>();
-        int asked = 0;
-        for (Server s : ask) {
-            if (!s.alive) continue;
-            calls.add(call(s, rid -> new MasterProtocol.CloseWindow(rid, id, term)));
-            asked++;
-        }
+        for (Server s : ask) if (s.alive) calls.add(call(s, rid -> new MasterProtocol.CloseWindow(rid, id, term)));
         revoking.add(id);
-        int n = asked;
         Promise.all(calls).onComplete((acks, e) -> {
             revoking.remove(id);
             boolean closed = e == null;
@@ -1531,7 +1525,7 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             openWindows.remove(id);
             ownLeaseWindows.remove(id);
             changed.add(id);
-            log.info("chunk {}: lease revoked ({} windows closed): it is below its goal, repaired now", id, n);
+            log.info("chunk {}: lease revoked ({} windows closed): it is below its goal, repaired now", id, calls.size());
             kickPlanner();
         });
     }
