@@ -70,8 +70,15 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--verbose", description = "Print node logs with virtual time.")
     boolean verbose;
 
+    @Option(names = "--excuses", description = "In a sweep, print every excused loss with its seed and reason "
+            + "(without it, the seeds with the most).")
+    boolean excuses;
+
     @Option(names = "--jobs", defaultValue = "1", description = "Seeds run in parallel in a sweep (default: ${DEFAULT-VALUE}).")
     int jobs;
+
+    /** Seeds named after a sweep as those with the most excused losses. */
+    private static final int MOST_EXCUSED_SHOWN = 10;
 
     @Override public Integer call() throws Exception {
         long nanos = Durations.parseNanos(duration);
@@ -135,12 +142,14 @@ final class SimCommand implements Callable<Integer> {
         java.util.Map<Fault, Long> coverage = new java.util.EnumMap<>(Fault.class);
         long excused = 0, verified = 0, elections = 0, installs = 0;
         java.util.Map<String, Integer> excuseKinds = new java.util.TreeMap<>();
+        List<SimResult> excusing = new ArrayList<>();
         for (Future<SimResult> f : futures) {
             SimResult r = f.get();
             done++;
             virtual += r.virtualNanos();
             excused += r.stats().excusedLosses;
             for (String x : r.excuses()) excuseKinds.merge(SimResult.excuseKind(x), 1, Integer::sum);
+            if (!r.excuses().isEmpty()) excusing.add(r);
             verified += r.stats().verified;
             elections += r.masterElections();
             installs += r.snapshotInstalls();
@@ -159,6 +168,7 @@ final class SimCommand implements Callable<Integer> {
                 done, failed, virtual / 1e9, wall, virtual / 1e9 / wall, done / wall * 60);
         System.out.printf(Locale.ROOT, "files verified at the end: %d; chunks lost with an excuse (a fault took their last readable copies): %d%s%n",
                 verified, excused, excuseKinds.isEmpty() ? "" : " " + excuseKinds);
+        printExcuses(excusing);
         if (elections > 0) System.out.printf(Locale.ROOT, "master groups: %d leader elections, %d snapshots installed on masters behind the purged log%n", elections, installs);
         System.out.println("violations by kind: " + (kinds.isEmpty() ? "none" : kinds));
         StringBuilder cov = new StringBuilder();
@@ -170,6 +180,22 @@ final class SimCommand implements Callable<Integer> {
             System.out.println("  replay: " + r.options().replayCommand());
         }
         return failed == 0 ? 0 : 1;
+    }
+
+    /** Every excused loss with its seed (--excuses), or the seeds with the most, each with its replay command. */
+    private void printExcuses(List<SimResult> excusing) {
+        if (excusing.isEmpty()) return;
+        if (excuses) {
+            for (SimResult r : excusing) for (String x : r.excuses()) System.out.println("  seed " + r.seed() + ": " + x);
+            return;
+        }
+        List<SimResult> most = new ArrayList<>(excusing);
+        most.sort(java.util.Comparator.comparingInt((SimResult r) -> -r.excuses().size()).thenComparingLong(SimResult::seed));
+        StringBuilder sb = new StringBuilder();
+        for (SimResult r : most.subList(0, Math.min(MOST_EXCUSED_SHOWN, most.size()))) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(r.seed()).append(" (").append(r.excuses().size()).append(')');
+        }
+        System.out.printf(Locale.ROOT, "seeds with the most excused losses (each reason: --seed N, or --excuses for all): %s%n", sb);
     }
 
     private void printFailure(SimResult r, SimOptions o) {

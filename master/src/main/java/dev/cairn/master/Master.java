@@ -94,6 +94,11 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
      * anything (locations are rebuilt from their reports), but no longer than this.
      */
     static final long GRACE_MAX_NANOS = 60_000_000_000L;
+    /**
+     * Into the grace, the chunks one more loss would take (their servers have reported, the rest have not in this
+     * long: most are gone, not slow) are copied, nothing deleted; then again at this period until the grace ends.
+     */
+    static final long GRACE_REPAIR_AFTER_NANOS = 10_000_000_000L;
     /** Time a chunkserver gets to make one copy for the planner (64 MiB read from peers, written, synced). */
     static final long COPY_CALL_NANOS = 300_000_000_000L;
     /** Time a lease's top-up copy gets to be filled from a holder (the writer waits for the lease meanwhile). */
@@ -167,6 +172,9 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
     private long copiesMade;
     private long copiesDeleted;
     private long startNanos;
+    /** When the namespace was last walked for the start-up grace's repairs ({@link #repairEndangeredInGrace}), and what it found. */
+    private long lastGraceScanNanos;
+    private final TreeSet<Long> graceEndangered = new TreeSet<>();
     private boolean grace = true;
     /** An early planner pass is scheduled (see {@link #PLAN_KICK_NANOS}). */
     private boolean kickPending;
@@ -1478,33 +1486,45 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
      * the hold is for. A server down or cut off is not asked and need not be: the planner neither counts its copy nor
      * copies from it, and if it comes back with its window still open, its report holds the chunk again
      * ({@link #holdIfWritable}). A writer still writing has its next write refused ({@code EXPIRED}) and asks for a
-     * new lease, which tops the chain up to the goal.
+     * new lease, which tops the chain up to the goal. A hold by reported windows alone (a restarted master's, or a
+     * server's that was down when the lease was revoked and came back with its window open) is revoked the same way:
+     * the windows are closed wherever the chunk has a copy (sim seed 5034: a part waited 26 s under such a hold until
+     * a host loss took the chunk).
      */
-    private void revokeLeasesBelowGoal() {
-        if (leaseUntil.isEmpty() || revoking.size() >= MAX_REVOKING) return;
+    private void revokeLeasesBelowGoal(boolean endangeredOnly) {
+        if ((leaseUntil.isEmpty() && openWindows.isEmpty()) || revoking.size() >= MAX_REVOKING) return;
         Set<Long> leasingInodes = new HashSet<>();
         for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
         Map<Long, InodeRecord> files = new java.util.HashMap<>();
         Set<Long> ignored = new HashSet<>();
-        List<long[]> due = new ArrayList<>();
-        for (var e : new java.util.TreeMap<>(leaseUntil).entrySet()) { // in id order: the same calls in the same order on every run
-            long id = e.getKey();
+        // in id order: the same calls in the same order on every run
+        java.util.TreeSet<Long> held = new java.util.TreeSet<>(leaseUntil.keySet());
+        held.addAll(openWindows.keySet());
+        List<Long> due = new ArrayList<>();
+        for (long id : held) {
             if (revoking.contains(id) || moving.containsKey(id) || replacing.containsKey(id)) continue;
-            if (openWindows.containsKey(id) && !ownLeaseWindows.contains(id)) continue; // a window of a lease this master never granted
+            // a window no lease of this master explains, on a chunk this master has leased since: the lease's hold stands
+            if (leaseUntil.containsKey(id) && openWindows.containsKey(id) && !ownLeaseWindows.contains(id)) continue;
             ChunkRecord rec = namespace.chunk(id);
             // only a chunk holding committed bytes: what a lease is still uploading (never committed) is the writer's to finish
             if (rec == null || !rec.committed() || leasingInodes.contains(rec.inode()) || metaLog.changing(rec.inode())) continue;
             Planner.ChunkState st = chunkState(rec, files, leasingInodes, ignored);
             // below its goal and still readable: a copy to make, and a copy to make it from
             if (st == null || Planner.missing(st) == 0 || Planner.redundancy(st) < 0) continue;
-            due.add(new long[] {id, e.getValue()});
+            if (endangeredOnly && Planner.redundancy(st) > 0) continue;
+            due.add(id);
             if (revoking.size() + due.size() >= MAX_REVOKING) break;
         }
-        for (long[] d : due) revoke(d[0], d[1]);
+        for (long id : due) revoke(id);
     }
 
-    /** Closes every window a live server may have open on chunk {@code id}; then drops the hold (if still {@code until}). */
-    private void revoke(long id, long until) {
+    /**
+     * Closes every window a live server may have open on chunk {@code id}; then drops the hold, the lease's and the
+     * reported windows', if neither changed meanwhile (a new lease, or a window reported again by a server not asked).
+     */
+    private void revoke(long id) {
+        Long leaseHold = leaseUntil.get(id);
+        Long windowHold = openWindows.get(id);
         Set<Server> ask = new java.util.LinkedHashSet<>();
         for (Holder h : registry.holders(id)) ask.add(h.server());
         ask.addAll(registry.staleHolders(id));
@@ -1517,22 +1537,84 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
             revoking.remove(id);
             boolean closed = e == null;
             for (Promise<Ack> p : calls) closed &= !p.isFailed() && p.value().status() == Status.OK;
-            Long now = leaseUntil.get(id);
-            // a server that did not answer keeps the hold, as does a lease granted on the chunk meanwhile (a new hold)
-            if (!closed || now == null || now != until) return;
+            // a server that did not answer keeps the hold, as does a lease granted or a window reported meanwhile (a new hold)
+            if (!closed || !java.util.Objects.equals(leaseUntil.get(id), leaseHold) || !java.util.Objects.equals(openWindows.get(id), windowHold)) return;
+            if (leaseHold == null && windowHold == null) return; // lapsed meanwhile: nothing left to drop
             leaseUntil.remove(id);
             leaseChains.remove(id); // as when the hold lapses: a commit after this vouches for the copies recorded at its version
             openWindows.remove(id);
             ownLeaseWindows.remove(id);
             changed.add(id);
-            log.info("chunk {}: lease revoked ({} windows closed): it is below its goal, repaired now", id, calls.size());
+            log.info("chunk {}: {} revoked ({} windows closed): it is below its goal, repaired now", id,
+                    leaseHold != null ? "lease" : "reported write window", calls.size());
             kickPlanner();
         });
     }
 
+    /**
+     * The start-up grace's repairs: once {@link #GRACE_REPAIR_AFTER_NANOS} have passed with known servers still silent,
+     * copies of the chunks whose reported copies are one loss from too few to read (their holds revoked first, as
+     * after the grace). Nothing is deleted, balanced or archived: a silent server may yet come back with copies, and
+     * then the planner tidies whatever this made extra. The namespace is walked for such chunks at that period; in
+     * between, each pass looks at the ones found. Waiting out the whole grace instead lost chunks a restarted master
+     * knew to be endangered (sim seed 5126: a master restarted at 35.7 s waited for a server lost before, and a host
+     * loss at 43.5 s then a disk death at 49.8 s took 63 chunks it could have copied).
+     */
+    private void repairEndangeredInGrace(long now, int reported) {
+        if (now - startNanos < GRACE_REPAIR_AFTER_NANOS) return;
+        Set<Long> leasingInodes = new HashSet<>();
+        for (String slot : leasing) leasingInodes.add(Long.parseLong(slot.substring(0, slot.indexOf(':'))));
+        Map<Long, InodeRecord> files = new java.util.HashMap<>();
+        Set<Long> ignored = new HashSet<>();
+        java.util.function.Predicate<ChunkRecord> endangered = c -> {
+            Planner.ChunkState st = chunkState(c, files, leasingInodes, ignored);
+            return st != null && Planner.missing(st) > 0 && Planner.redundancy(st) == 0;
+        };
+        if (lastGraceScanNanos == 0 || now - lastGraceScanNanos >= GRACE_REPAIR_AFTER_NANOS) {
+            lastGraceScanNanos = now;
+            graceEndangered.clear();
+            namespace.forEachChunk(c -> {
+                if (endangered.test(c)) graceEndangered.add(c.chunkId());
+                return true;
+            });
+            if (!graceEndangered.isEmpty()) {
+                log.info("start-up grace: {} of {} known chunkservers reported after {} s; {} chunks one loss from unreadable are repaired meanwhile",
+                        reported, knownServers.size(), (now - startNanos) / 1_000_000_000L, graceEndangered.size());
+            }
+        }
+        if (graceEndangered.isEmpty()) return;
+        revokeLeasesBelowGoal(true);
+        Set<Long> skip = untouchable(now);
+        List<Planner.ChunkState> states = new ArrayList<>();
+        for (var it = graceEndangered.iterator(); it.hasNext(); ) {
+            ChunkRecord c = namespace.chunk(it.next());
+            if (c == null || !endangered.test(c)) {
+                it.remove(); // repaired, removed, or now past saving
+                continue;
+            }
+            Planner.ChunkState st = chunkState(c, files, leasingInodes, skip);
+            if (!skip.contains(c.chunkId())) states.add(st);
+        }
+        for (Planner.Action a : Planner.plan(registry.live(), states, busy, skip, Planner.Limits.DEFAULT, false).actions()) {
+            assert a instanceof Planner.Copy : "a deletion planned in the start-up grace: " + a;
+            if (a instanceof Planner.Copy cp) startCopy(cp);
+        }
+    }
+
+    /** Chunks no planner action may touch now: one under way, a hold (a lease's or reported windows'), a retry not yet due. */
+    private Set<Long> untouchable(long now) {
+        Set<Long> skip = new HashSet<>(moving.keySet());
+        skip.addAll(leaseUntil.keySet());
+        skip.addAll(openWindows.keySet());
+        retryAt.values().removeIf(at -> at - now <= 0);
+        skip.addAll(retryAt.keySet());
+        return skip;
+    }
+
     /** A planner action finished: if repair work is waiting for action slots, plan again soon. */
     private void kickPlanner() {
-        if (kickPending || grace || (counts.underGoal() == 0 && counts.overGoal() == 0 && counts.stale() == 0)) return;
+        // in the start-up grace, only while it has endangered chunks to copy (repairEndangeredInGrace); its counts are not made yet
+        if (kickPending || (grace ? graceEndangered.isEmpty() : counts.underGoal() == 0 && counts.overGoal() == 0 && counts.stale() == 0)) return;
         kickPending = true;
         env.scheduler().schedule(PLAN_KICK_NANOS, () -> {
             kickPending = false;
@@ -1577,16 +1659,15 @@ public final class Master implements Node, MessageHandler, dev.cairn.core.metric
         if (grace) {
             int reported = 0;
             for (String id : knownServers) if (registry.server(id) != null && registry.server(id).alive) reported++;
-            if (reported < knownServers.size() && now - startNanos < GRACE_MAX_NANOS) return false;
+            if (reported < knownServers.size() && now - startNanos < GRACE_MAX_NANOS) {
+                repairEndangeredInGrace(now, reported);
+                return false;
+            }
             grace = false;
             log.info("start-up grace over: {} of {} known chunkservers reported; planner running", reported, knownServers.size());
         }
-        revokeLeasesBelowGoal();
-        Set<Long> skip = new HashSet<>(moving.keySet());
-        skip.addAll(leaseUntil.keySet());
-        skip.addAll(openWindows.keySet());
-        retryAt.values().removeIf(at -> at - now <= 0);
-        skip.addAll(retryAt.keySet());
+        revokeLeasesBelowGoal(false);
+        Set<Long> skip = untouchable(now);
         for (var it = refusals.values().iterator(); it.hasNext(); ) {
             java.util.Map<String, Long> by = it.next();
             int before = by.size();

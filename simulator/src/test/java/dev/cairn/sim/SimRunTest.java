@@ -35,6 +35,14 @@ class SimRunTest {
      * the sweep as its regression test.
      */
     static final Set<Long> KNOWN_FAILING = Set.of();
+    /**
+     * Chunks the CI sweep may report "lost with an excuse" (a fault took the last readable copies the auditor's own
+     * model knew of): 32 on 2026-11-28, 23 of them in seed 171 (a host loss seconds after a disk death). A coarse guard
+     * against a change that loses many chunks and gets them all excused; in runs of 10 s chance dominates the count
+     * (with lease revocation turned off it was 23), so the 60 s sweeps of docs/benchmarks.md are the measure of
+     * repair. Raise it only with each new excuse read ({@code ./cairn sim --seeds 1..500 --duration 10s --excuses}).
+     */
+    static final long MAX_EXCUSED_LOSSES = 48;
 
     @Test void fiveHundredSeedsPassWithTheFullFaultCatalog() throws Exception {
         int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
@@ -46,7 +54,8 @@ class SimRunTest {
         }
         List<String> failures = new ArrayList<>();
         Map<SimOptions.Fault, Integer> coverage = new EnumMap<>(SimOptions.Fault.class);
-        long commits = 0, verified = 0, nfsCommits = 0, nfsResends = 0, nfsEcUpdates = 0;
+        long commits = 0, verified = 0, nfsCommits = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0;
+        List<String> excuses = new ArrayList<>();
         for (Future<SimResult> f : runs) {
             SimResult r = f.get();
             r.faultCounts().forEach((k, c) -> coverage.merge(k, c, Integer::sum));
@@ -55,6 +64,8 @@ class SimRunTest {
             nfsCommits += r.stats().nfsCommits;
             nfsResends += r.stats().nfsResends;
             nfsEcUpdates += r.stats().nfsEcUpdates;
+            excused += r.stats().excusedLosses;
+            for (String x : r.excuses()) excuses.add("seed " + r.seed() + ": " + x);
             if (KNOWN_FAILING.contains(r.seed())) {
                 assertThat(r.passed()).as("seed %d is listed as finding an open bug but passes: take it off the list", r.seed()).isFalse();
             } else if (!r.passed()) {
@@ -63,6 +74,7 @@ class SimRunTest {
         }
         pool.shutdown();
         assertThat(failures).as(String.join("\n", failures)).isEmpty();
+        assertThat(excused).as("chunks lost with an excuse:\n" + String.join("\n", excuses)).isLessThanOrEqualTo(MAX_EXCUSED_LOSSES);
         assertThat(commits).as("the workload made progress").isGreaterThan(CI_SEEDS * 20L);
         assertThat(verified).as("acknowledged files were read back").isGreaterThan(CI_SEEDS * 10L);
         assertThat(nfsCommits).as("the NFS lane's COMMITs acknowledged writes").isGreaterThan(CI_SEEDS * 5L);
