@@ -53,6 +53,8 @@ public final class ChunkSession {
         long takenUnder;
         /** Dropped from the session by a commit over it (a reply still on its way changes no count). */
         boolean released;
+        /** Counted in {@code retaking}: taken under an earlier lease, not yet again under this one. */
+        boolean owed;
 
         Piece(long offset, byte[] data, Promise<Void> taken) {
             this.offset = offset;
@@ -147,7 +149,10 @@ public final class ChunkSession {
         for (int i = 0; i < n; i++) {
             Piece p = pending.get(i);
             heldBytes -= p.data.length;
-            if (p.takenUnder != 0 && p.takenUnder != generation) retaking--; // no longer needed again
+            if (p.owed) { // no longer needed again
+                p.owed = false;
+                retaking--;
+            }
             p.released = true;
         }
         pending.subList(0, n).clear();
@@ -278,7 +283,10 @@ public final class ChunkSession {
                     recover(r);
                     return;
                 }
-                if (p.takenUnder != 0 && p.takenUnder != gen && !p.released) retaking--;
+                if (p.owed && !p.released) {
+                    p.owed = false;
+                    retaking--;
+                }
                 p.takenUnder = gen;
                 p.taken.complete(null); // a no-op when sent again under a new lease
                 settle();
@@ -307,8 +315,13 @@ public final class ChunkSession {
             leaseAtNanos = client.env().clock().nanoTime();
             client.log().debug("chunk {} of inode {}: lease v{} of chunk {} on {}; {} writes to send", index, file.inode(), l.version(), l.chunkId(),
                     l.chain(), pending.size());
+            // counted per piece, not by comparing generations: a retry or a refresh moves the generation before this lease
+            // comes, and a commit releasing pieces meanwhile must not uncount what was never counted (sim seed 1836)
             retaking = 0;
-            for (Piece p : pending) if (p.takenUnder != 0) retaking++;
+            for (Piece p : pending) {
+                p.owed = p.takenUnder != 0;
+                if (p.owed) retaking++;
+            }
             sent = 0;
             inFlight = 0;
             piecesSinceSync = 0;
