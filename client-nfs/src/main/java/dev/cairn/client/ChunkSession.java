@@ -138,6 +138,13 @@ public final class ChunkSession {
         release(n);
     }
 
+    /** The end (chunk offset) of the furthest write synced and not yet released; 0 if none. */
+    public long syncedEnd() {
+        long end = 0;
+        for (int i = 0; i < synced; i++) end = Math.max(end, pending.get(i).end());
+        return end;
+    }
+
     /** The file's length is committed over every write synced so far. */
     public void releaseSynced() { release(synced); }
 

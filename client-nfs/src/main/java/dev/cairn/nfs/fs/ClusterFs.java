@@ -651,7 +651,7 @@ public final class ClusterFs {
         long size = f.size;
         long changes = f.unstable;
         if (syncs.isEmpty() && size == f.base.size() && changes == 0 && f.heldBytes() == 0) return Promise.completed(null);
-        return Promise.all(syncs).flatMap(v -> commitLength(f, size)).then((v, e) -> {
+        return Promise.all(syncs).flatMap(v -> commitLength(f, committedSize(f, size))).then((v, e) -> {
             if (e != null) {
                 if (CairnException.statusOf(e) == Status.IO || failedSession(f)) loseWrites(f, e);
                 return Promise.failed(e);
@@ -661,6 +661,22 @@ public final class ClusterFs {
             dropIdleSessions(f);
             return Promise.completed(null);
         });
+    }
+
+    /**
+     * The size a flush commits: the file's when it began, raised over every write synced by now. A WRITE taken while
+     * the flush waited for its lease is synced by the flush's sync and let go of after the commit, so the commit must
+     * cover it: committed short of it, the next lease's copies were cut back to the committed length and the bytes lost
+     * with nothing left to send again (60 s sim seed 466). Never past the file's size now (a truncate since).
+     */
+    private static long committedSize(OpenFile f, long size) {
+        long upTo = size;
+        int cs = f.chunkSize();
+        for (Map.Entry<Integer, ChunkSession> e : f.sessions.entrySet()) {
+            long end = e.getValue().syncedEnd();
+            if (end > 0) upTo = Math.max(upTo, (long) e.getKey() * cs + end);
+        }
+        return Math.min(upTo, f.size);
     }
 
     /** Writes answered earlier can no longer be made durable: this commit says so, once. */
