@@ -563,6 +563,34 @@ class NfsDataPathSimTest extends NfsScenario {
         assertThat(read("/slow")).isEqualTo(model);
     }
 
+    /**
+     * A COMMIT whose sync fails on a dead copy, while another WRITE arrives: the session takes a new lease and sends both
+     * WRITEs again, its sync then covers both, and the gateway lets go of both after the commit, so the length committed
+     * must cover both. Committed short of the later one (the file's size when the COMMIT began), the next lease cut the
+     * copies back to that length and the later WRITE's bytes were gone with nothing left to send again (60 s sim seed 466).
+     */
+    @Test void aWriteTakenWhileACommitWaitsForANewLeaseIsCommittedByIt() {
+        start(4);
+        OpenFile f = smallChunkFile("race", StorageClass.replicated(2));
+        byte[] model = Oracle.content(61, 100_000);
+        byte[] first = model;
+        nfs(() -> nfsClient.write(f, 0, first, Nfs4Client.FILE_SYNC));
+        byte[] a = Oracle.content(62, 10_000);
+        byte[] b = Oracle.content(63, 10_000);
+        nfs(() -> nfsClient.write(f, first.length, a, Nfs4Client.UNSTABLE));
+        host(current(info("/race").chunks().get(0)).get(0)).crash();
+        nfs(() -> Promise.all(List.of(
+                nfsClient.commit(f.fh()),
+                nfsClient.write(f, first.length + a.length, b, Nfs4Client.UNSTABLE).map(r -> 0L))));
+        model = apply(apply(model, first.length, a), first.length + a.length, b);
+        byte[] last = Oracle.content(64, 1000);
+        nfs(() -> nfsClient.write(f, 0, last, Nfs4Client.UNSTABLE));
+        nfs(() -> nfsClient.commit(f.fh()));
+        model = apply(model, 0, last);
+        assertThat(read("/race")).as("through the cluster's own client").isEqualTo(model);
+        assertThat(readAll(f, model.length)).isEqualTo(model);
+    }
+
     /** A COMMIT after the writes' chunkserver died: the session sends them again to a new chain first. */
     @Test void writesTakenByACopyThatDiesBeforeTheCommitAreSentAgain() {
         start(4);
