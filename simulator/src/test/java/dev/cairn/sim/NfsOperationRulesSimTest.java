@@ -242,6 +242,33 @@ class NfsOperationRulesSimTest extends NfsScenario {
     }
 
     /**
+     * A size set on a file by anyone but root drops its set-id bits as a WRITE does (Linux's truncate(2), which knfsd
+     * applies; xfstests generic/684), the owner's truncate too; root's keeps them, as does a SETATTR that sets no size.
+     */
+    @Test void aTruncateByAnyoneButRootDropsSetIdBits() {
+        byte[] shared = sharedDirectory("setid");
+        Nfs4Client alice = client("alice", 1000), bob = client("bob", 2000);
+        byte[] f = file(alice, shared, "prog", 10);
+        assertThat(setMode(alice, f, 06777)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(root, f, ANONYMOUS, SIZE, v -> v.writeLong(8))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 06777)).as("root's truncate keeps them").isTrue();
+        assertThat(setAttr(bob, f, ANONYMOUS, TIME_MODIFY_SET, v -> v.writeInt(0))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 06777)).as("a SETATTR without a size keeps them").isTrue();
+        assertThat(setAttr(bob, f, ANONYMOUS, SIZE, v -> v.writeLong(4))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 0777)).as("a truncate by someone else who may write it drops both").isTrue();
+        assertThat(setMode(alice, f, 06767)).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setAttr(alice, f, ANONYMOUS, SIZE, v -> v.writeLong(20))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 02767)).as("the owner's, growing it: set-user-id dropped, set-group-id without group execute kept").isTrue();
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(20))).isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(setMode(alice, f, 04777)).isEqualTo(Nfs4Status.NFS4_OK);
+        // OPEN(create, UNCHECKED4) over the file with a size of 0: open(2) with O_TRUNC
+        assertThat(nfs(() -> bob.statusOf(b -> b.putFh(shared).op(Op.OPEN, openCreate("prog", fattr(SIZE, v -> v.writeLong(0)))))))
+                .isEqualTo(Nfs4Status.NFS4_OK);
+        assertThat(hasMode(f, 0777)).as("a truncating OPEN by someone else drops it").isTrue();
+        assertThat(verify(root, f, SIZE, v -> v.writeLong(0))).isEqualTo(Nfs4Status.NFS4_OK);
+    }
+
+    /**
      * ACCESS (RFC 8881 §18.1): what is granted follows the mode's owner, group or other bits for the caller, and root
      * may read and write anything and execute what has an execute bit; nothing outside what was asked is answered.
      */

@@ -179,7 +179,8 @@ public final class Open implements Operation {
         }
         int[] set = new int[3];
         set[0] = 1 << Fattr.SIZE;
-        return Files.fs(st).setAttr(a.inode(), AttrChange.NONE.withSize(size)).then((t, e) -> e != null ? Operation.status(Files.status(e))
+        AttrChange cut = SetAttr.droppingSetIdOnTruncate(AttrChange.NONE.withSize(size), a.type(), a.mode(), st.credentials.uid());
+        return Files.fs(st).setAttr(a.inode(), cut).then((t, e) -> e != null ? Operation.status(Files.status(e))
                 : Promise.completed(opened(st, res, r, access, clientId, t, dir, false, set)));
     }
 

@@ -14,7 +14,8 @@ import dev.cairn.nfs.xdr.XdrEncoder;
 
 /**
  * SETATTR (RFC 8881 §18.30): mode and owner (the owner or root; only root gives a file away), times, size
- * (write permission; a size change makes pending writes durable first). A change of owner drops set-id bits. The result always carries the
+ * (write permission; a size change makes pending writes durable first). A change of owner, or a size set by anyone but
+ * root, drops set-id bits. The result always carries the
  * bitmap of what was set, empty on error.
  */
 public final class SetAttr implements Operation {
@@ -47,7 +48,8 @@ public final class SetAttr implements Operation {
                 if (a.type() != FileType.FILE) return failed(res, Nfs4Status.INVAL);
                 if (sid.isSpecial() && !Files.mayWrite(cred, a)) return failed(res, Nfs4Status.ACCESS);
             }
-            return Files.fs(st).setAttr(ino, c).then((r, e2) -> {
+            // after the checks: the bits a truncate drops are not a mode change its caller asked for
+            return Files.fs(st).setAttr(ino, droppingSetIdOnTruncate(c, a.type(), a.mode(), cred.uid())).then((r, e2) -> {
                 if (e2 != null) return failed(res, Files.status(e2));
                 Fattr.writeBitmap(res, attrs.bitmap());
                 return OK;
@@ -65,6 +67,17 @@ public final class SetAttr implements Operation {
         if ((c.uid() == AttrChange.KEEP && c.gid() == AttrChange.KEEP) || type == FileType.DIR) return c;
         int mode = c.mode() == AttrChange.KEEP ? AttrChange.DROP_SET_ID : AttrChange.withoutSetId(c.mode());
         return new AttrChange(mode, c.uid(), c.gid(), c.size(), c.atimeMillis(), c.mtimeMillis(), c.fromSize());
+    }
+
+    /**
+     * A size set on a regular file by anyone but root drops its set-id bits, as a WRITE does (Linux's truncate(2):
+     * {@code should_remove_suid}, whoever owns the file; xfstests generic/684 checks it over NFS): a set-user-id
+     * program cut short by someone who may write it must not keep running with its owner's privileges. An explicit mode
+     * in the same request is left as asked (only the owner may give one).
+     */
+    static AttrChange droppingSetIdOnTruncate(AttrChange c, FileType type, int mode, int uid) {
+        if (c.size() == AttrChange.KEEP || type != FileType.FILE || uid == 0 || c.mode() != AttrChange.KEEP || !AttrChange.hasSetId(mode)) return c;
+        return new AttrChange(AttrChange.DROP_SET_ID, c.uid(), c.gid(), c.size(), c.atimeMillis(), c.mtimeMillis(), c.fromSize());
     }
 
     private static Promise<Integer> failed(XdrEncoder res, int status) {
