@@ -352,8 +352,9 @@ public final class ChunkSession {
             }
             // everything up to here is durable on every copy (kept until a commit covers it), and the version goes to
             // the next commit
-            for (int i = synced; i < covered; i++) pendingBytes -= pending.get(i).data.length;
-            synced = covered;
+            int upTo = client.env().planted(dev.cairn.core.env.Plant.SYNC_COVERS_LATER_WRITES) ? pending.size() : covered;
+            for (int i = synced; i < upTo; i++) pendingBytes -= pending.get(i).data.length;
+            synced = upTo;
             piecesSinceSync = 0;
             writtenTo = 0;
             attempts = 0;

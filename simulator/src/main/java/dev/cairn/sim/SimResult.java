@@ -58,9 +58,9 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
             sb.append(String.format(Locale.ROOT, "  masters: a group of %d, %d leader elections, %d snapshots installed%n", options.masters(), masterElections, snapshotInstalls));
         }
         if (stats.nfsReconnects > 0) {
-            sb.append(String.format(Locale.ROOT, "  nfs: %d created, %d changed in place (%d of erasure-coded files; %d writes, %d COMMITs, %d FILE_SYNC writes and %d DEALLOCATEs acknowledged, %d resent after a"
+            sb.append(String.format(Locale.ROOT, "  nfs: %d created, %d changed in place (%d of erasure-coded files; %d writes, %d COMMITs (%d amid writes), %d FILE_SYNC writes and %d DEALLOCATEs acknowledged, %d resent after a"
                             + " verifier change), %d reads, %d removes, %d xattr changes (%d acknowledged), %d given up, %d calls retried, %d sessions%n",
-                    stats.nfsCreates, stats.nfsUpdates, stats.nfsEcUpdates, stats.nfsWrites, stats.nfsCommits, stats.nfsSyncWrites, stats.nfsDeallocates, stats.nfsResends, stats.nfsReads,
+                    stats.nfsCreates, stats.nfsUpdates, stats.nfsEcUpdates, stats.nfsWrites, stats.nfsCommits + stats.nfsCommitsAmid, stats.nfsCommitsAmid, stats.nfsSyncWrites, stats.nfsDeallocates, stats.nfsResends, stats.nfsReads,
                     stats.nfsRemoves, stats.nfsXattrChanges, stats.nfsXattrsAcknowledged, stats.nfsFailures, stats.nfsRetries, stats.nfsReconnects));
         }
         if (stats.drains + stats.classChanges + stats.retired > 0) {

@@ -227,6 +227,35 @@ class NfsDataPathSimTest extends NfsScenario {
         }
     }
 
+    /**
+     * WRITEs taken while a COMMIT's sync is on its way down the chain are not covered by it: the next COMMIT makes them
+     * durable, and a power cut of every chunkserver after it leaves them. A sync that counted as durable whatever the
+     * session held when its answer came (not what it had sent before it) let the next COMMIT answer with nothing synced.
+     */
+    @Test void writesTakenDuringACommitsSyncAreMadeDurableByTheNextCommit() {
+        start(3);
+        OpenFile f = smallChunkFile("during", StorageClass.replicated(2));
+        byte[] model = Oracle.content(71, 2 * SMALL_CHUNK);
+        byte[] first = model;
+        nfs(() -> nfsClient.write(f, 0, first, Nfs4Client.FILE_SYNC));
+        for (int round = 0; round < 8; round++) {
+            long at = 5_000L + round * 20_000L;
+            byte[] a = Oracle.content(100 + round, 4096);
+            byte[] b = Oracle.content(200 + round, 4096);
+            nfs(() -> nfsClient.write(f, at, a, Nfs4Client.UNSTABLE));
+            List<Promise<Long>> calls = new ArrayList<>();
+            nfs(() -> {
+                calls.add(nfsClient.commit(f.fh()));
+                for (int i = 0; i < 4; i++) calls.add(nfsClient.write(f, at + 4096 + i * 1024L, Arrays.copyOfRange(b, i * 1024, (i + 1) * 1024), Nfs4Client.UNSTABLE).map(r -> 0L));
+                return Promise.all(calls);
+            });
+            nfs(() -> nfsClient.commit(f.fh()));
+            model = apply(apply(model, at, a), at + 4096, b);
+        }
+        powerCutEverywhereThenRestart();
+        assertThat(read("/during")).isEqualTo(model);
+    }
+
     /** Every chunkserver loses power (its unsynced writes torn) as the gateway crashes; all come back 5 s later. */
     void powerCutEverywhereThenRestart() {
         for (SimHost h : c.chunkservers()) h.powerLoss(true);

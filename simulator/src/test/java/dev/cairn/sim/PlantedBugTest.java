@@ -57,7 +57,8 @@ class PlantedBugTest {
             Map.entry(Plant.INSTALL_OVER_OLD_STATE, Set.of("raft", "metadata")),
             Map.entry(Plant.GATEWAY_VERIFIER_REUSED, Set.of("durability", "corrupt-read")),
             Map.entry(Plant.DEALLOCATE_NOT_SYNCED, Set.of("durability", "corrupt-read")),
-            Map.entry(Plant.OVERWRITE_IN_PLACE, Set.of("torn-durable", "durability", "corrupt-read"))));
+            Map.entry(Plant.OVERWRITE_IN_PLACE, Set.of("torn-durable", "durability", "corrupt-read")),
+            Map.entry(Plant.SYNC_COVERS_LATER_WRITES, Set.of("durability", "corrupt-read"))));
 
     /** Bugs in the master group's code: swept with a group of three masters (the sweep's {@code --masters 3}). */
     static final Set<Plant> IN_THE_MASTER_GROUP = Set.of(Plant.SNAPSHOT_NOT_DURABLE, Plant.INSTALL_OVER_OLD_STATE);

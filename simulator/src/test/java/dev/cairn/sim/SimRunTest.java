@@ -54,7 +54,7 @@ class SimRunTest {
         }
         List<String> failures = new ArrayList<>();
         Map<SimOptions.Fault, Integer> coverage = new EnumMap<>(SimOptions.Fault.class);
-        long commits = 0, verified = 0, nfsCommits = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0;
+        long commits = 0, verified = 0, nfsCommits = 0, nfsCommitsAmid = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0;
         List<String> excuses = new ArrayList<>();
         for (Future<SimResult> f : runs) {
             SimResult r = f.get();
@@ -62,6 +62,7 @@ class SimRunTest {
             commits += r.stats().commits;
             verified += r.stats().verified;
             nfsCommits += r.stats().nfsCommits;
+            nfsCommitsAmid += r.stats().nfsCommitsAmid;
             nfsResends += r.stats().nfsResends;
             nfsEcUpdates += r.stats().nfsEcUpdates;
             excused += r.stats().excusedLosses;
@@ -78,6 +79,7 @@ class SimRunTest {
         assertThat(commits).as("the workload made progress").isGreaterThan(CI_SEEDS * 20L);
         assertThat(verified).as("acknowledged files were read back").isGreaterThan(CI_SEEDS * 10L);
         assertThat(nfsCommits).as("the NFS lane's COMMITs acknowledged writes").isGreaterThan(CI_SEEDS * 5L);
+        assertThat(nfsCommitsAmid).as("COMMITs sent beside WRITEs acknowledged the writes before them").isGreaterThan(CI_SEEDS / 4);
         assertThat(nfsResends).as("a gateway restart made NFS clients resend what it lost").isPositive();
         assertThat(nfsEcUpdates).as("changes in place of erasure-coded files were acknowledged (their chunks rewritten)").isGreaterThan(CI_SEEDS / 4);
         for (SimOptions.Fault kind : SimOptions.Fault.values()) {

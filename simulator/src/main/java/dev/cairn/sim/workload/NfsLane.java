@@ -330,6 +330,44 @@ public final class NfsLane {
         });
     }
 
+    /**
+     * Half of {@code batch}, then a COMMIT sent together with the other half, as a kernel client's writeback does (a
+     * COMMIT for the pages written so far while more WRITEs of the file are under way). The COMMIT covers the writes
+     * answered before it was sent, not those beside it: only those are acknowledged (and witnessed) at its reply; the
+     * rest wait for a later COMMIT. A gateway that counted the writes beside it as durable, or let go of them with it,
+     * is caught at that later COMMIT or by the faults after it.
+     */
+    private Promise<Void> commitAmid(Handle h, FileModel model, List<FileModel.Op> batch, long[] since) {
+        List<FileModel.Op> before = batch.subList(0, batch.size() / 2), beside = batch.subList(batch.size() / 2, batch.size());
+        return sendAll(h, before).flatMap(v -> {
+            List<FileModel.Op> covered = List.copyOf(h.sent);
+            Set<Long> answered = Set.copyOf(h.verifiers);
+            long sentAt = sim.now();
+            Promise<Long> commit = retry(h, f -> nfs.commit(f.fh()));
+            Promise<Void> rest = sendAll(h, beside);
+            return commit.flatMap(verifier -> rest.map(x -> {
+                if (answered.isEmpty() || answered.size() == 1 && answered.contains(verifier)) {
+                    stats.nfsCommitsAmid++;
+                    acknowledgeThrough("NFS COMMIT of " + h.path + " amid writes", h, model, covered, since, sentAt);
+                }
+                return null;
+            }));
+        });
+    }
+
+    /** A COMMIT covered {@code covered}, the writes sent since the last good one up to when it was sent: only those are acknowledged. */
+    private void acknowledgeThrough(String what, Handle h, FileModel model, List<FileModel.Op> covered, long[] since, long sentAt) {
+        assert h.sent.size() >= covered.size() && h.sent.subList(0, covered.size()).equals(covered) : "writes sent before the COMMIT changed";
+        List<FileModel.Op> pending = model.pendingOps();
+        List<FileModel.Op> acked = pending.subList(0, pending.indexOf(covered.get(covered.size() - 1)) + 1);
+        model.acknowledgeThrough(covered.get(covered.size() - 1));
+        h.sent.subList(0, covered.size()).clear();
+        // the verifiers of the writes left stay counted: more than one makes the next COMMIT send them again, which is safe
+        oracle.changed(h.path);
+        ackObserver.acknowledged(what, h.path, model, acked, since[0], null, oracle.chunkSize(h.path));
+        since[0] = sentAt;
+    }
+
     private Promise<Void> resend(Handle h, List<FileModel.Op> ops, int i) {
         if (i == ops.size()) return Promise.completed(null);
         return send(h, ops.get(i), Nfs4Client.UNSTABLE).flatMap(s -> resend(h, ops, i + 1));
@@ -398,7 +436,7 @@ public final class NfsLane {
                 spans.add(new long[] {off, off + len});
                 batch.add(model.write(off, len, rnd.nextLong()));
             }
-            step = sendAll(h, batch);
+            step = batch.size() >= 2 && rnd.nextInt(4) == 0 ? commitAmid(h, model, batch, since) : sendAll(h, batch);
         } else if (dice < 75) {
             step = send(h, model.truncate(rnd.nextLong(model.maxLength() + Math.min(chunk, MAX_GROWTH))), Nfs4Client.UNSTABLE).map(s -> null);
         } else if (dice < 88 && h.sent.isEmpty()) {

@@ -82,7 +82,7 @@ public final class Workload {
          * acknowledged, FILE_SYNC writes that did, changes resent after a verifier change, reads, removes, operations
          * given up, calls retried, sessions made.
          */
-        public long nfsCreates, nfsUpdates, nfsEcUpdates, nfsWrites, nfsCommits, nfsSyncWrites, nfsDeallocates, nfsResends, nfsReads, nfsRemoves, nfsFailures, nfsRetries, nfsReconnects,
+        public long nfsCreates, nfsUpdates, nfsEcUpdates, nfsWrites, nfsCommits, nfsCommitsAmid, nfsSyncWrites, nfsDeallocates, nfsResends, nfsReads, nfsRemoves, nfsFailures, nfsRetries, nfsReconnects,
                 nfsXattrChanges, nfsXattrsAcknowledged;
     }
 

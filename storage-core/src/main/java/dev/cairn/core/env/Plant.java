@@ -52,7 +52,9 @@ public enum Plant {
     /** The NFS gateway answers a DEALLOCATE once its zeros are written, before they are durable and committed. */
     DEALLOCATE_NOT_SYNCED,
     /** A chunkserver overwrites pages the newest durable header names where they are, not at their other place. */
-    OVERWRITE_IN_PLACE;
+    OVERWRITE_IN_PLACE,
+    /** A client's chunk sync counts as durable every write the session holds when its answer comes, not only those sent before it. */
+    SYNC_COVERS_LATER_WRITES;
 
     /** The command-line name, e.g. {@code ack-before-fsync}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
