@@ -101,7 +101,7 @@ final class Witness {
                 // this acknowledgement came (sim seed 4491 at 30 s: a part's disk died and another part's bit flipped
                 // while the writer waited for room for its next chunk): lost to those faults, not to the system
                 losses.lostBeforeAcknowledgement(rec.chunkId(), String.format(java.util.Locale.ROOT,
-                        "t=%.3fs at the %s, chunk %d (%s, index %d of %s) was unreadable already: faults since its sync destroyed copies on %s; held by %s",
+                        "t=%.3fs lost-before-ack at the %s, chunk %d (%s, index %d of %s) was unreadable already: faults since its sync destroyed copies on %s; held by %s",
                         sim.now() / 1e9, what, rec.chunkId(), cls, index, path, damaged, j.parts()));
             }
             if (missing != null) {
