@@ -69,12 +69,17 @@ public final class SimRun {
             long id = dev.cairn.core.chunk.ChunkFormat.chunkIdOf(name);
             if (id < 0) return;
             losses.beforeDestroying(sim.now(), h, disk, List.of(id), "misdirected-write");
+            losses.misdirected(sim.now(), h, disk, id);
             history.destroyed(sim.now(), id, h.name());
         });
         Auditor auditor = new Auditor(cluster, losses, oracle, holdings);
         DurableStateChecks durable = new DurableStateChecks(sim, cluster, history, losses, oracle, holdings);
         sim.onTear(durable::powerLoss);
-        sim.onDelete(durable::deleting);
+        sim.onDelete((h, disk, file) -> {
+            durable.deleting(h, disk, file);
+            long id = dev.cairn.core.chunk.ChunkFormat.chunkIdOf(file.startsWith(INCOMING_PREFIX) ? file.substring(INCOMING_PREFIX.length()) : file);
+            if (id >= 0) losses.copyDeleted(h.name(), disk.name(), id);
+        });
         sim.onWrite(durable::writing);
         long end = WORKLOAD_START_NANOS + o.durationNanos();
         boolean nfs = o.workload() == Workload.Profile.SWEEP;
