@@ -290,7 +290,8 @@ public final class ChunkSession {
                     recover(r);
                     return;
                 }
-                if (p.owed && !p.released) {
+                if (p.owed) { // a release clears it: a released piece is never counted again
+                    assert !p.released : "a released piece still counted as owed";
                     p.owed = false;
                     retaking--;
                 }

@@ -63,10 +63,7 @@ public final class SimRun {
         LossModel losses = new LossModel(cluster, oracle, holdings);
         Witness witness = new Witness(sim, cluster, history, losses, holdings);
         sim.onDamage((h, disk, file) -> {
-            // a copy being made is written under its incoming name and renamed into place damage and all (seed 1990:
-            // a rebuilt part written a sector off, unrecorded, made its chunk's loss look unexcused)
-            String name = file.startsWith(INCOMING_PREFIX) ? file.substring(INCOMING_PREFIX.length()) : file;
-            long id = dev.cairn.core.chunk.ChunkFormat.chunkIdOf(name);
+            long id = chunkOfCopy(file);
             if (id < 0) return;
             losses.beforeDestroying(sim.now(), h, disk, List.of(id), "misdirected-write");
             losses.misdirected(sim.now(), h, disk, id);
@@ -77,7 +74,7 @@ public final class SimRun {
         sim.onTear(durable::powerLoss);
         sim.onDelete((h, disk, file) -> {
             durable.deleting(h, disk, file);
-            long id = dev.cairn.core.chunk.ChunkFormat.chunkIdOf(file.startsWith(INCOMING_PREFIX) ? file.substring(INCOMING_PREFIX.length()) : file);
+            long id = chunkOfCopy(file);
             if (id >= 0) losses.copyDeleted(h.name(), disk.name(), id);
         });
         sim.onWrite(durable::writing);
@@ -190,4 +187,13 @@ public final class SimRun {
             cluster.clientHost().env().scheduler().schedule(AUDIT_EVERY_NANOS, () -> awaitConvergence(sim, cluster, auditor, last, deadline));
         }
     }
+
+    /**
+     * The chunk a copy's file holds, or -1: a copy being made is written under its incoming name and renamed into place
+     * damage and all (seed 1990: a rebuilt part written a sector off, unrecorded, made its chunk's loss look unexcused).
+     */
+    static long chunkOfCopy(String file) {
+        return dev.cairn.core.chunk.ChunkFormat.chunkIdOf(file.startsWith(INCOMING_PREFIX) ? file.substring(INCOMING_PREFIX.length()) : file);
+    }
+
 }
