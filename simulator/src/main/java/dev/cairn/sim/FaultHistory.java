@@ -42,6 +42,13 @@ public final class FaultHistory {
         return out;
     }
 
+    /** When a fault last destroyed the copy of {@code chunkId} on {@code host}, or -1 if none did. */
+    public long lastDestroyed(long chunkId, String host) {
+        long last = -1;
+        for (Destroyed d : destroyed.getOrDefault(chunkId, List.of())) if (d.host().equals(host)) last = Math.max(last, d.timeNanos());
+        return last;
+    }
+
     public List<Event> events() { return events; }
 
     public Map<Fault, Integer> counts() { return counts; }

@@ -104,6 +104,12 @@ final class LossModel {
      */
     void lostBeforeAcknowledgement(long id, String why) { excused.putIfAbsent(id, why); }
 
+    /**
+     * A planner deleted a copy of chunk {@code id} that its last readable set needed, trusting copies that faults
+     * had damaged without the master being told ({@code why}): the faults took the chunk, not the delete.
+     */
+    void deletedTrustingUnseenDamage(long id, String why) { excused.putIfAbsent(id, why); }
+
     /** The acknowledged file at {@code inode}, or null. */
     Tracked tracked(long inode) { return tracked.get(inode); }
 

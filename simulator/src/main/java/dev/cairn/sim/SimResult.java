@@ -37,7 +37,7 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
         return out;
     }
 
-    /** The fault named in an excuse ({@code t=12.345s host-loss on cs2 ...}): host-loss, disk-death, bit-flip or misdirected-write; lost-before-ack for a chunk faults took before a write of it was acknowledged. */
+    /** The fault named in an excuse ({@code t=12.345s host-loss on cs2 ...}): host-loss, disk-death, bit-flip or misdirected-write; lost-before-ack for a chunk faults took before a write of it was acknowledged; unseen-damage for one whose sound copy a planner deleted, trusting copies faults had damaged unseen. */
     public static String excuseKind(String excuse) {
         String[] w = excuse.split(" ", 3);
         return w.length > 1 ? w[1] : "other";

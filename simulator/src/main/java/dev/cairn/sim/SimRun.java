@@ -70,7 +70,9 @@ public final class SimRun {
             history.destroyed(sim.now(), id, h.name());
         });
         Auditor auditor = new Auditor(cluster, losses, oracle, holdings);
-        DurableStateChecks durable = new DurableStateChecks(sim, cluster, history, losses, oracle, holdings);
+        BadCopyNotices notices = new BadCopyNotices(cluster);
+        sim.onDeliver((to, m) -> notices.delivered(sim.now(), to, m));
+        DurableStateChecks durable = new DurableStateChecks(sim, cluster, history, losses, oracle, holdings, notices);
         sim.onTear(durable::powerLoss);
         sim.onDelete((h, disk, file) -> {
             durable.deleting(h, disk, file);

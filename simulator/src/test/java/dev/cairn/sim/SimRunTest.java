@@ -144,10 +144,12 @@ class SimRunTest {
      * writer committed an erasure-coded file's old, longer size over another writer's shorter last chunk, which then
      * counted short and could not be read); 9698 at 10 s (a checker's gap, from the 10,000-seed sweep of 2026-11-28: a
      * misdirected write judged when it landed, its damage durable only at the next sync, after a disk death took the
-     * other copy; the loss was blamed on nothing).
+     * other copy; the loss was blamed on nothing) and 6389 at 10 s (the other checker's gap of that sweep: bit flips
+     * on two erasure-coded parts nobody had read yet, then the sound extra copy of one deleted; the planner could not
+     * know, and the loss is now the faults', as long as the master was not told the kept copies were bad).
      */
     @ParameterizedTest(name = "seed {0} at {1} s")
-    @org.junit.jupiter.params.provider.CsvSource({"341, 10", "1198, 10", "3145, 30", "3245, 30", "4491, 30", "4548, 30", "5499, 30", "5027, 60", "5061, 60", "5230, 60", "1677, 10", "3076, 30", "9193, 60", "12361, 60", "12373, 60", "12028, 60", "12200, 60", "12419, 60", "12157, 60", "13090, 60", "13366, 60", "5031, 60", "13596, 60", "13898, 60", "13852, 60", "2623, 10", "5112, 60", "9698, 10"})
+    @org.junit.jupiter.params.provider.CsvSource({"341, 10", "1198, 10", "3145, 30", "3245, 30", "4491, 30", "4548, 30", "5499, 30", "5027, 60", "5061, 60", "5230, 60", "1677, 10", "3076, 30", "9193, 60", "12361, 60", "12373, 60", "12028, 60", "12200, 60", "12419, 60", "12157, 60", "13090, 60", "13366, 60", "5031, 60", "13596, 60", "13898, 60", "13852, 60", "2623, 10", "5112, 60", "9698, 10", "6389, 10"})
     void seedsTheSweepsOfTheDataPathFoundStayFixed(long seed, int seconds) {
         SimResult r = SimRun.run(SimOptions.defaults(seed).withDuration(seconds * 1_000_000_000L)).withoutLog();
         assertThat(r.passed()).as(r.summary() + "  replay: " + r.options().replayCommand()).isTrue();

@@ -37,7 +37,9 @@ final class SimTransport implements Transport {
     @Override public void stop() { stopped = true; }
 
     void deliver(Address from, Message m) {
-        if (!stopped && handler != null) handler.onMessage(from, m);
+        if (stopped || handler == null) return;
+        host.sim().delivered(host, m);
+        handler.onMessage(from, m);
     }
 
     void disconnected(Address peer) {

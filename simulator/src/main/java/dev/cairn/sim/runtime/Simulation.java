@@ -131,6 +131,15 @@ public final class Simulation {
 
     void damaged(SimHost host, String disk, String file) { damageListener.damaged(host, disk, file); }
 
+    /** Told of every message as a node is handed it (the checkers watch what the masters were told). */
+    public interface DeliveryListener { void delivered(SimHost to, dev.cairn.core.proto.Message m); }
+
+    private DeliveryListener deliveryListener = (h, m) -> { };
+
+    public void onDeliver(DeliveryListener l) { deliveryListener = l; }
+
+    void delivered(SimHost to, dev.cairn.core.proto.Message m) { deliveryListener.delivered(to, m); }
+
     /** Records a broken invariant: {@code kind} names it (durability, corrupt-read, convergence, ...), for the sweep's summary. */
     public void violation(String kind, String what) {
         violations.add(String.format(java.util.Locale.ROOT, "t=%.3fs [%s] %s", now / 1e9, kind, what));
