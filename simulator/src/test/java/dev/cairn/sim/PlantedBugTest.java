@@ -76,11 +76,15 @@ class PlantedBugTest {
      * at the chunk's version but shorter than its committed bytes no longer arises in the sweep: most likely it came
      * from a gateway's extension (an empty write) left out of its commit's syncs, fixed on 2026-11-27 (not proven);
      * {@code COPY_LENGTH_UNJUDGED} went uncaught in seeds 1..1000 (it was caught at 418
-     * before the stop of 2026-11-27), so a stand-in chunkserver reports such a copy instead.
+     * before the stop of 2026-11-27), so a stand-in chunkserver reports such a copy instead. A gateway letting go of
+     * synced writes before their length commit is answered does harm only if the master loses that commit and a
+     * later write to the chunk takes a new lease before a COMMIT is retried: 0 of 500 CI seeds meet that (2026-11-29);
+     * a test crashes the master as the commit arrives, and runs itself planted to show it fails then.
      */
     static final Map<Plant, String> NOT_CAUGHT_BY_THE_SWEEP = Map.of(
             Plant.LEASE_WINDOW_IGNORED, "ChunkStoreSimTest.clientWritesAreTakenOnlyInsideTheLeaseWindow (EXPIRED)",
-            Plant.COPY_LENGTH_UNJUDGED, "PlannerSimTest.aCopyShorterThanTheCommittedBytesIsNotCountedCurrent");
+            Plant.COPY_LENGTH_UNJUDGED, "PlannerSimTest.aCopyShorterThanTheCommittedBytesIsNotCountedCurrent",
+            Plant.RELEASE_BEFORE_COMMIT, "NfsDataPathSimTest.writesSyncedForACommitTheMasterLostAreSentAgainUnderTheNextLease (run planted too)");
 
     static ExecutorService pool;
 
@@ -95,7 +99,7 @@ class PlantedBugTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Plant.class, mode = EnumSource.Mode.EXCLUDE, names = {"LEASE_WINDOW_IGNORED", "COPY_LENGTH_UNJUDGED"}) // NOT_CAUGHT_BY_THE_SWEEP
+    @EnumSource(value = Plant.class, mode = EnumSource.Mode.EXCLUDE, names = {"LEASE_WINDOW_IGNORED", "COPY_LENGTH_UNJUDGED", "RELEASE_BEFORE_COMMIT"}) // NOT_CAUGHT_BY_THE_SWEEP
     void plantedBugIsCaughtByTheSweepAndReplays(Plant bug) throws Exception {
         SimResult with = firstCatch(bug);
         assertThat(with).as("no seed in 1..%d catches %s: the checkers (or the faults) lost their edge", MAX_SEEDS, bug).isNotNull();

@@ -651,11 +651,17 @@ public final class ClusterFs {
         long size = f.size;
         long changes = f.unstable;
         if (syncs.isEmpty() && size == f.base.size() && changes == 0 && f.heldBytes() == 0) return Promise.completed(null);
-        return Promise.all(syncs).flatMap(v -> commitLength(f, committedSize(f, size))).then((v, e) -> {
+        return Promise.all(syncs).flatMap(v -> {
+            long committing = committedSize(f, size);
+            if (client.env().planted(dev.cairn.core.env.Plant.RELEASE_BEFORE_COMMIT)) for (ChunkSession s : f.sessions.values()) s.releaseSynced();
+            return commitLength(f, committing);
+        }).then((v, e) -> {
             if (e != null) {
                 if (CairnException.statusOf(e) == Status.IO || failedSession(f)) loseWrites(f, e);
                 return Promise.failed(e);
             }
+            // only now: a commit the master lost (it crashed before making it durable) leaves the synced writes to be
+            // sent again under the next lease, whose bump cuts every copy back to the committed length
             for (ChunkSession s : f.sessions.values()) s.releaseSynced();
             f.unstable -= changes;
             dropIdleSessions(f);

@@ -54,7 +54,9 @@ public enum Plant {
     /** A chunkserver overwrites pages the newest durable header names where they are, not at their other place. */
     OVERWRITE_IN_PLACE,
     /** A client's chunk sync counts as durable every write the session holds when its answer comes, not only those sent before it. */
-    SYNC_COVERS_LATER_WRITES;
+    SYNC_COVERS_LATER_WRITES,
+    /** The NFS gateway lets go of a COMMIT's synced writes before the master has answered its length commit. */
+    RELEASE_BEFORE_COMMIT;
 
     /** The command-line name, e.g. {@code ack-before-fsync}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT).replace('_', '-'); }
