@@ -96,6 +96,36 @@ final class FaultInjector {
     /** Chance in {@link #AIMED_ODDS} that a risky point reached fires its fault (times the kind's weight). */
     private int aimedChance;
 
+    /**
+     * Messages whose arrival is a risky point too: the receiving host crashes or loses power as one comes, before
+     * handling it, so the request is lost with the process (a gateway's length commit the master never made durable,
+     * a sync a copy never did). A crash at a random moment lands there rarely; the writer's recovery from exactly
+     * that loss is what these aim at (a gateway that let go of synced writes before their commit was answered lost
+     * them once a new lease cut the copies back: NfsDataPathSimTest, planted as {@code release-before-commit}).
+     */
+    enum Arrival {
+        COMMIT_LENGTH(dev.cairn.core.env.Hazard.Where.MASTER, dev.cairn.core.proto.MasterProtocol.CommitLength.class),
+        WRITE_LEASE(dev.cairn.core.env.Hazard.Where.MASTER, dev.cairn.core.proto.MasterProtocol.WriteLease.class),
+        SYNC_CHUNK(dev.cairn.core.env.Hazard.Where.CHUNKSERVER, dev.cairn.core.proto.ChunkProtocol.SyncChunk.class),
+        BUMP_VERSION(dev.cairn.core.env.Hazard.Where.CHUNKSERVER, dev.cairn.core.proto.MasterProtocol.BumpVersion.class);
+
+        final dev.cairn.core.env.Hazard.Where where;
+        final Class<?> type;
+
+        Arrival(dev.cairn.core.env.Hazard.Where where, Class<?> type) {
+            this.where = where;
+            this.type = type;
+        }
+
+        String cliName() { return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + "-arrives"; }
+    }
+
+    /** The arrivals this seed aims at (each on with probability one half), and how many faults they fired. */
+    private final java.util.EnumSet<Arrival> arrivalsAimedAt = java.util.EnumSet.noneOf(Arrival.class);
+    private long arrivalsFired;
+
+    long arrivalsFired() { return arrivalsFired; }
+
     FaultInjector(Simulation sim, SimCluster cluster, Mix mix, FaultHistory history, LossModel losses, long end) {
         this.losses = losses;
         this.sim = sim;
@@ -114,6 +144,7 @@ final class FaultInjector {
                 aimedMasterLeft = MAX_AIMED_MASTER;
                 aimedChance = e.getValue();
                 sim.onHazard(this::reached);
+                for (Arrival a : Arrival.values()) if (rnd.nextBoolean()) arrivalsAimedAt.add(a);
             }
             if (f == Fault.TORN_WRITES || f == Fault.CLOCK_SKEW || f == Fault.CLOCK_DRIFT || f == Fault.QUIET_PERIODS || f == Fault.AIMED) continue;
             drawable.add(f);
@@ -207,6 +238,34 @@ final class FaultInjector {
             nextAimedNanos = sim.now() + AIMED_GAP_NANOS;
             history.record(sim.now(), Fault.AIMED, host.name(), what + " at " + point.cliName());
         });
+    }
+
+    /**
+     * A message was handed to {@code host}: if its kind is aimed at, with the seed's odds the host crashes or loses power
+     * now, before handling it (the simulated transport then drops it). Within the same budget and bounds as risky points.
+     */
+    void delivered(SimHost host, dev.cairn.core.proto.Message m) {
+        if (arrivalsAimedAt.isEmpty() || quiet || aimedLeft == 0 || sim.now() >= end || sim.now() < nextAimedNanos) return;
+        Arrival hit = null;
+        for (Arrival a : arrivalsAimedAt) if (a.type.isInstance(m)) hit = a;
+        if (hit == null || rnd.nextInt(AIMED_ODDS) >= aimedChance || !host.isUp() || host.isLost()) return;
+        boolean master = cluster.masters().contains(host);
+        if (master != (hit.where == dev.cairn.core.env.Hazard.Where.MASTER) || !(master || cluster.chunkservers().contains(host))) return;
+        boolean power = rnd.nextInt(100) < 70;
+        if (master) {
+            if (aimedMasterLeft == 0) return;
+            aimedMasterLeft--;
+            if (power) host.powerLoss(true); else host.crash();
+            sim.at(between(MIN_DOWNTIME_NANOS, 5_000_000_000L), null, Simulation.Kind.FAULT, 8, () -> { if (!host.isUp()) host.start(); });
+        } else {
+            if (down() >= MAX_DOWN) return;
+            if (power) host.powerLoss(true); else host.crash();
+            restartLater(host);
+        }
+        aimedLeft--;
+        arrivalsFired++;
+        nextAimedNanos = sim.now() + AIMED_GAP_NANOS;
+        history.record(sim.now(), Fault.AIMED, host.name(), (power ? "power lost (writes torn)" : "process killed") + " as a " + hit.cliName().replace("-arrives", "") + " arrived");
     }
 
     private int rackSize(SimHost host) {

@@ -63,6 +63,7 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
                     stats.nfsCreates, stats.nfsUpdates, stats.nfsEcUpdates, stats.nfsWrites, stats.nfsCommits + stats.nfsCommitsAmid, stats.nfsCommitsAmid, stats.nfsSyncWrites, stats.nfsDeallocates, stats.nfsResends, stats.nfsReads,
                     stats.nfsRemoves, stats.nfsXattrChanges, stats.nfsXattrsAcknowledged, stats.nfsFailures, stats.nfsRetries, stats.nfsReconnects));
         }
+        if (stats.aimedAtArrivals > 0) sb.append(String.format(Locale.ROOT, "  aimed: %d of the faults as a message arrived%n", stats.aimedAtArrivals));
         if (stats.drains + stats.classChanges + stats.retired > 0) {
             sb.append(String.format(Locale.ROOT, "  operator: %d drains (%d taken back), %d class changes, %d servers retired%n",
                     stats.drains, stats.undrains, stats.classChanges, stats.retired));

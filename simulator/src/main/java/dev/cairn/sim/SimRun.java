@@ -71,7 +71,6 @@ public final class SimRun {
         });
         Auditor auditor = new Auditor(cluster, losses, oracle, holdings);
         BadCopyNotices notices = new BadCopyNotices(cluster);
-        sim.onDeliver((to, m) -> notices.delivered(sim.now(), to, m));
         DurableStateChecks durable = new DurableStateChecks(sim, cluster, history, losses, oracle, holdings, notices);
         sim.onTear(durable::powerLoss);
         sim.onDelete((h, disk, file) -> {
@@ -84,6 +83,10 @@ public final class SimRun {
         boolean nfs = o.workload() == Workload.Profile.SWEEP;
         if (nfs) cluster.addGateway();
         FaultInjector faults = new FaultInjector(sim, cluster, mix, history, losses, end);
+        sim.onDeliver((to, m) -> {
+            notices.delivered(sim.now(), to, m);
+            faults.delivered(to, m);
+        });
         cluster.startAll();
         faults.setUp();
         SimHost clientHost = cluster.clientHost();
@@ -119,6 +122,7 @@ public final class SimRun {
         if (!verified[0]) sim.violation("liveness", "the final read-back did not finish within " + VERIFY_LIMIT_NANOS / 1_000_000_000L + "s of virtual time");
         if (timeline != null) timeline.finish(sim, history, cluster);
         Auditor.Report a = lastAudit[0];
+        if (workload[0] != null) workload[0].stats().aimedAtArrivals = faults.arrivalsFired();
         return new SimResult(o.seed(), o, mix.toString(), sim.trace().hex(), sim.trace().events(), sim.now(), System.nanoTime() - wallStart,
                 history.counts(), workload[0] == null ? new Workload.Stats() : workload[0].stats(),
                 a == null ? 0 : a.chunksChecked(), sim.violations(), workload[0] == null ? List.of() : List.copyOf(workload[0].excuses()), world.recentLog(),

@@ -54,7 +54,7 @@ class SimRunTest {
         }
         List<String> failures = new ArrayList<>();
         Map<SimOptions.Fault, Integer> coverage = new EnumMap<>(SimOptions.Fault.class);
-        long commits = 0, verified = 0, nfsCommits = 0, nfsCommitsAmid = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0;
+        long commits = 0, verified = 0, nfsCommits = 0, nfsCommitsAmid = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0, aimedAtArrivals = 0;
         List<String> excuses = new ArrayList<>();
         for (Future<SimResult> f : runs) {
             SimResult r = f.get();
@@ -66,6 +66,7 @@ class SimRunTest {
             nfsResends += r.stats().nfsResends;
             nfsEcUpdates += r.stats().nfsEcUpdates;
             excused += r.stats().excusedLosses;
+            aimedAtArrivals += r.stats().aimedAtArrivals;
             for (String x : r.excuses()) excuses.add("seed " + r.seed() + ": " + x);
             if (KNOWN_FAILING.contains(r.seed())) {
                 assertThat(r.passed()).as("seed %d is listed as finding an open bug but passes: take it off the list", r.seed()).isFalse();
@@ -82,6 +83,7 @@ class SimRunTest {
         assertThat(nfsCommitsAmid).as("COMMITs sent beside WRITEs acknowledged the writes before them").isGreaterThan(CI_SEEDS / 4);
         assertThat(nfsResends).as("a gateway restart made NFS clients resend what it lost").isPositive();
         assertThat(nfsEcUpdates).as("changes in place of erasure-coded files were acknowledged (their chunks rewritten)").isGreaterThan(CI_SEEDS / 4);
+        assertThat(aimedAtArrivals).as("aimed faults fired as messages arrived").isGreaterThan(CI_SEEDS / 10);
         for (SimOptions.Fault kind : SimOptions.Fault.values()) {
             assertThat(coverage.getOrDefault(kind, 0)).as("fault " + kind.cliName() + " fired in the sweep").isPositive();
         }

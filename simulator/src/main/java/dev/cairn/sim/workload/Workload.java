@@ -84,6 +84,8 @@ public final class Workload {
          */
         public long nfsCreates, nfsUpdates, nfsEcUpdates, nfsWrites, nfsCommits, nfsCommitsAmid, nfsSyncWrites, nfsDeallocates, nfsResends, nfsReads, nfsRemoves, nfsFailures, nfsRetries, nfsReconnects,
                 nfsXattrChanges, nfsXattrsAcknowledged;
+        /** Aimed faults fired as a message arrived (the host went down before handling it). */
+        public long aimedAtArrivals;
     }
 
     private final Profile profile;
