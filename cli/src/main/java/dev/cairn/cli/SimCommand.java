@@ -48,7 +48,7 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--plant", description = "Plant a bug in the node code to show the checkers catch it (repeatable): "
             + "ack-before-fsync, delete-unchecked, two-on-one-host, wall-clock-leases, chain-sync-early, tidy-below-goal, "
             + "current-without-lower-bound, header-over-durable-slot, header-not-synced, dir-not-synced, header-before-data, "
-            + "commit-not-awaited, log-not-synced, last-block-unverified, copy-length-unjudged, lease-window-ignored, gateway-verifier-reused, deallocate-not-synced, overwrite-in-place, sync-covers-later-writes; with --masters 3: snapshot-not-durable, install-over-old-state.")
+            + "commit-not-awaited, log-not-synced, last-block-unverified, copy-length-unjudged, lease-window-ignored, gateway-verifier-reused, deallocate-not-synced, overwrite-in-place, sync-covers-later-writes, release-before-commit; with --masters 3: snapshot-not-durable, install-over-old-state.")
     List<String> plants = new ArrayList<>();
 
     @Option(names = "--trace-html", description = "Write a timeline page (hosts, faults, client operations, violations) to FILE (single seed).")

@@ -233,7 +233,8 @@ class CliTest {
     @Test void restartCommandsPasteIntoAShell() throws Exception {
         String cmd = ProcessCluster.restartCommand(ProcessCluster.GATEWAY_HEAP,
                 List.of("nfs", "--exports", "127.0.0.1/32 rw no_root_squash", "--data", "/tmp/it's here"));
-        assertThat(cmd).isEqualTo("CAIRN_JAVA_OPTS='-XX:+UseSerialGC -Xms16m -Xmx512m' ./cairn nfs --exports '127.0.0.1/32 rw no_root_squash' "
+        assertThat(cmd).isEqualTo("CAIRN_JAVA_OPTS='-XX:+UseSerialGC -Xms16m -XX:+UnlockExperimentalVMOptions -XX:+IgnoreUnrecognizedVMOptions"
+                + " -XX:TrimNativeHeapInterval=1000 -Xmx512m' ./cairn nfs --exports '127.0.0.1/32 rw no_root_squash' "
                 + "--data '/tmp/it'\\''s here'");
         Process sh = new ProcessBuilder("bash", "-c", "set -- " + cmd.substring(cmd.indexOf("./cairn") + "./cairn".length()) + "; printf '%s\\n' \"$@\"")
                 .redirectErrorStream(true).start();

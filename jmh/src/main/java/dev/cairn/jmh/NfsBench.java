@@ -364,7 +364,8 @@ public final class NfsBench {
     /** The cluster's processes, each the cairn jar with the heap cap ./cairn up gives it. */
     static final class Processes implements AutoCloseable {
         /** What ./cairn up gives each role (ProcessCluster): the serial collector, a small initial heap, a cap. */
-        static final List<String> MEMORY_FLAGS = List.of("-XX:+UseSerialGC", "-Xms16m");
+        static final List<String> MEMORY_FLAGS = List.of("-XX:+UseSerialGC", "-Xms16m", "-XX:+UnlockExperimentalVMOptions",
+                "-XX:+IgnoreUnrecognizedVMOptions", "-XX:TrimNativeHeapInterval=1000");
         private final Path root;
         private final String jar;
         private final Map<String, Process> procs = new LinkedHashMap<>();
