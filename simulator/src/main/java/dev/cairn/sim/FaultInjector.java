@@ -117,7 +117,7 @@ final class FaultInjector {
             this.type = type;
         }
 
-        String cliName() { return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + "-arrives"; }
+        String cliName() { return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'); }
     }
 
     /** The arrivals this seed aims at (each on with probability one half), and how many faults they fired. */
@@ -265,7 +265,7 @@ final class FaultInjector {
         aimedLeft--;
         arrivalsFired++;
         nextAimedNanos = sim.now() + AIMED_GAP_NANOS;
-        history.record(sim.now(), Fault.AIMED, host.name(), (power ? "power lost (writes torn)" : "process killed") + " as a " + hit.cliName().replace("-arrives", "") + " arrived");
+        history.record(sim.now(), Fault.AIMED, host.name(), (power ? "power lost (writes torn)" : "process killed") + " as a " + hit.cliName() + " arrived");
     }
 
     private int rackSize(SimHost host) {

@@ -39,7 +39,7 @@ final class SimTransport implements Transport {
     void deliver(Address from, Message m) {
         if (stopped || handler == null) return;
         host.sim().delivered(host, m);
-        if (!host.isUp()) return; // a listener crashed it as the message came (a test's aimed fault): never handled
+        if (!host.isUp()) return; // the delivery listener crashed it as the message came (an aimed fault): never handled
         handler.onMessage(from, m);
     }
 
