@@ -41,7 +41,8 @@ final class BadCopyNotices {
         for (ChunkReport c : chunks) if (c.bad()) note(now, server, c.chunkId());
     }
 
-    private boolean serving(SimHost to) { return cluster.masters().contains(to) && cluster.master() == to; }
+    /** Whether {@code to} is the master serving now (a group between leaders has none: what it is told then may be lost). */
+    private boolean serving(SimHost to) { return cluster.masters().contains(to) && cluster.master() == to && cluster.servingMaster() != null; }
 
     private void note(long now, String server, long chunkId) { told.computeIfAbsent(server + "/" + chunkId, k -> new ArrayList<>()).add(now); }
 
