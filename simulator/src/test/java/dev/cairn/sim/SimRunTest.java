@@ -54,7 +54,7 @@ class SimRunTest {
         }
         List<String> failures = new ArrayList<>();
         Map<SimOptions.Fault, Integer> coverage = new EnumMap<>(SimOptions.Fault.class);
-        long commits = 0, verified = 0, nfsCommits = 0, nfsCommitsAmid = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0, aimedAtArrivals = 0;
+        long commits = 0, verified = 0, nfsCommits = 0, nfsCommitsAmid = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0, aimedAtArrivals = 0, writesBesideRetries = 0;
         List<String> excuses = new ArrayList<>();
         for (Future<SimResult> f : runs) {
             SimResult r = f.get();
@@ -67,6 +67,7 @@ class SimRunTest {
             nfsEcUpdates += r.stats().nfsEcUpdates;
             excused += r.stats().excusedLosses;
             aimedAtArrivals += r.stats().aimedAtArrivals;
+            writesBesideRetries += r.stats().nfsWritesBesideRetries;
             for (String x : r.excuses()) excuses.add("seed " + r.seed() + ": " + x);
             if (KNOWN_FAILING.contains(r.seed())) {
                 assertThat(r.passed()).as("seed %d is listed as finding an open bug but passes: take it off the list", r.seed()).isFalse();
@@ -84,6 +85,7 @@ class SimRunTest {
         assertThat(nfsResends).as("a gateway restart made NFS clients resend what it lost").isPositive();
         assertThat(nfsEcUpdates).as("changes in place of erasure-coded files were acknowledged (their chunks rewritten)").isGreaterThan(CI_SEEDS / 4);
         assertThat(aimedAtArrivals).as("aimed faults fired as messages arrived").isGreaterThan(CI_SEEDS / 10);
+        assertThat(writesBesideRetries).as("the NFS lane wrote again between a failed COMMIT and its retry").isPositive();
         for (SimOptions.Fault kind : SimOptions.Fault.values()) {
             assertThat(coverage.getOrDefault(kind, 0)).as("fault " + kind.cliName() + " fired in the sweep").isPositive();
         }

@@ -189,7 +189,10 @@ public final class NfsLane {
      * Runs {@code op} on a live session, retrying what a hard mount retries; {@code h} (if not null) is the open
      * file {@code op} uses, reopened when its state is gone.
      */
-    private <T> Promise<T> retry(Handle h, java.util.function.Function<OpenFile, Promise<T>> op) {
+    private <T> Promise<T> retry(Handle h, java.util.function.Function<OpenFile, Promise<T>> op) { return retry(h, op, null); }
+
+    /** As above; {@code between} (if not null) is sent after the first failure, before the first retry. */
+    private <T> Promise<T> retry(Handle h, java.util.function.Function<OpenFile, Promise<T>> op, java.util.function.Supplier<Promise<?>> between) {
         int gen = generation;
         // the open file is handed to the call, not read from the handle later: a sibling call's failure may clear it meanwhile
         return ensureConnected().flatMap(v -> h == null ? op.apply(null) : h.open().flatMap(op)).then((r, e) -> {
@@ -200,6 +203,10 @@ public final class NfsLane {
             if (h != null && remedy != Remedy.WAIT) h.file = null;
             stats.nfsRetries++;
             Promise<T> out = new Promise<>();
+            if (between != null) {
+                between.get().then((x, ex) -> Promise.completed(null)).onComplete((x, ex) -> scheduler.schedule(RETRY_NANOS, () -> retry(h, op).into(out)));
+                return out;
+            }
             scheduler.schedule(RETRY_NANOS, () -> retry(h, op).into(out));
             return out;
         });
@@ -315,7 +322,18 @@ public final class NfsLane {
      * it is acknowledged; else the gateway lost some of it, and the client sends it all again and commits again.
      */
     private Promise<Void> commit(Handle h, FileModel model, long[] since, int resends) {
-        return retry(h, f -> nfs.commit(f.fh())).flatMap(verifier -> {
+        // half the time a COMMIT that failed (the gateway answered DELAY: its master is away) is retried only after the
+        // file's last WRITE goes again, as a kernel client's writeback goes on beside a COMMIT it retries: a new lease on
+        // the chunk may then come before the commit, and a gateway that let go of the synced writes at the failed
+        // commit lost them to the lease's cut (release-before-commit)
+        FileModel.Op last = lastWrite(h);
+        // chosen without a draw from the lane's stream, so that seeds whose COMMITs never fail run as they did
+        boolean writeBetween = last != null && ((h.path.hashCode() ^ Long.hashCode(last.seed()) ^ Long.hashCode(last.offset())) & 1) == 0;
+        java.util.function.Supplier<Promise<?>> between = writeBetween ? () -> {
+            stats.nfsWritesBesideRetries++;
+            return send(h, last, Nfs4Client.UNSTABLE);
+        } : null;
+        return retry(h, f -> nfs.commit(f.fh()), between).flatMap(verifier -> {
             if (h.verifiers.isEmpty() || h.verifiers.size() == 1 && h.verifiers.contains(verifier)) {
                 stats.nfsCommits++;
                 acknowledge("NFS COMMIT of " + h.path, h, model, since);
@@ -328,6 +346,16 @@ public final class NfsLane {
             h.verifiers.clear();
             return resend(h, again, 0).flatMap(v -> commit(h, model, since, resends + 1));
         });
+    }
+
+    /**
+     * The last change sent since the last good COMMIT if it is a write, else null: sent again it leaves the file as it
+     * is (nothing sent after it to undo), which a write before a later size change or write would not.
+     */
+    private static FileModel.Op lastWrite(Handle h) {
+        if (h.sent.isEmpty()) return null;
+        FileModel.Op last = h.sent.get(h.sent.size() - 1);
+        return last.truncate() ? null : last;
     }
 
     /**

@@ -84,6 +84,8 @@ public final class Workload {
          */
         public long nfsCreates, nfsUpdates, nfsEcUpdates, nfsWrites, nfsCommits, nfsCommitsAmid, nfsSyncWrites, nfsDeallocates, nfsResends, nfsReads, nfsRemoves, nfsFailures, nfsRetries, nfsReconnects,
                 nfsXattrChanges, nfsXattrsAcknowledged;
+        /** WRITEs the NFS lane sent again between a failed COMMIT and its retry. */
+        public long nfsWritesBesideRetries;
         /** Aimed faults fired as a message arrived (the host went down before handling it). */
         public long aimedAtArrivals;
     }
