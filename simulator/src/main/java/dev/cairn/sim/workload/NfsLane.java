@@ -322,7 +322,7 @@ public final class NfsLane {
      * it is acknowledged; else the gateway lost some of it, and the client sends it all again and commits again.
      */
     private Promise<Void> commit(Handle h, FileModel model, long[] since, int resends) {
-        // half the time a COMMIT that failed (the gateway answered DELAY: its master is away) is retried only after the
+        // for about half the files a COMMIT that failed (DELAY while the gateway's master is away, a lost connection) is retried only after the
         // file's last WRITE goes again, as a kernel client's writeback goes on beside a COMMIT it retries: a new lease on
         // the chunk may then come before the commit, and a gateway that let go of the synced writes at the failed
         // commit lost them to the lease's cut (release-before-commit)
