@@ -206,8 +206,7 @@ final class FaultInjector {
             String what;
             if (point.where == dev.cairn.core.env.Hazard.Where.MASTER) {
                 boolean power = dice < 70;
-                if (power) host.powerLoss(true); else host.crash();
-                sim.at(between(MIN_DOWNTIME_NANOS, 5_000_000_000L), null, Simulation.Kind.FAULT, 8, () -> { if (!host.isUp()) host.start(); });
+                takeDownAimed(host, power, true);
                 what = power ? "master power lost (writes torn)" : "master killed";
             } else if (dice < 15 && clusterPowerLosses < MAX_CLUSTER_POWER_LOSSES) {
                 clusterPowerLosses++;
@@ -228,8 +227,7 @@ final class FaultInjector {
                 what = rack + " power lost (writes torn)";
             } else if (down() < MAX_DOWN) {
                 boolean power = dice < 85;
-                if (power) host.powerLoss(true); else host.crash();
-                restartLater(host);
+                takeDownAimed(host, power, false);
                 what = power ? "power lost (writes torn)" : "process killed";
             } else {
                 return;
@@ -255,17 +253,21 @@ final class FaultInjector {
         if (master) {
             if (aimedMasterLeft == 0) return;
             aimedMasterLeft--;
-            if (power) host.powerLoss(true); else host.crash();
-            sim.at(between(MIN_DOWNTIME_NANOS, 5_000_000_000L), null, Simulation.Kind.FAULT, 8, () -> { if (!host.isUp()) host.start(); });
-        } else {
-            if (down() >= MAX_DOWN) return;
-            if (power) host.powerLoss(true); else host.crash();
-            restartLater(host);
+        } else if (down() >= MAX_DOWN) {
+            return;
         }
+        takeDownAimed(host, power, master);
         aimedLeft--;
         arrivalsFired++;
         nextAimedNanos = sim.now() + AIMED_GAP_NANOS;
         history.record(sim.now(), Fault.AIMED, host.name(), (power ? "power lost (writes torn)" : "process killed") + " as a " + hit.cliName() + " arrived");
+    }
+
+    /** An aimed fault on one host: power lost (writes torn) or the process killed, and a restart after a downtime. */
+    private void takeDownAimed(SimHost host, boolean power, boolean master) {
+        if (power) host.powerLoss(true); else host.crash();
+        if (master) sim.at(between(MIN_DOWNTIME_NANOS, 5_000_000_000L), null, Simulation.Kind.FAULT, 8, () -> { if (!host.isUp()) host.start(); });
+        else restartLater(host);
     }
 
     private int rackSize(SimHost host) {
