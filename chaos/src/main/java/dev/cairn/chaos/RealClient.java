@@ -1,7 +1,7 @@
 package dev.cairn.chaos;
 
 import dev.cairn.client.CairnClient;
-import dev.cairn.client.FileReader;
+import dev.cairn.client.SequentialReader;
 import dev.cairn.client.FileWriter;
 import dev.cairn.core.async.Promise;
 import dev.cairn.core.env.Address;
@@ -87,9 +87,18 @@ public final class RealClient implements AutoCloseable {
 
     public <T> T await(Function<CairnClient, Promise<T>> call) {
         CompletableFuture<T> f = new CompletableFuture<>();
-        handle.run(c -> call.apply(c).onComplete((v, e) -> {
-            if (e != null) f.completeExceptionally(e); else f.complete(v);
-        }));
+        handle.run(c -> {
+            Promise<T> p;
+            try {
+                p = call.apply(c);
+            } catch (RuntimeException | Error e) {
+                f.completeExceptionally(e); // thrown before a promise existed: the caller hears it, not a timeout
+                return;
+            }
+            p.onComplete((v, e) -> {
+                if (e != null) f.completeExceptionally(e); else f.complete(v);
+            });
+        });
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(callTimeoutSeconds);
             while (true) {
@@ -165,11 +174,11 @@ public final class RealClient implements AutoCloseable {
     public long get(String path, OutputStream out) throws IOException {
         FileAttr attr = lookup(path);
         if (attr.type() != FileType.FILE) throw new CairnException(Status.IS_DIR, path);
-        FileReader r = await(c -> Promise.completed(c.reader(attr)));
+        // reads ahead while this thread writes out what came (bounded: SequentialReader.WINDOW_BYTES)
+        SequentialReader r = await(c -> Promise.completed(new SequentialReader(c.reader(attr), attr.size())));
         long off = 0;
         while (off < attr.size()) {
-            long at = off;
-            byte[] b = await(c -> r.read(at, IO_STEP));
+            byte[] b = await(c -> r.next());
             if (b.length == 0) throw new CairnException(Status.IO, "short read at " + off + " of " + attr.size());
             out.write(b);
             off += b.length;

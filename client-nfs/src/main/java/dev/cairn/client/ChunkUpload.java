@@ -17,8 +17,10 @@ import java.util.List;
  * Writes one chunk's bytes and makes them durable: a lease from the master, then the bytes pipelined in
  * pieces with a bounded window, then a sync of every copy. A replicated chunk goes down its chain (each
  * server forwards to the next); an erasure-coded chunk is encoded here into k+m parts, part i sent to
- * server i. Any failure starts a new attempt with a new lease (new version) that leaves out the server
- * that failed; everything is sent again.
+ * server i, a range of stripes at a time: the range's piece of every part in turn (every server busy at
+ * once), each range coded as the window reaches it, so an upload holds the chunk and its window, never
+ * the parts whole (they were 1 + m/k times the chunk). Any failure starts a new attempt with a new lease
+ * (new version) that leaves out the server that failed; everything is sent (and coded) again.
  */
 final class ChunkUpload {
     static final int MAX_ATTEMPTS = 8;
@@ -36,8 +38,6 @@ final class ChunkUpload {
     private final int pieceSize;
     private final List<String> exclude = new ArrayList<>();
     private final Promise<Void> done = new Promise<>();
-    private byte[][] ecParts;
-    private StorageClass ecClass;
     private int attempt;
 
     /** The writer's versions to commit: the upload adds its lease's once durable. */
@@ -77,7 +77,7 @@ final class ChunkUpload {
                 return;
             }
             try {
-                new Attempt(lease, targets(lease)).start();
+                new Attempt(lease, chains(lease)).start();
             } catch (RuntimeException | Error t) {
                 // a callback's exception would unwind into whoever completed the lease (the transport), leaving this
                 // upload, and the WRITE waiting on it, unanswered for good (an erasure-coded upload out of memory did)
@@ -86,19 +86,15 @@ final class ChunkUpload {
         });
     }
 
-    /** What to send where: one chain for a replicated chunk, k+m single-server targets for an EC chunk. */
-    private List<Target> targets(LeaseReply lease) {
+    /** Where one attempt sends: one chain for a replicated chunk, k+m single-server chains for an EC chunk (part i to the i-th). */
+    private List<List<ServerRef>> chains(LeaseReply lease) {
         StorageClass cls = lease.storageClass();
-        if (!cls.isEc()) return List.of(new Target(lease.chain(), data));
+        if (!cls.isEc()) return List.of(lease.chain());
         if (lease.chain().size() != cls.parts()) {
             throw new CairnException(Status.BAD_REQUEST, "lease for " + cls + " has " + lease.chain().size() + " servers");
         }
-        if (ecParts == null || !cls.equals(ecClass)) {
-            ecParts = Stripes.encode(client.codec(cls), data);
-            ecClass = cls;
-        }
-        List<Target> out = new ArrayList<>();
-        for (int p = 0; p < ecParts.length; p++) out.add(new Target(List.of(lease.chain().get(p)), ecParts[p]));
+        List<List<ServerRef>> out = new ArrayList<>();
+        for (ServerRef s : lease.chain()) out.add(List.of(s));
         return out;
     }
 
@@ -115,47 +111,76 @@ final class ChunkUpload {
         client.env().scheduler().schedule(backoff, this::tryOnce);
     }
 
-    /** Bytes for one chain (its head forwards them to the rest). */
-    private record Target(List<ServerRef> chain, byte[] bytes) {}
+    /** Bytes for one chain (its head forwards them to the rest) at {@code offset} of its copy. */
+    private record Piece(List<ServerRef> chain, int offset, byte[] bytes) {}
 
     /** One lease's worth of sending. */
     private final class Attempt {
         private final LeaseReply lease;
-        private final List<Target> targets;
-        private int target;
+        private final List<List<ServerRef>> chains;
+        /** Replicated: where the next piece starts. */
         private int nextOffset;
+        /** Erasure-coded: the range of stripes coded last, its parts' pieces, and the next part to send of it. */
+        private long range = -1;
+        private byte[][] coded;
+        private int part;
+        private final int stripesPerPiece = Math.max(1, pieceSize / EC_CELL);
+        private boolean allSent;
         private int inFlight;
         private int syncsLeft;
         private boolean over;
 
-        Attempt(LeaseReply lease, List<Target> targets) {
+        Attempt(LeaseReply lease, List<List<ServerRef>> chains) {
             this.lease = lease;
-            this.targets = targets;
+            this.chains = chains;
         }
 
         void start() { pump(); }
 
-        private boolean allSent() { return target >= targets.size(); }
+        private boolean ec() { return lease.storageClass().isEc(); }
 
-        private void pump() {
-            while (!over && inFlight < WINDOW && !allSent()) {
-                Target t = targets.get(target);
-                if (nextOffset >= t.bytes.length) {
-                    target++;
-                    nextOffset = 0;
-                    continue;
-                }
+        /** How long chain {@code i}'s copy is once everything is sent. */
+        private long length(int i) {
+            return ec() ? Stripes.partLength(data.length, lease.storageClass().k(), i) : data.length;
+        }
+
+        /** The next piece to send, null once all are sent. */
+        private Piece nextPiece() {
+            if (!ec()) {
+                if (nextOffset >= data.length) return null;
                 int off = nextOffset;
-                int len = Math.min(pieceSize, t.bytes.length - off);
+                int len = Math.min(pieceSize, data.length - off);
                 nextOffset += len;
-                inFlight++;
                 // a chunk sent in one piece goes as it is: its bytes are never changed (the writer hands over
                 // a chunk it no longer writes to), so the message may carry the array itself
-                byte[] piece = off == 0 && len == t.bytes.length ? t.bytes : Arrays.copyOfRange(t.bytes, off, off + len);
-                client.writeData(t.chain, lease.chunkId(), lease.version(), off, piece)
-                        .onSuccess(this::onPiece);
+                return new Piece(chains.get(0), off, off == 0 && len == data.length ? data : Arrays.copyOfRange(data, off, off + len));
             }
-            if (!over && allSent() && inFlight == 0) sync();
+            while (true) {
+                if (coded == null || part == coded.length) {
+                    long first = (range + 1) * stripesPerPiece;
+                    if (first * EC_CELL >= length(0)) return null; // part 0 is the longest
+                    range++;
+                    coded = Stripes.encode(client.codec(lease.storageClass()), data, first, stripesPerPiece);
+                    part = 0;
+                }
+                int p = part++;
+                byte[] b = coded[p];
+                coded[p] = null; // the message holds it now
+                if (b.length > 0) return new Piece(chains.get(p), (int) (range * stripesPerPiece * EC_CELL), b);
+            }
+        }
+
+        private void pump() {
+            while (!over && !allSent && inFlight < WINDOW) {
+                Piece piece = nextPiece();
+                if (piece == null) {
+                    allSent = true;
+                    break;
+                }
+                inFlight++;
+                client.writeData(piece.chain, lease.chunkId(), lease.version(), piece.offset, piece.bytes).onSuccess(this::onPiece);
+            }
+            if (!over && allSent && inFlight == 0) sync();
         }
 
         private void onPiece(ChainReply r) {
@@ -167,10 +192,10 @@ final class ChunkUpload {
 
         private void sync() {
             over = true; // no more pieces; the syncs decide
-            syncsLeft = targets.size();
+            syncsLeft = chains.size();
             boolean[] failed = {false};
-            for (Target t : targets) {
-                client.syncChunk(t.chain, lease.chunkId(), lease.version(), t.bytes.length).onSuccess(r -> {
+            for (int i = 0; i < chains.size(); i++) {
+                client.syncChunk(chains.get(i), lease.chunkId(), lease.version(), length(i)).onSuccess(r -> {
                     if (failed[0]) return;
                     if (r.status() != Status.OK) {
                         failed[0] = true;

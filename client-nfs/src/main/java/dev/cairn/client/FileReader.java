@@ -82,6 +82,21 @@ public final class FileReader {
         });
     }
 
+    /**
+     * How many bytes a {@link #read} at {@code offset} returns at most, as this reader knows the file now: up to a
+     * piece ({@link Codec#MAX_DATA_BYTES}), never past the chunk or the end, and within one cell of an
+     * erasure-coded file. A reader that keeps several reads in flight cuts its requests here, so that none comes
+     * back short; one may still (the file shrank, or moved to another class meanwhile) and is then read on from
+     * where it stopped.
+     */
+    public int pieceAt(long offset) {
+        if (offset < 0 || offset >= size) return 0;
+        long inChunk = offset % file.chunkSize();
+        long n = Math.min(Math.min(Codec.MAX_DATA_BYTES, size - offset), file.chunkSize() - inChunk);
+        if (cls.isEc()) n = Math.min(n, ChunkUpload.EC_CELL - inChunk % ChunkUpload.EC_CELL);
+        return (int) n;
+    }
+
     /** Reads the whole file (small files: tests and the simulator). */
     public Promise<byte[]> readAll() {
         if (size > Integer.MAX_VALUE - 16) return Promise.failed(new CairnException(Status.BAD_REQUEST, "file too large for readAll"));

@@ -154,11 +154,15 @@ public final class FileWriter {
 
     /**
      * Grows the buffer to hold {@code n} bytes: exactly that much the first time (a file written in one
-     * call is then uploaded from its buffer, not a copy), doubling after that, never past a chunk.
+     * call is then uploaded from its buffer, not a copy), doubling after that, and past an eighth of a chunk
+     * straight to a whole chunk: doubling on to the end would hold half a chunk and a chunk at once (96 MiB for
+     * 64 MiB chunks, more than {@code ./cairn put}'s 128 MiB heap has room for in its old generation).
      */
     private void ensureCapacity(int n) {
         if (n <= buf.length) return;
-        int cap = buf.length == 0 ? n : Math.max(n, Math.min(chunkSize, Math.max(64 << 10, buf.length * 2)));
+        int cap = buf.length == 0 ? n
+                : n > chunkSize / 8 ? chunkSize
+                : Math.max(n, Math.min(chunkSize, Math.max(64 << 10, buf.length * 2)));
         buf = Arrays.copyOf(buf, cap);
     }
 

@@ -87,6 +87,40 @@ class ErasureCodedFilesSimTest {
         assertThat(sim.violations()).isEmpty();
     }
 
+    /**
+     * Parts longer than a piece are coded and sent a range of stripes at a time (`ChunkUpload`), every part's piece
+     * of a range in turn. A part server that dies as the second range reaches it fails the attempt; the retry codes
+     * everything again under a new lease, on the spare server. Read back whole, and degraded with each server down
+     * (every stripe's parity decoded), the file must be what was written.
+     */
+    @Test void partsLongerThanAPieceAreCodedRangeByRangeAndCodedAgainAfterAFailure() {
+        SimCluster c = cluster(4);
+        int chunk = 8 << 20; // ec(2,1): parts of 4 MiB, four ranges of a MiB each
+        CairnClient client = c.client();
+        byte[] data = Oracle.content(21, 2 * chunk + 5 * 65536 + 777);
+        SimHost[] victim = {null};
+        sim.onDeliver((to, m) -> {
+            if (victim[0] == null && m instanceof dev.cairn.core.proto.ChunkProtocol.WriteData w && w.offset() == 1 << 20) {
+                victim[0] = to;
+                to.crash(); // as the second range's first piece arrives: never written
+            }
+        });
+        FileAttr attr = run(c, () -> client.create("/big", chunk, StorageClass.ec(2, 1)));
+        FileWriter w = client.writer(attr);
+        run(c, () -> w.write(data).flatMap(v -> w.close()));
+        assertThat(victim[0]).as("a part server died mid-upload").isNotNull();
+        assertThat(read(c, "/big")).as("read whole").isEqualTo(data);
+        victim[0].start();
+        sim.runUntil(sim.now() + 3_000_000_000L);
+        for (SimHost down : c.chunkservers()) {
+            down.crash();
+            assertThat(Arrays.equals(read(c, "/big"), data)).as("read with " + down.name() + " down").isTrue();
+            down.start();
+            sim.runUntil(sim.now() + 1_500_000_000L);
+        }
+        assertThat(sim.violations()).isEmpty();
+    }
+
     @Test void corruptPartsAreRebuiltFromTheOthersForEveryPairOfServers() {
         SimCluster c = cluster(6);
         List<SimHost> hosts = c.chunkservers();

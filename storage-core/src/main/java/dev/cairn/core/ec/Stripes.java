@@ -55,28 +55,44 @@ public final class Stripes {
      * a later GC), and a small file codes its bytes, not whole padded cells.
      */
     public static byte[][] encode(ErasureCodec codec, byte[] chunk) {
+        long stripeBytes = (long) codec.k() * CELL;
+        return encode(codec, chunk, 0, (chunk.length + stripeBytes - 1) / stripeBytes);
+    }
+
+    /**
+     * The k+m parts' bytes for stripes {@code first} to {@code first + count - 1} of {@code chunk}: part p's
+     * bytes from part offset {@code first·CELL}, as long as {@link #partLength} leaves them in that range (empty past
+     * the part's end). Concatenated over consecutive ranges they are {@link #encode}'s parts, so an upload can
+     * code and send a chunk a range at a time and never hold its parts whole.
+     */
+    public static byte[][] encode(ErasureCodec codec, byte[] chunk, long first, long count) {
         int k = codec.k(), m = codec.m();
         long stripeBytes = (long) k * CELL;
-        long stripes = (chunk.length + stripeBytes - 1) / stripeBytes;
+        long stripes = Math.min(first + count, (chunk.length + stripeBytes - 1) / stripeBytes);
         byte[][] parts = new byte[k + m][];
-        for (int p = 0; p < k + m; p++) parts[p] = new byte[(int) partLength(chunk.length, k, p)];
+        for (int p = 0; p < k + m; p++) {
+            long from = Math.min(first * CELL, partLength(chunk.length, k, p));
+            long to = Math.min((first + count) * CELL, partLength(chunk.length, k, p));
+            parts[p] = new byte[(int) (to - from)];
+        }
         ByteBuffer[] cells = codec.stripeCells();
         ByteBuffer[] data = java.util.Arrays.copyOfRange(cells, 0, k), parity = java.util.Arrays.copyOfRange(cells, k, k + m);
-        for (long s = 0; s < stripes; s++) {
+        for (long s = first; s < stripes; s++) {
+            int at = (int) ((s - first) * CELL);
             int len = cellLength(chunk.length, k, 0, s); // the stripe's first, longest data cell; parity is as long
             for (int d = 0; d < k; d++) {
                 int n = cellLength(chunk.length, k, d, s);
                 data[d].clear();
                 if (n > 0) {
                     int from = (int) (s * stripeBytes + (long) d * CELL);
-                    System.arraycopy(chunk, from, parts[d], (int) (s * CELL), n);
+                    System.arraycopy(chunk, from, parts[d], at, n);
                     data[d].put(0, chunk, from, n);
                 }
                 data[d].put(n, ZEROS, 0, len - n).limit(len); // a short cell codes as zero-padded
             }
             for (ByteBuffer b : parity) b.clear().limit(len);
             codec.encode(data, parity);
-            for (int p = 0; p < m; p++) parity[p].get(0, parts[k + p], (int) (s * CELL), len);
+            for (int p = 0; p < m; p++) parity[p].get(0, parts[k + p], at, len);
         }
         return parts;
     }

@@ -64,6 +64,41 @@ class StripesTest {
         }
     }
 
+    /**
+     * An upload codes a chunk a range of stripes at a time: the ranges' pieces, laid end to end per part, must be
+     * the whole-chunk coding byte for byte, whatever the range length and however the chunk ends (seeded sweep).
+     */
+    @Test void rangesOfStripesConcatenateToTheWholeChunksParts() {
+        CodecCache codecs = new CodecCache();
+        for (int seed = 0; seed < 200; seed++) {
+            SplittableRandom r = new SplittableRandom(seed);
+            int k = 1 + r.nextInt(6), m = 1 + r.nextInt(3);
+            int stripe = k * CELL;
+            int len = Math.max(0, switch (r.nextInt(3)) {
+                case 0 -> r.nextInt(5 * stripe);
+                case 1 -> r.nextInt(6) * stripe + r.nextInt(3) - 1;
+                default -> r.nextInt(12 * k) * CELL + r.nextInt(3) - 1;
+            });
+            int perRange = 1 + r.nextInt(5);
+            byte[] chunk = new byte[len];
+            r.nextBytes(chunk);
+            ErasureCodec codec = codecs.get(k, m);
+            byte[][] whole = Stripes.encode(codec, chunk);
+            String what = "seed " + seed + ": ec(" + k + "," + m + ") of " + len + " bytes, " + perRange + " stripes a range";
+            java.io.ByteArrayOutputStream[] joined = new java.io.ByteArrayOutputStream[k + m];
+            for (int p = 0; p < k + m; p++) joined[p] = new java.io.ByteArrayOutputStream();
+            // one range past the end too: it must be empty
+            for (long first = 0; first <= (len + stripe - 1) / stripe; first += perRange) {
+                byte[][] range = Stripes.encode(codec, chunk, first, perRange);
+                for (int p = 0; p < k + m; p++) {
+                    assertThat(range[p].length).as(what + ", part " + p + " from stripe " + first).isLessThanOrEqualTo(perRange * CELL);
+                    joined[p].writeBytes(range[p]);
+                }
+            }
+            for (int p = 0; p < k + m; p++) assertThat(joined[p].toByteArray()).as(what + ", part " + p).isEqualTo(whole[p]);
+        }
+    }
+
     @Test void aSmallFileStoresItsBytesInTheFirstDataPartAndEachParityPartOnly() {
         assertThat(Stripes.partLength(10_000, 4, 0)).isEqualTo(10_000);
         for (int p = 1; p < 4; p++) assertThat(Stripes.partLength(10_000, 4, p)).isZero();
