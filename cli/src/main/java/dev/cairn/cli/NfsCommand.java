@@ -30,8 +30,9 @@ final class NfsCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin MetricsOption metrics;
 
     /**
-     * Below this heap the gateway's memory bounds (write-behind, calls in flight, an erasure-coded upload's images and
-     * parity) can add up to more than it has: an erasure-coded benchmark at -Xmx256m stalled with a full heap.
+     * Below this heap the gateway's memory bounds (write-behind, calls in flight, erasure-coded uploads' chunk images)
+     * can add up to more than it has: an erasure-coded benchmark at -Xmx256m stalled with a full heap (when an upload
+     * still held its parts whole beside the image; it now codes a range of stripes at a time).
      */
     static final long MIN_HEAP_MIB = 448;
 
@@ -51,7 +52,7 @@ final class NfsCommand implements Callable<Integer> {
         if (heapMib < MIN_HEAP_MIB) {
             System.err.println("cairn nfs: warning: a heap of " + heapMib + " MiB is small for the gateway's bounds (write-behind "
                     + (dev.cairn.nfs.fs.ClusterFs.MAX_HELD_BYTES >> 20) + " MiB, calls in flight " + (dev.cairn.nfs.real.NfsTcpServer.MAX_CALL_BYTES >> 20)
-                    + " MiB, erasure-coded chunk images and their parity besides); under load it may run out of memory. Give it -Xmx"
+                    + " MiB, erasure-coded chunk images besides); under load it may run out of memory. Give it -Xmx"
                     + ProcessCluster.GATEWAY_HEAP.substring(4) + " (what ./cairn up gives it).");
         }
         metrics.serve(g.handle(), "nfs");

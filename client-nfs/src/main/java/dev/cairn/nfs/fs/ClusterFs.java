@@ -119,10 +119,18 @@ public final class ClusterFs {
 
     private long uploadsAgain;
 
-    /** Bytes held for writes not yet committed, over every file (sessions and erasure-coded images). */
     /** Files the gateway keeps state for (open, or held for their writes), at most {@link #MAX_FILES}. */
     public int openFiles() { return files.size(); }
 
+    /** Bytes read ahead for sequential READers and not yet asked for, over every file ({@link ReadAhead}). */
+    public long readAheadBytes() { return readAhead.held(); }
+
+    /** READs answered from what was read ahead, since start. */
+    public long readAheadHits() { return readAhead.hits(); }
+
+    private final ReadAhead.Budget readAhead = new ReadAhead.Budget(ReadAhead.Budget.MAX_BYTES);
+
+    /** Bytes held for writes not yet committed, over every file (sessions and erasure-coded images). */
     public long heldBytes() {
         long n = imageBytes;
         for (OpenFile f : holding) n += f.heldBytes();
@@ -367,6 +375,12 @@ public final class ClusterFs {
      * {@code n} bytes of chunk {@code index} from {@code inChunk}, from this gateway's writes where it holds any, else the
      * cluster; a hole (for READ_PLUS) where no chunk was committed, or past the committed end the file grew over.
      */
+    /** This gateway holds writes of chunk {@code index} not yet committed: its READs go to them, not the cluster. */
+    private static boolean heldHere(OpenFile f, int index) {
+        ChunkSession s = f.sessions.get(index);
+        return f.images.containsKey(index) || s != null && s.heldBytes() > 0;
+    }
+
     private Promise<FileReader.Piece> readChunk(OpenFile f, int index, int inChunk, int n) {
         long offset = (long) index * f.chunkSize() + inChunk;
         OpenFile.Image img = f.images.get(index);
@@ -384,7 +398,13 @@ public final class ClusterFs {
         if (offset >= committed) return Promise.completed(new FileReader.Piece(new byte[n], true)); // past the committed end: grown over
         if (f.reader == null) f.reader = client.reader(f.base);
         int fromCluster = (int) Math.min(n, committed - offset);
-        return f.reader.readPiece(offset, fromCluster).map(p -> {
+        if (f.ahead == null) f.ahead = new ReadAhead(readAhead);
+        FileReader reader = f.reader;
+        Promise<FileReader.Piece> ahead = f.ahead.read(reader, offset, fromCluster, f.base.change(), committed, clock.nanoTime(),
+                at -> heldHere(f, (int) (at / f.chunkSize())));
+        Promise<FileReader.Piece> read = ahead == null ? reader.readPiece(offset, fromCluster)
+                : ahead.then((p, e) -> e == null ? Promise.completed(p) : reader.readPiece(offset, fromCluster)); // failed ahead: read it now
+        return read.map(p -> {
             byte[] b = p.data();
             if (b.length == 0) throw new CairnException(Status.IO, "short read of inode " + f.inode + " at " + offset);
             return new FileReader.Piece(b.length < fromCluster || fromCluster == n ? b : Arrays.copyOf(b, n), p.hole());
@@ -535,6 +555,7 @@ public final class ClusterFs {
         f.localChanges++;
         f.mtimeMillis = clock.wallMillis();
         f.lastWriteNanos = clock.nanoTime();
+        if (f.ahead != null) f.ahead.clear(); // read before this write: a READ after it must not see the old bytes
         f.writing++;
         holding.add(f);
         return Promise.all(taken).then((v, e) -> {
@@ -895,6 +916,7 @@ public final class ClusterFs {
             if (f.idle()) {
                 it.remove();
                 holding.remove(f);
+                if (f.ahead != null) f.ahead.clear();
             }
         }
     }
@@ -903,6 +925,7 @@ public final class ClusterFs {
 
     /** Copies a WRITE into the images of the chunks it covers (loading each from the cluster first). */
     private Promise<Void> writeImage(OpenFile f, long offset, byte[] data) {
+        if (f.ahead != null) f.ahead.clear(); // read before this write: a READ after it must not see the old bytes
         long end = offset + data.length;
         boolean grows = end > f.size;
         Promise<Void> grown = grows ? extendImages(f, end) : Promise.completed(null);

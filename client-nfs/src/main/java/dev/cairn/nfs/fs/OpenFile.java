@@ -74,8 +74,8 @@ final class OpenFile {
     /** Set while a size change runs: WRITEs wait for it. */
     Promise<Void> barrier = Promise.completed(null);
     FileReader reader;
-    /** Where the last READ ended (sequential reads are read ahead). */
-    long readEnd = -1;
+    /** Sequential READs of committed bytes are read ahead; dropped with {@link #reader}. */
+    ReadAhead ahead;
 
     OpenFile(FileAttr base) {
         this.inode = base.inode();
@@ -132,5 +132,6 @@ final class OpenFile {
             mtimeMillis = Math.max(mtimeMillis, fresh.mtimeMillis());
         }
         reader = null;
+        if (ahead != null) ahead.clear(); // read from the file as it was
     }
 }
