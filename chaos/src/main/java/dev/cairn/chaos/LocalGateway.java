@@ -4,6 +4,7 @@ import dev.cairn.core.env.Address;
 import dev.cairn.core.real.RealRuntime;
 import dev.cairn.nfs.Exports;
 import dev.cairn.nfs.NfsGateway;
+import dev.cairn.nfs.fs.ClusterFs;
 import dev.cairn.nfs.real.NfsTcpServer;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,10 +35,19 @@ public final class LocalGateway implements AutoCloseable {
 
     /** As above, for a master group: the gateway follows whichever of {@code masters} leads. */
     public static LocalGateway start(RealRuntime runtime, List<Address> masters, String host, int port, Exports exports, Path dataDir) {
+        return start(runtime, masters, host, port, exports, dataDir, ClusterFs.Memory.DEFAULT, NfsTcpServer.DEFAULT_LIMITS);
+    }
+
+    /**
+     * As above, with the write-behind within {@code memory} and the calls in flight within {@code limits} ({@code cairn nfs}
+     * sizes both to its heap: {@link ClusterFs.Memory#forHeap}, {@link NfsTcpServer.Limits#forHeap}).
+     */
+    public static LocalGateway start(RealRuntime runtime, List<Address> masters, String host, int port, Exports exports, Path dataDir,
+                                     ClusterFs.Memory memory, NfsTcpServer.Limits limits) {
         RealRuntime.Handle<NfsGateway> h = runtime.start("nfs", dataDir, null, List.of(),
-                env -> new NfsGateway(env, masters, exports));
+                env -> new NfsGateway(env, masters, exports, memory));
         try {
-            NfsTcpServer server = NfsTcpServer.bind(h.eventLoop(), host, port, h.call(NfsGateway::service));
+            NfsTcpServer server = NfsTcpServer.bind(h.eventLoop(), host, port, h.call(NfsGateway::service), limits);
             return new LocalGateway(runtime, h, server);
         } catch (RuntimeException e) {
             runtime.stop(h);

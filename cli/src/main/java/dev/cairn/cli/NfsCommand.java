@@ -1,5 +1,8 @@
 package dev.cairn.cli;
 
+import dev.cairn.nfs.fs.ClusterFs;
+import dev.cairn.nfs.real.NfsTcpServer;
+
 import dev.cairn.chaos.LocalGateway;
 import dev.cairn.core.env.Address;
 import dev.cairn.core.real.RealRuntime;
@@ -30,11 +33,10 @@ final class NfsCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin MetricsOption metrics;
 
     /**
-     * Below this heap the gateway's memory bounds (write-behind, calls in flight, erasure-coded uploads' chunk images)
-     * can add up to more than it has: an erasure-coded benchmark at -Xmx256m stalled with a full heap (when an upload
-     * still held its parts whole beside the image; it now codes a range of stripes at a time).
+     * Below this heap the gateway's bounds stop scaling down ({@link ClusterFs.Memory#MIN_SCALE}): they are a quarter of
+     * the defaults there, and a smaller heap may not hold them with the garbage between collections.
      */
-    static final long MIN_HEAP_MIB = 448;
+    static final long MIN_HEAP_MIB = (long) (ClusterFs.Memory.FULL_HEAP_BYTES * ClusterFs.Memory.MIN_SCALE) >> 20;
 
     @Override public Integer call() throws Exception {
         Address a = Address.parse(listen);
@@ -46,14 +48,17 @@ final class NfsCommand implements Callable<Integer> {
             return 2;
         }
         RealRuntime rt = key.serverRuntime();
-        LocalGateway g = LocalGateway.start(rt, Address.parseList(master), a.host(), a.port(), rules, data.toAbsolutePath());
-        System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master);
-        long heapMib = Runtime.getRuntime().maxMemory() >> 20;
-        if (heapMib < MIN_HEAP_MIB) {
-            System.err.println("cairn nfs: warning: a heap of " + heapMib + " MiB is small for the gateway's bounds (write-behind "
-                    + (dev.cairn.nfs.fs.ClusterFs.MAX_HELD_BYTES >> 20) + " MiB, calls in flight " + (dev.cairn.nfs.real.NfsTcpServer.MAX_CALL_BYTES >> 20)
-                    + " MiB, erasure-coded chunk images besides); under load it may run out of memory. Give it -Xmx"
-                    + ProcessCluster.GATEWAY_HEAP.substring(4) + " (what ./cairn up gives it).");
+        // the write-behind and the calls in flight sized to this heap (ProcessCluster.GATEWAY_HEAP under ./cairn up)
+        long heap = Runtime.getRuntime().maxMemory();
+        ClusterFs.Memory memory = ClusterFs.Memory.forHeap(heap);
+        NfsTcpServer.Limits limits = NfsTcpServer.Limits.forHeap(heap);
+        LocalGateway g = LocalGateway.start(rt, Address.parseList(master), a.host(), a.port(), rules, data.toAbsolutePath(), memory, limits);
+        System.out.println("cairn: NFS gateway on " + a.host() + ":" + g.port() + " for master " + master + " (write-behind "
+                + (memory.heldBytes() >> 20) + " MiB, " + (memory.fileHeldBytes() >> 20) + " per file; calls in flight "
+                + (limits.maxCallBytes() >> 20) + " MiB; heap " + (heap >> 20) + " MiB)");
+        if (heap >> 20 < MIN_HEAP_MIB) {
+            System.err.println("cairn nfs: warning: a heap of " + (heap >> 20) + " MiB is small for the gateway: under load it may run out of"
+                    + " memory. Give it at least -Xmx" + MIN_HEAP_MIB + "m (./cairn up gives it " + ProcessCluster.GATEWAY_HEAP.substring(4) + ").");
         }
         metrics.serve(g.handle(), "nfs");
         return MasterCommand.waitForSignal(rt);

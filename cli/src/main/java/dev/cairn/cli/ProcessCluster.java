@@ -18,13 +18,15 @@ import java.util.concurrent.TimeUnit;
  * back (a chunkserver that stays away is exactly what the planner must repair).
  */
 final class ProcessCluster implements AutoCloseable {
-    /**
-     * Heap caps by role: the daemons are meant to stay small. A chunkserver holds only writes and reads in
-     * flight; the master its namespace cache; the gateway up to {@code ClusterFs.MAX_HELD_BYTES} of write-behind
-     * and erasure-coded images besides.
-     */
     /** How often each node's JVM hands freed native memory back (glibc's malloc_trim). */
     static final int TRIM_NATIVE_HEAP_MILLIS = 1000;
+    /**
+     * Heap caps by role: the daemons are meant to stay small. A chunkserver holds only writes and reads in
+     * flight; the master its namespace cache; the gateway its write-behind, erasure-coded images (a whole chunk
+     * each) and calls in flight, which it sizes to its heap ({@code ClusterFs.Memory.forHeap}; the defaults at
+     * 512 MiB). Replicated files alone ran as fast at 160 MiB and half the bounds (~232 MiB resident against ~350),
+     * but an erasure-coded file's images ran out of memory below 512 (docs/benchmarks.md, tenth stop).
+     */
     static final String MASTER_HEAP = "-Xmx512m", CHUNKSERVER_HEAP = "-Xmx256m", GATEWAY_HEAP = "-Xmx512m";
     /**
      * The serial collector and a small initial heap: the JVM's default (G1, an initial heap of 1/64 of the

@@ -31,6 +31,7 @@ public final class NfsGateway implements Node, dev.cairn.core.metrics.MetricsSou
     private boolean stopped;
 
     private final Exports exports;
+    private final ClusterFs.Memory memory;
 
     /** A gateway exporting to this machine only ({@link Exports#DEFAULT}). */
     public NfsGateway(Env env, Address master) { this(env, master, Exports.parse(Exports.DEFAULT)); }
@@ -38,16 +39,20 @@ public final class NfsGateway implements Node, dev.cairn.core.metrics.MetricsSou
     public NfsGateway(Env env, Address master, Exports exports) { this(env, java.util.List.of(master), exports); }
 
     /** A gateway of the master group at {@code masters} (a single master: a list of one). */
-    public NfsGateway(Env env, java.util.List<Address> masters, Exports exports) {
+    public NfsGateway(Env env, java.util.List<Address> masters, Exports exports) { this(env, masters, exports, ClusterFs.Memory.DEFAULT); }
+
+    /** As above, its write-behind within {@code memory} (the real gateway sizes it to its heap). */
+    public NfsGateway(Env env, java.util.List<Address> masters, Exports exports, ClusterFs.Memory memory) {
         this.env = env;
         this.exports = exports;
+        this.memory = memory;
         this.client = new CairnClient(env, masters);
         this.log = env.log(NfsGateway.class);
     }
 
     @Override public void start() {
         client.start();
-        fs = new ClusterFs(client, env.clock());
+        fs = new ClusterFs(client, env.clock(), memory);
         Nfs4Server server = new Nfs4Server(env.clock(), env.random(), log,
                 new Nfs4Server.ServerIdentity("cairn-" + env.hostId(), "cairn"), FSID, fs, exports, env.kv());
         if (env.planted(dev.cairn.core.env.Plant.GATEWAY_VERIFIER_REUSED)) server.plantFixedWriteVerifier(env.hostId().hashCode());

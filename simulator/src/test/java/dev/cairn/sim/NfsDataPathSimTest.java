@@ -164,6 +164,33 @@ class NfsDataPathSimTest extends NfsScenario {
     }
 
     /**
+     * A gateway whose bounds are sized to a small heap ({@code ClusterFs.Memory}, as {@code cairn nfs} sizes them) holds
+     * no more than those bounds, commits on the way, and loses nothing.
+     */
+    @Test void aGatewaySizedToASmallHeapHoldsNoMoreThanItsBounds() {
+        start(3);
+        ClusterFs.Memory small = ClusterFs.Memory.forHeap(16L << 20); // a quarter of the defaults
+        ClusterFs fs = new ClusterFs(c.client(), c.client().env().clock(), small);
+        long inode = run(() -> c.client().create("/small", 1 << 20, StorageClass.replicated(2))).inode();
+        int piece = 256 << 10;
+        long total = small.fileHeldBytes() * 3 + 3 * piece;
+        long maxHeld = 0;
+        for (long off = 0; off < total; off += piece) {
+            long at = off;
+            run(() -> fs.write(inode, at, Oracle.content(at / piece, piece), false));
+            maxHeld = Math.max(maxHeld, fs.heldBytes());
+        }
+        assertThat(maxHeld).as("held for writes not yet committed").isLessThanOrEqualTo(small.fileHeldBytes() + piece);
+        assertThat(info("/small").attr().size()).as("committed on the way").isGreaterThan(0);
+        run(() -> fs.commit(inode));
+        byte[] back = read("/small");
+        assertThat(back.length).isEqualTo((int) total);
+        for (long o = 0; o < total; o += piece) {
+            assertThat(Arrays.copyOfRange(back, (int) o, (int) o + piece)).as("at " + o).isEqualTo(Oracle.content(o / piece, piece));
+        }
+    }
+
+    /**
      * A sequential writer past the write-behind bound: the gateway commits on the way and never holds more than
      * its bound, and the writes all land.
      */

@@ -33,9 +33,10 @@ import java.util.Set;
  * DATA_SYNC write) syncs every chunk written on every copy of its chain, then commits the file's length at
  * the master; only then is the data durable, and only then do the sessions let go of the bytes. Until a
  * commit covers them the sessions keep the bytes (to send them again if a copy fails), which is the
- * write-behind this gateway bounds: past {@link #FLUSH_FILE_BYTES} of a file a commit starts in the
- * background, and a WRITE past {@link #MAX_FILE_HELD_BYTES} of its file or {@link #MAX_HELD_BYTES} of the
- * gateway waits for one (writers wait, they are not failed). So a file of any size is written in bounded
+ * write-behind this gateway bounds ({@link Memory}, sized to its heap): past {@link #FLUSH_FILE_BYTES} of a file
+ * a commit starts in the background, and a WRITE past {@link #MAX_FILE_HELD_BYTES} of its file or
+ * {@link #MAX_HELD_BYTES} of the gateway waits for one (writers wait, they are not failed; the figures are the
+ * defaults). So a file of any size is written in bounded
  * memory, and one file's commit never holds up another's writes or reads. Writes no client commits are committed
  * in the background once their file has been idle {@link #WRITE_BACK_AFTER_NANOS} ({@link #writeBackIdle}), and an
  * OPEN of a file another writer changed meanwhile commits (or loses) them first ({@link #revalidated}).
@@ -61,6 +62,44 @@ public final class ClusterFs {
     public static final long FLUSH_FILE_BYTES = 32L << 20;
     /** Erasure-coded chunk images held over every file at most; past it a WRITE first uploads its file's. */
     public static final long MAX_IMAGE_BYTES = 128L << 20;
+
+    /**
+     * The write-behind's bounds (above, the defaults): held over the gateway, held per file, per file before a
+     * background commit, erasure-coded images. A gateway sizes them to its heap ({@link #forHeap}), so that they
+     * fit in it with room for the calls in flight and the garbage between collections.
+     */
+    public record Memory(long heldBytes, long fileHeldBytes, long flushFileBytes, long imageBytes) {
+        public static final Memory DEFAULT = new Memory(MAX_HELD_BYTES, MAX_FILE_HELD_BYTES, FLUSH_FILE_BYTES, MAX_IMAGE_BYTES);
+        /**
+         * The heap the defaults are for (what {@code ./cairn up} gives the gateway); a smaller one scales them down in
+         * proportion. Not less: an erasure-coded image is a whole chunk in one array (64 MiB), and at 256 MiB of heap
+         * with four fifths of the defaults random writes to an {@code ec(2,1)} file ran out of memory.
+         */
+        public static final long FULL_HEAP_BYTES = 512L << 20;
+        /** How far down they scale: below it a heap is too small for the gateway whatever its bounds. */
+        public static final double MIN_SCALE = 0.25;
+
+        public Memory {
+            if (flushFileBytes <= 0 || flushFileBytes > fileHeldBytes || fileHeldBytes > heldBytes || imageBytes <= 0) {
+                throw new IllegalArgumentException("write-behind bounds out of order: " + this);
+            }
+        }
+
+        /**
+         * The defaults scaled to a heap of {@code heapBytes}: in full from {@link #FULL_HEAP_BYTES} up, in proportion below
+         * (not below {@link #MIN_SCALE}). At 256 MiB: 64 MiB held, 32 per file, 64 of images, the bounds with which a
+         * gateway of 160 MiB of heap wrote and read replicated files as fast as one of 512 (docs/benchmarks.md, tenth
+         * stop).
+         */
+        public static Memory forHeap(long heapBytes) {
+            double scale = Math.max(MIN_SCALE, Math.min(1.0, (double) heapBytes / FULL_HEAP_BYTES));
+            return new Memory(mib(MAX_HELD_BYTES, scale), mib(MAX_FILE_HELD_BYTES, scale), mib(FLUSH_FILE_BYTES, scale), mib(MAX_IMAGE_BYTES, scale));
+        }
+
+        private static long mib(long bytes, double scale) { return Math.max(1, (long) (bytes * scale) >> 20) << 20; }
+    }
+
+    private final Memory memory;
     /**
      * Held writes of a file no WRITE reached for this long are committed in the background, as a Linux server writes
      * back dirty pages after 30 s ({@code dirty_expire_centisecs}): a client that never sends COMMIT (it gave the change
@@ -84,10 +123,16 @@ public final class ClusterFs {
     private final Set<OpenFile> holding = new LinkedHashSet<>();
     private long imageBytes;
 
-    public ClusterFs(CairnClient client, Clock clock) {
+    public ClusterFs(CairnClient client, Clock clock) { this(client, clock, Memory.DEFAULT); }
+
+    public ClusterFs(CairnClient client, Clock clock, Memory memory) {
         this.client = client;
         this.clock = clock;
+        this.memory = memory;
     }
+
+    /** The write-behind's bounds this gateway runs with. */
+    public Memory memory() { return memory; }
 
     /** The change attribute clients see: the master's counter, then WRITEs held here since it was read. */
     static long change(long masterChange, long local) {
@@ -621,12 +666,12 @@ public final class ClusterFs {
     /** Starts a commit of a file holding much; waits for one when a bound is reached. */
     private Promise<Void> writeBehind(OpenFile f) {
         long fileHeld = f.heldBytes();
-        if (fileHeld >= MAX_FILE_HELD_BYTES) return flush(f);
-        if (fileHeld >= FLUSH_FILE_BYTES && f.queuedFlush == null && f.meta.idle()) {
+        if (fileHeld >= memory.fileHeldBytes()) return flush(f);
+        if (fileHeld >= memory.flushFileBytes() && f.queuedFlush == null && f.meta.idle()) {
             flush(f).onFailure(e -> client.log().debug("inode {}: background commit failed: {}", f.inode, e.getMessage()));
         }
         long total = heldBytes();
-        if (total < MAX_HELD_BYTES) return Promise.completed(null);
+        if (total < memory.heldBytes()) return Promise.completed(null);
         // the gateway is over its bound: commit the file holding the most, and wait for it
         OpenFile largest = f;
         for (OpenFile g : holding) if (g.heldBytes() > largest.heldBytes()) largest = g;
@@ -934,7 +979,7 @@ public final class ClusterFs {
             f.mtimeMillis = clock.wallMillis();
             f.lastWriteNanos = clock.nanoTime();
             f.unstable++;
-            if (imageBytes > MAX_IMAGE_BYTES) return flushImages(f);
+            if (imageBytes > memory.imageBytes()) return flushImages(f);
             // a writer growing the file has finished the full chunks behind it; one writing inside the file has not
             // (random writes over two chunks uploaded a whole chunk at nearly every WRITE: 5 ops/s in `bench nfs
             // --class ec(2,1)`): its chunks wait for the COMMIT or the memory bound

@@ -52,7 +52,7 @@ public final class NfsTcpServer implements AutoCloseable {
      * Memory the gateway lets calls hold, over all connections: each call counts {@link #CALL_RESERVE_BYTES} (or its
      * own size, if larger) while it runs, then its reply's size until the reply is on the wire. Past the limit a
      * connection that holds anything (a call running or a reply not taken) gets no further call until the total
-     * drops below {@link #CALL_BYTES_RESUME}; one that holds nothing still gets one call at a time, so connections
+     * drops below {@link #CALL_BYTES_RESUME} (these are the defaults: {@link Limits#forHeap}); one that holds nothing still gets one call at a time, so connections
      * whose replies are not read cannot stall the others (a client reading its connections in turn would otherwise
      * wait for ever). Without the limit, many connections each pipelining 64 READs of 1 MiB and never reading the
      * replies would hold gigabytes; with it they hold this plus about two calls' worth per connection.
@@ -75,10 +75,29 @@ public final class NfsTcpServer implements AutoCloseable {
     public static final int IDLE_CLOSE_SECONDS = 15 * 60;
     private static final long REFUSAL_LOG_NANOS = 60_000_000_000L;
 
-    /** The limits on connections that tests shrink; the gateway runs with {@link #DEFAULT_LIMITS}. */
-    public record Limits(int maxConnections, int recordStallSeconds, int idleCloseSeconds) {
+    /**
+     * The limits on connections that tests shrink, and the bytes of calls in flight (reading stops past
+     * {@code maxCallBytes}, and resumes below three quarters of it) that a gateway sizes to its heap
+     * ({@link #forHeap}); {@link #DEFAULT_LIMITS} otherwise.
+     */
+    public record Limits(int maxConnections, int recordStallSeconds, int idleCloseSeconds, long maxCallBytes) {
         public Limits {
-            if (maxConnections < 1 || recordStallSeconds < 1 || idleCloseSeconds < 1) throw new IllegalArgumentException("limits must be positive");
+            if (maxConnections < 1 || recordStallSeconds < 1 || idleCloseSeconds < 1 || maxCallBytes < CALL_RESERVE_BYTES) {
+                throw new IllegalArgumentException("limits must be positive, and calls in flight room for one");
+            }
+        }
+
+        public Limits(int maxConnections, int recordStallSeconds, int idleCloseSeconds) {
+            this(maxConnections, recordStallSeconds, idleCloseSeconds, MAX_CALL_BYTES);
+        }
+
+        long resumeCallBytes() { return maxCallBytes / 4 * 3; }
+
+        /** The defaults with calls in flight scaled as {@link dev.cairn.nfs.fs.ClusterFs.Memory#forHeap} scales the write-behind. */
+        public static Limits forHeap(long heapBytes) {
+            long held = dev.cairn.nfs.fs.ClusterFs.Memory.forHeap(heapBytes).heldBytes();
+            return new Limits(MAX_CONNECTIONS, RECORD_STALL_SECONDS, IDLE_CLOSE_SECONDS,
+                    Math.max(CALL_RESERVE_BYTES, MAX_CALL_BYTES * held / dev.cairn.nfs.fs.ClusterFs.MAX_HELD_BYTES));
         }
     }
 
@@ -119,7 +138,12 @@ public final class NfsTcpServer implements AutoCloseable {
 
     /** Binds {@code host:port} (port 0 picks one) on {@code loop}; throws with a clear message if it cannot. */
     public static NfsTcpServer bind(EventLoop loop, String host, int port, NfsService service) {
-        return bind(loop, host, port, service::handle, service.nfs4().log(), DEFAULT_LIMITS);
+        return bind(loop, host, port, service, DEFAULT_LIMITS);
+    }
+
+    /** As above, within {@code limits}. */
+    public static NfsTcpServer bind(EventLoop loop, String host, int port, NfsService service, Limits limits) {
+        return bind(loop, host, port, service::handle, service.nfs4().log(), limits);
     }
 
     /** As above, with the calls answered by {@code calls} on {@code loop}, within {@code limits}. */
@@ -163,7 +187,7 @@ public final class NfsTcpServer implements AutoCloseable {
 
     @Override public void close() { server.close().awaitUninterruptibly(); }
 
-    private boolean overCallBytes() { return callBytes > MAX_CALL_BYTES; }
+    private boolean overCallBytes() { return callBytes > limits.maxCallBytes(); }
 
     /** Logs at most once a minute: a flood of bad connections must not become a flood of log lines. */
     private void warnRarely(String format, Object... args) {
@@ -283,7 +307,7 @@ public final class NfsTcpServer implements AutoCloseable {
         }
 
         private void resumeWaiting() {
-            if (overCallBytes() || callBytes > CALL_BYTES_RESUME || waitingForRoom.isEmpty()) return;
+            if (overCallBytes() || callBytes > limits.resumeCallBytes() || waitingForRoom.isEmpty()) return;
             List<Connection> resume = List.copyOf(waitingForRoom);
             waitingForRoom.clear();
             for (Connection c : resume) if (c.ctx.channel().isOpen()) c.dispatch();
