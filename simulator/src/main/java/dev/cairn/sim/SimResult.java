@@ -65,6 +65,7 @@ public record SimResult(long seed, SimOptions options, String mix, String traceH
         }
         if (stats.aimedAtArrivals > 0) sb.append(String.format(Locale.ROOT, "  aimed: %d of the faults as a message arrived%n", stats.aimedAtArrivals));
         if (stats.nfsWritesBesideRetries > 0) sb.append(String.format(Locale.ROOT, "  nfs: %d WRITEs sent again before a failed COMMIT's retry%n", stats.nfsWritesBesideRetries));
+        if (stats.nfsPrefixReads > 0) sb.append(String.format(Locale.ROOT, "  nfs: %d reads stopped after two pieces%n", stats.nfsPrefixReads));
         if (stats.drains + stats.classChanges + stats.retired > 0) {
             sb.append(String.format(Locale.ROOT, "  operator: %d drains (%d taken back), %d class changes, %d servers retired%n",
                     stats.drains, stats.undrains, stats.classChanges, stats.retired));

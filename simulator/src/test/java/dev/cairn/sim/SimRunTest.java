@@ -54,7 +54,7 @@ class SimRunTest {
         }
         List<String> failures = new ArrayList<>();
         Map<SimOptions.Fault, Integer> coverage = new EnumMap<>(SimOptions.Fault.class);
-        long commits = 0, verified = 0, nfsCommits = 0, nfsCommitsAmid = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0, aimedAtArrivals = 0, writesBesideRetries = 0;
+        long commits = 0, verified = 0, nfsCommits = 0, nfsCommitsAmid = 0, nfsResends = 0, nfsEcUpdates = 0, excused = 0, aimedAtArrivals = 0, writesBesideRetries = 0, prefixReads = 0;
         List<String> excuses = new ArrayList<>();
         for (Future<SimResult> f : runs) {
             SimResult r = f.get();
@@ -68,6 +68,7 @@ class SimRunTest {
             excused += r.stats().excusedLosses;
             aimedAtArrivals += r.stats().aimedAtArrivals;
             writesBesideRetries += r.stats().nfsWritesBesideRetries;
+            prefixReads += r.stats().nfsPrefixReads;
             for (String x : r.excuses()) excuses.add("seed " + r.seed() + ": " + x);
             if (KNOWN_FAILING.contains(r.seed())) {
                 assertThat(r.passed()).as("seed %d is listed as finding an open bug but passes: take it off the list", r.seed()).isFalse();
@@ -86,6 +87,7 @@ class SimRunTest {
         assertThat(nfsEcUpdates).as("changes in place of erasure-coded files were acknowledged (their chunks rewritten)").isGreaterThan(CI_SEEDS / 4);
         assertThat(aimedAtArrivals).as("aimed faults fired as messages arrived").isGreaterThan(CI_SEEDS / 10);
         assertThat(writesBesideRetries).as("the NFS lane wrote again between a failed COMMIT and its retry").isPositive();
+        assertThat(prefixReads).as("NFS reads stopped early (the gateway's read-ahead left over)").isGreaterThan(CI_SEEDS / 10);
         for (SimOptions.Fault kind : SimOptions.Fault.values()) {
             assertThat(coverage.getOrDefault(kind, 0)).as("fault " + kind.cliName() + " fired in the sweep").isPositive();
         }

@@ -279,6 +279,20 @@ public final class FileModel {
                 + (inSeg ? Oracle.valueAt(e.getValue()[1], x) : 0) + ")";
     }
 
+    /**
+     * A check of a read of the file's first {@code got.length} bytes only, begun with {@link #beginRead} (ending it): each
+     * byte as the file could be at some moment of the read (a reader that stopped early: its length says nothing).
+     */
+    public String checkPrefix(byte[] got, Read read) {
+        reads.remove(read);
+        long x = mismatch(0, got, 0, got.length, read);
+        if (x < 0) return null;
+        Map.Entry<Long, long[]> e = segments.floorEntry(x);
+        boolean inSeg = e != null && x < e.getValue()[0];
+        return "bytes never written in its first " + got.length + " (first difference at offset " + x + ": " + got[(int) x] + ", acknowledged "
+                + (inSeg ? Oracle.valueAt(e.getValue()[1], x) : 0) + ")";
+    }
+
     private void fold(Op op) {
         if (op.truncate()) {
             long l = op.offset();

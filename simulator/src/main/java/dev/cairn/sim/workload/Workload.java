@@ -86,6 +86,8 @@ public final class Workload {
                 nfsXattrChanges, nfsXattrsAcknowledged;
         /** WRITEs the NFS lane sent again between a failed COMMIT and its retry. */
         public long nfsWritesBesideRetries;
+        /** NFS reads that stopped after two pieces (the gateway's read-ahead left with bytes nobody asked for). */
+        public long nfsPrefixReads;
         /** Aimed faults fired as a message arrived (the host went down before handling it). */
         public long aimedAtArrivals;
     }
