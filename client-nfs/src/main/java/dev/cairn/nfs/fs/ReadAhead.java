@@ -136,11 +136,4 @@ final class ReadAhead {
         while (!ahead.isEmpty()) release(ahead.pollFirst());
         next = lastEnd;
     }
-
-    /** Bytes read ahead and not yet taken. */
-    long bytes() {
-        long n = 0;
-        for (Ahead a : ahead) n += a.length;
-        return n;
-    }
 }
