@@ -272,11 +272,14 @@ public final class FileModel {
             return got.length + " bytes, acknowledged " + ackedLength + ", at least " + min + ", at most " + max;
         }
         long x = mismatch(0, got, 0, got.length, read);
-        if (x < 0) return null;
+        return x < 0 ? null : "bytes never written " + difference(got, x);
+    }
+
+    /** Where {@code got} first differs from what was acknowledged, and the two bytes there. */
+    private String difference(byte[] got, long x) {
         Map.Entry<Long, long[]> e = segments.floorEntry(x);
         boolean inSeg = e != null && x < e.getValue()[0];
-        return "bytes never written (first difference at offset " + x + ": " + got[(int) x] + ", acknowledged "
-                + (inSeg ? Oracle.valueAt(e.getValue()[1], x) : 0) + ")";
+        return "(first difference at offset " + x + ": " + got[(int) x] + ", acknowledged " + (inSeg ? Oracle.valueAt(e.getValue()[1], x) : 0) + ")";
     }
 
     /**
@@ -286,11 +289,7 @@ public final class FileModel {
     public String checkPrefix(byte[] got, Read read) {
         reads.remove(read);
         long x = mismatch(0, got, 0, got.length, read);
-        if (x < 0) return null;
-        Map.Entry<Long, long[]> e = segments.floorEntry(x);
-        boolean inSeg = e != null && x < e.getValue()[0];
-        return "bytes never written in its first " + got.length + " (first difference at offset " + x + ": " + got[(int) x] + ", acknowledged "
-                + (inSeg ? Oracle.valueAt(e.getValue()[1], x) : 0) + ")";
+        return x < 0 ? null : "bytes never written in its first " + got.length + " " + difference(got, x);
     }
 
     private void fold(Op op) {
