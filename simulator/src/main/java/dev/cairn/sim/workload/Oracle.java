@@ -169,6 +169,12 @@ public final class Oracle {
         return pickable.isEmpty() ? null : pickable.get(Math.floorMod(draw, pickable.size())).path;
     }
 
+    /** Whether {@link #pick} could choose {@code path} now (committed, not being written or removed). */
+    public boolean pickable(String path) {
+        File f = files.get(path);
+        return f != null && f.pickAt >= 0;
+    }
+
     public void removing(String path) { setBusy(file(path), true); }
 
     public void removed(String path) {
